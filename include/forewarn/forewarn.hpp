@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+/**
+ * forewarn: advance warning of cloud VM maintenance.
+ *
+ * The umbrella header: everything a service needs. See README.md for a first program.
+ */
+
+#include <forewarn/config.hpp>
+#include <forewarn/event.hpp>
+#include <forewarn/result.hpp>
+#include <forewarn/retry.hpp>
+#include <forewarn/transport.hpp>

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Forward declarations: a user's header can name forewarn's types without pulling in libcurl
+// or RapidJSON.
+
+#include <forewarn/config.hpp>
+
+FOREWARN_BEGIN_NAMESPACE
+
+enum class errc;
+struct error;
+template <class T>
+class result;
+class bad_result_access;
+
+enum class cloud;
+enum class event_type;
+enum class event_status;
+enum class event_source;
+struct event;
+struct document;
+
+enum class http_method;
+struct http_header;
+struct http_request;
+struct http_response;
+template <class T, class>
+struct is_transport;
+
+class curl_transport;
+
+struct retry_options;
+class retry_policy;
+class token_bucket;
+
+FOREWARN_END_NAMESPACE

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <forewarn/config.hpp>
+
+#include <cstddef>
+#include <exception>
+#include <new>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+FOREWARN_BEGIN_NAMESPACE
+
+/// What went wrong in an I/O call. The numeric values are not stable across versions.
+enum class errc {
+    invalid_argument = 1,  ///< a bad option, URL, id or path given by the caller
+    transport,             ///< the connection failed (refused, reset, DNS, TLS, closed mid-body)
+    timeout,               ///< the total or connect timeout passed
+    cancelled,             ///< cancel() was called (stop in progress)
+    body_too_large,        ///< the response body passed the configured cap
+    http_status,           ///< the server answered with a status the call cannot use
+    empty_body,            ///< a 200 answer with no body where a document was expected
+    parse_error,           ///< the body is not well-formed JSON (or UTF-8), or too deeply nested
+    invalid_document,      ///< well-formed JSON of the wrong shape: a member missing or mistyped
+    not_metadata_server,   ///< the peer did not identify itself as the metadata service
+    not_found,             ///< 404: the key or resource does not exist
+    unsupported,           ///< the operation does not exist for this cloud or api-version
+    io_error,              ///< a local file could not be read or written
+};
+
+/// A short lower-case name for a code, e.g. "http_status".
+constexpr std::string_view to_string(errc code) noexcept {
+    switch (code) {
+    case errc::invalid_argument: return "invalid_argument";
+    case errc::transport: return "transport";
+    case errc::timeout: return "timeout";
+    case errc::cancelled: return "cancelled";
+    case errc::body_too_large: return "body_too_large";
+    case errc::http_status: return "http_status";
+    case errc::empty_body: return "empty_body";
+    case errc::parse_error: return "parse_error";
+    case errc::invalid_document: return "invalid_document";
+    case errc::not_metadata_server: return "not_metadata_server";
+    case errc::not_found: return "not_found";
+    case errc::unsupported: return "unsupported";
+    case errc::io_error: return "io_error";
+    }
+    return "unknown";
+}
+
+/// The error half of a result: a code plus everything needed to say what failed.
+struct error {
+    errc code = errc::transport;
+    int http_status = 0;       ///< the HTTP status when one was received, else 0
+    std::string message;       ///< a human-readable sentence
+    std::string field;         ///< the JSON member at fault (e.g. "Events[2].EventId"), if any
+    std::size_t offset = npos; ///< byte offset of a parse error, if any
+
+    static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+    error() = default;
+    error(errc c, std::string msg) : code(c), message(std::move(msg)) {}
+    error(errc c, std::string msg, int status) : code(c), http_status(status), message(std::move(msg)) {}
+
+    /// "http_status (HTTP 400): ..." with the field and offset when known.
+    std::string describe() const {
+        std::string out(to_string(code));
+        if (http_status != 0) {
+            out += " (HTTP ";
+            out += std::to_string(http_status);
+            out += ')';
+        }
+        if (!field.empty()) {
+            out += " at ";
+            out += field;
+        }
+        if (offset != npos) {
+            out += " at offset ";
+            out += std::to_string(offset);
+        }
+        if (!message.empty()) {
+            out += ": ";
+            out += message;
+        }
+        return out;
+    }
+};
+
+/// Thrown by result<T>::value() when the result holds an error.
+class bad_result_access : public std::exception {
+public:
+    explicit bad_result_access(forewarn::error e) : error_(std::move(e)), what_(error_.describe()) {}
+    const char* what() const noexcept override { return what_.c_str(); }
+    const forewarn::error& error() const noexcept { return error_; }
+
+private:
+    forewarn::error error_;
+    std::string what_;
+};
+
+/// A value or an error. Nothing on an I/O path throws; value() throws bad_result_access.
+template <class T>
+class result {
+    static_assert(!std::is_same_v<std::decay_t<T>, forewarn::error>, "result<error> is not meaningful");
+    static_assert(!std::is_reference_v<T>, "result<T&> is not supported");
+
+public:
+    using value_type = T;
+
+    template <class U = T, std::enable_if_t<std::is_default_constructible_v<U>, int> = 0>
+    result() : storage_(std::in_place_index<0>) {}
+    result(const T& v) : storage_(std::in_place_index<0>, v) {}
+    result(T&& v) : storage_(std::in_place_index<0>, std::move(v)) {}
+    result(const forewarn::error& e) : storage_(std::in_place_index<1>, e) {}
+    result(forewarn::error&& e) : storage_(std::in_place_index<1>, std::move(e)) {}
+
+    bool has_value() const noexcept { return storage_.index() == 0; }
+    explicit operator bool() const noexcept { return has_value(); }
+
+    T& value() & {
+        check();
+        return *std::get_if<0>(&storage_);
+    }
+    const T& value() const& {
+        check();
+        return *std::get_if<0>(&storage_);
+    }
+    T&& value() && {
+        check();
+        return std::move(*std::get_if<0>(&storage_));
+    }
+
+    /// Precondition: has_value().
+    T& operator*() & noexcept { return *std::get_if<0>(&storage_); }
+    const T& operator*() const& noexcept { return *std::get_if<0>(&storage_); }
+    T&& operator*() && noexcept { return std::move(*std::get_if<0>(&storage_)); }
+    T* operator->() noexcept { return std::get_if<0>(&storage_); }
+    const T* operator->() const noexcept { return std::get_if<0>(&storage_); }
+
+    template <class U>
+    T value_or(U&& fallback) const& {
+        return has_value() ? **this : static_cast<T>(std::forward<U>(fallback));
+    }
+
+    /// Precondition: !has_value().
+    const forewarn::error& error() const& noexcept { return *std::get_if<1>(&storage_); }
+    forewarn::error&& error() && noexcept { return std::move(*std::get_if<1>(&storage_)); }
+
+private:
+    void check() const {
+        if (!has_value()) throw bad_result_access(*std::get_if<1>(&storage_));
+    }
+    std::variant<T, forewarn::error> storage_;
+};
+
+/// The outcome of a call that returns nothing on success.
+template <>
+class result<void> {
+public:
+    using value_type = void;
+
+    result() noexcept = default;
+    result(const forewarn::error& e) : error_(e), failed_(true) {}
+    result(forewarn::error&& e) : error_(std::move(e)), failed_(true) {}
+
+    bool has_value() const noexcept { return !failed_; }
+    explicit operator bool() const noexcept { return has_value(); }
+    void value() const {
+        if (failed_) throw bad_result_access(error_);
+    }
+    const forewarn::error& error() const& noexcept { return error_; }
+    forewarn::error&& error() && noexcept { return std::move(error_); }
+
+private:
+    forewarn::error error_;
+    bool failed_ = false;
+};
+
+FOREWARN_END_NAMESPACE

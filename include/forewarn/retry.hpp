@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <forewarn/config.hpp>
+#include <forewarn/detail/strings.hpp>
+#include <forewarn/result.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <string_view>
+#include <utility>
+
+FOREWARN_BEGIN_NAMESPACE
+
+/// Jittered exponential backoff. Plain struct: set the members you care about.
+struct retry_options {
+    int max_attempts = 5;  ///< tries per call, the first included (410 is bounded by gone_window instead)
+    std::chrono::milliseconds initial_backoff{200};
+    std::chrono::milliseconds max_backoff{5000};
+    double multiplier = 2.0;
+    double jitter = 0.5;  ///< each delay is drawn uniformly from [d * (1 - jitter), d]
+    std::chrono::milliseconds max_elapsed{30000};  ///< no retry starts later than this after the first try
+    std::chrono::milliseconds gone_window{70000};  ///< Azure 410: keep retrying for at most this long
+    double budget_capacity = 20.0;     ///< retries that may be spent in a burst across calls
+    double budget_per_success = 0.2;   ///< retries earned back by each successful call
+};
+
+/// Which status codes a service wants retried.
+enum class retry_rules {
+    azure,  ///< 410 (within gone_window), 429, 500, 503 and transport errors; never 400 or 404
+    gce,    ///< 429, every 5xx and transport errors
+};
+
+/// Whether an error is worth another try under a service's rules.
+inline bool is_retryable(const error& e, retry_rules rules) noexcept {
+    switch (e.code) {
+    case errc::transport:
+    case errc::timeout: return true;
+    case errc::http_status:
+        if (rules == retry_rules::azure)
+            return e.http_status == 410 || e.http_status == 429 || e.http_status == 500 || e.http_status == 503;
+        return e.http_status == 429 || (e.http_status >= 500 && e.http_status <= 599);
+    default: return false;
+    }
+}
+
+/**
+ * Retries that may still be spent, shared by every call of a client: a token bucket that each
+ * retry draws from and each success refills a little, so a dead service is not hammered by every
+ * call retrying in full. Thread-safe.
+ */
+class retry_budget {
+public:
+    explicit retry_budget(double capacity = 20.0, double per_success = 0.2)
+        : capacity_(capacity), per_success_(per_success), tokens_(capacity) {}
+
+    bool try_spend() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (tokens_ < 1.0) return false;
+        tokens_ -= 1.0;
+        return true;
+    }
+    void on_success() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        tokens_ = std::min(capacity_, tokens_ + per_success_);
+    }
+    double available() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return tokens_;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    double capacity_, per_success_, tokens_;
+};
+
+/// A sleep that another thread can cut short (the clients' cancel() uses it). Sticky like cancel().
+class interruptible_sleep {
+public:
+    /// Sleeps up to `d`; false when interrupted (before or during the sleep).
+    bool sleep_for(std::chrono::nanoseconds d) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        return !cv_.wait_for(lock, d, [this] { return interrupted_; });
+    }
+    void interrupt() noexcept {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            interrupted_ = true;
+        }
+        cv_.notify_all();
+    }
+    void reset() noexcept {
+        std::lock_guard<std::mutex> lock(mutex_);
+        interrupted_ = false;
+    }
+    bool interrupted() const noexcept {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return interrupted_;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::condition_variable cv_;
+    bool interrupted_ = false;
+};
+
+/**
+ * A token bucket that keeps a process at or below a request rate towards one host. IMDS answers
+ * 429 beyond 5 requests per second across all of a VM's IMDS calls, so every client of the same
+ * host shares one bucket: see for_host(). Thread-safe.
+ */
+class token_bucket {
+public:
+    using clock = std::chrono::steady_clock;
+
+    token_bucket(double per_second, double burst)
+        : per_second_(per_second), burst_(std::max(1.0, burst)), tokens_(std::max(1.0, burst)), last_(clock::now()) {}
+
+    /// Takes a token if one is there; otherwise returns how long until one will be (and takes nothing).
+    std::chrono::nanoseconds try_acquire() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (per_second_ <= 0) return std::chrono::nanoseconds(0);
+        refill(clock::now());
+        if (tokens_ >= 1.0) {
+            tokens_ -= 1.0;
+            return std::chrono::nanoseconds(0);
+        }
+        const double wait_s = (1.0 - tokens_) / per_second_;
+        return std::chrono::nanoseconds(static_cast<std::int64_t>(wait_s * 1e9) + 1);
+    }
+
+    /// Waits for a token; false when `sleep` was interrupted first.
+    bool acquire(interruptible_sleep& sleep) {
+        for (;;) {
+            const auto wait = try_acquire();
+            if (wait.count() == 0) return true;
+            if (!sleep.sleep_for(wait)) return false;
+        }
+    }
+
+    double rate() const noexcept { return per_second_; }
+
+    /// The process-wide bucket for a host ("169.254.169.254:80"): 5 requests/s, burst of 5.
+    static std::shared_ptr<token_bucket> for_host(std::string_view authority) {
+        static std::mutex m;
+        static std::map<std::string, std::shared_ptr<token_bucket>, std::less<>> buckets;
+        std::lock_guard<std::mutex> lock(m);
+        auto it = buckets.find(authority);
+        if (it == buckets.end())
+            it = buckets.emplace(std::string(authority), std::make_shared<token_bucket>(5.0, 5.0)).first;
+        return it->second;
+    }
+
+private:
+    void refill(clock::time_point now) {
+        const std::chrono::duration<double> dt = now - last_;
+        last_ = now;
+        tokens_ = std::min(burst_, tokens_ + dt.count() * per_second_);
+    }
+
+    std::mutex mutex_;
+    double per_second_, burst_, tokens_;
+    clock::time_point last_;
+};
+
+/// Retry rules, backoff and budget of one client. Copies share the budget.
+class retry_policy {
+public:
+    explicit retry_policy(retry_rules rules = retry_rules::azure, retry_options options = {})
+        : rules_(rules), options_(options),
+          budget_(std::make_shared<retry_budget>(options.budget_capacity, options.budget_per_success)) {}
+
+    const retry_options& options() const noexcept { return options_; }
+    retry_rules rules() const noexcept { return rules_; }
+    const std::shared_ptr<retry_budget>& budget() const noexcept { return budget_; }
+
+    /// The delay before retry number `retry` (1 for the first retry), jittered.
+    std::chrono::milliseconds backoff(int retry) const {
+        double d = static_cast<double>(options_.initial_backoff.count());
+        for (int i = 1; i < retry && d < static_cast<double>(options_.max_backoff.count()); ++i)
+            d *= options_.multiplier;
+        d = std::min(d, static_cast<double>(options_.max_backoff.count()));
+        const double j = std::clamp(options_.jitter, 0.0, 1.0);
+        thread_local std::minstd_rand rng(std::random_device{}());
+        std::uniform_real_distribution<double> dist(1.0 - j, 1.0);
+        return std::chrono::milliseconds(static_cast<std::int64_t>(d * dist(rng)));
+    }
+
+    /**
+     * Runs `attempt` (a callable returning result<R>) until it succeeds, fails for good, or the
+     * policy says stop. Sleeps between tries on `sleep`, so cancel() cuts a backoff short.
+     * Returns the last result.
+     */
+    template <class Attempt>
+    auto run(Attempt&& attempt, interruptible_sleep& sleep) const -> decltype(attempt()) {
+        const auto start = std::chrono::steady_clock::now();
+        for (int tries = 1;; ++tries) {
+            auto r = attempt();
+            if (r.has_value()) {
+                budget_->on_success();
+                return r;
+            }
+            const error& e = r.error();
+            if (!is_retryable(e, rules_)) return r;
+            const auto elapsed = std::chrono::steady_clock::now() - start;
+            const bool gone = rules_ == retry_rules::azure && e.code == errc::http_status && e.http_status == 410;
+            if (gone) {
+                if (elapsed >= options_.gone_window) return r;
+            } else if (tries >= options_.max_attempts || elapsed >= options_.max_elapsed) {
+                return r;
+            }
+            if (!budget_->try_spend()) return r;
+            if (!sleep.sleep_for(backoff(tries))) return error(errc::cancelled, "cancelled while waiting to retry");
+        }
+    }
+
+private:
+    retry_rules rules_;
+    retry_options options_;
+    std::shared_ptr<retry_budget> budget_;
+};
+
+FOREWARN_END_NAMESPACE

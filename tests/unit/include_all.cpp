@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: MIT
+// A second translation unit that includes every public header: a function defined in a header
+// without `inline` would now be defined twice and fail the link.
+#include <forewarn/forewarn.hpp>
+#include <forewarn/fwd.hpp>
+#include <forewarn/testing/fake_transport.hpp>
+#include <forewarn/detail/json.hpp>
