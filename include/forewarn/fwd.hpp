@@ -34,4 +34,11 @@ struct retry_options;
 class retry_policy;
 class token_bucket;
 
+namespace azure {
+struct client_options;
+struct instance_identity;
+template <class Transport>
+class basic_scheduled_events_client;
+}  // namespace azure
+
 FOREWARN_END_NAMESPACE

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The Azure Scheduled Events client. It names curl_transport only through fwd.hpp: include
+// <forewarn/curl_transport.hpp> (or <forewarn/forewarn.hpp>) to use the default transport, so
+// that a program with its own transport never pulls in libcurl.
+
+#include <forewarn/azure/parse.hpp>
+#include <forewarn/config.hpp>
+#include <forewarn/detail/json.hpp>
+#include <forewarn/detail/strings.hpp>
+#include <forewarn/event.hpp>
+#include <forewarn/fwd.hpp>
+#include <forewarn/result.hpp>
+#include <forewarn/retry.hpp>
+#include <forewarn/transport.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+FOREWARN_BEGIN_NAMESPACE
+namespace azure {
+
+/// Who this VM is, from the instance metadata (`/metadata/instance/compute`).
+struct instance_identity {
+    std::string name;               ///< compute.name: the name Scheduled Events lists in Resources
+    std::string vm_scale_set_name;  ///< compute.vmScaleSetName; empty outside a scale set
+    std::string resource_id;        ///< compute.resourceId (ARM id); empty when not sent
+    std::string vm_id;              ///< compute.vmId (a GUID); empty when not sent
+};
+
+/// The api-version used for the instance metadata request of identity().
+inline constexpr std::string_view instance_api_version = "2021-02-01";
+
+/// Options of basic_scheduled_events_client. Plain struct: set what you need.
+struct client_options {
+    /// Base URL such as "http://169.254.169.254". Empty: the environment decides, in this order:
+    /// FOREWARN_AZURE_ENDPOINT (a URL, or a host that gets "http://"), SCHEDULEDEVENTSIP (an IP or
+    /// host found by the DHCP option 245 sample; becomes "http://IP"), then http://169.254.169.254.
+    std::string endpoint;
+    /// Any of known_api_versions; a newer well-formed date is sent as is (see validate_api_version).
+    std::string api_version = std::string(latest_api_version);
+    /// Total timeout of each request until one has been answered: the first call enables the
+    /// service and may take up to two minutes.
+    std::chrono::milliseconds first_call_timeout{std::chrono::seconds(150)};
+    /// Total timeout of each request after the first answer (the poller asks once a second).
+    std::chrono::milliseconds poll_timeout{std::chrono::seconds(5)};
+    std::chrono::milliseconds connect_timeout{std::chrono::seconds(2)};
+    std::size_t max_body = std::size_t(1) << 20;  ///< a longer answer fails with errc::body_too_large
+    /// Backoff, attempts and budget. The rules are Azure's: 410 (for retry.gone_window), 429, 500,
+    /// 503 and transport errors are retried; 400, 404 and malformed documents are not.
+    retry_options retry;
+    /// Share the process-wide per-host token bucket (5 requests/s, IMDS's limit). Tests turn it off.
+    bool rate_limit = true;
+    /// When set, identity() returns this name without asking the instance metadata.
+    std::string self_name;
+};
+
+namespace detail {
+
+/// An environment variable, or "" when unset; no POSIX-only call, and no MSVC deprecation warning.
+inline std::string azure_getenv(const char* name) {
+#if defined(_MSC_VER)
+    char* value = nullptr;
+    std::size_t len = 0;
+    if (_dupenv_s(&value, &len, name) != 0 || value == nullptr) return {};
+    std::string out(value);
+    std::free(value);
+    return out;
+#else
+    const char* value = std::getenv(name);
+    return value ? std::string(value) : std::string();
+#endif
+}
+
+/// "host", "1.2.3.4", "http://host:8080/" -> "http://host", ..., "http://host:8080" (no trailing '/').
+inline std::string azure_normalise_endpoint(std::string_view e) {
+    e = forewarn::detail::trim(e);
+    while (!e.empty() && e.back() == '/') e.remove_suffix(1);
+    if (e.empty()) return {};
+    if (e.find("://") != std::string_view::npos) return std::string(e);
+    // A bare IPv6 address needs brackets to become a URL authority.
+    if (e.find(':') != e.rfind(':') && e.front() != '[') return "http://[" + std::string(e) + ']';
+    return "http://" + std::string(e);
+}
+
+/// The endpoint after the precedence rules of client_options::endpoint.
+inline std::string azure_resolve_endpoint(const std::string& explicit_endpoint) {
+    if (auto e = azure_normalise_endpoint(explicit_endpoint); !e.empty()) return e;
+    if (auto e = azure_normalise_endpoint(azure_getenv("FOREWARN_AZURE_ENDPOINT")); !e.empty()) return e;
+    if (auto e = azure_normalise_endpoint(azure_getenv("SCHEDULEDEVENTSIP")); !e.empty()) return e;
+    return "http://169.254.169.254";
+}
+
+inline result<void> azure_check_endpoint(const std::string& endpoint) {
+    const bool http = endpoint.rfind("http://", 0) == 0 || endpoint.rfind("https://", 0) == 0;
+    if (!http || forewarn::detail::url_authority(endpoint).empty())
+        return error(errc::invalid_argument, "Azure endpoint \"" + endpoint + "\" is not an http:// URL");
+    if (endpoint.find_first_of("?# \t\r\n") != std::string::npos)
+        return error(errc::invalid_argument, "Azure endpoint \"" + endpoint + "\" must not carry a query or spaces");
+    return {};
+}
+
+/// The error for a status the Scheduled Events endpoint should not send.
+inline error azure_status_error(int status, std::string_view what, std::string_view api_version) {
+    if (status == 400)
+        return error(errc::http_status,
+                     std::string(what) + ": 400 Bad Request: IMDS refused the request (missing \"Metadata: true\" "
+                                         "header, or an api-version it does not support: " +
+                         std::string(api_version) + ")",
+                     400);
+    if (status == 404) {
+        error e(errc::not_found, std::string(what) + ": 404 Not Found (no such metadata path here)");
+        e.http_status = 404;
+        return e;
+    }
+    return error(errc::http_status, std::string(what) + ": HTTP " + std::to_string(status), status);
+}
+
+inline result<instance_identity> parse_instance_identity(std::string_view body) {
+    if (forewarn::detail::trim(body).empty()) return error(errc::empty_body, "empty instance metadata answer");
+    auto parsed = forewarn::detail::parse_json(body);
+    if (!parsed) return std::move(parsed).error();
+    const rapidjson::Document& root = *parsed;
+    if (!root.IsObject()) return forewarn::detail::json_type_error("compute", "object", root);
+    instance_identity id;
+    const auto* name = forewarn::detail::json_member(root, "name");
+    if (!name) return forewarn::detail::json_shape_error("compute.name", "required member missing");
+    if (!name->IsString()) return forewarn::detail::json_type_error("compute.name", "string", *name);
+    id.name = std::string(forewarn::detail::json_string_view(*name));
+    if (id.name.empty()) return forewarn::detail::json_shape_error("compute.name", "empty VM name");
+    struct optional_field {
+        const char* member;
+        std::string instance_identity::*target;
+    };
+    for (const auto& f : {optional_field{"vmScaleSetName", &instance_identity::vm_scale_set_name},
+                          optional_field{"resourceId", &instance_identity::resource_id},
+                          optional_field{"vmId", &instance_identity::vm_id}}) {
+        const auto* v = forewarn::detail::json_member(root, f.member);
+        if (!v || v->IsNull()) continue;
+        if (!v->IsString()) return forewarn::detail::json_type_error(std::string("compute.") + f.member, "string", *v);
+        id.*f.target = std::string(forewarn::detail::json_string_view(*v));
+    }
+    return id;
+}
+
+}  // namespace detail
+
+/**
+ * Azure Scheduled Events over a Transport: fetch() the document, approve() events, ask the
+ * instance metadata who this VM is. Every request carries `Metadata: true` (and never
+ * X-Forwarded-For), takes a token from the per-host rate limit, and is retried under Azure's
+ * rules with a backoff that cancel() cuts short. One thread uses a client at a time; cancel()
+ * and reset() may come from any thread.
+ *
+ * @code
+ * #include <forewarn/forewarn.hpp>
+ * forewarn::azure::scheduled_events_client client;  // http://169.254.169.254, 2020-07-01
+ * if (auto doc = client.fetch())
+ *     for (const auto& e : doc->events) std::cout << e.id << ' ' << e.raw_type << '\n';
+ * else
+ *     std::cerr << doc.error().describe() << '\n';
+ * @endcode
+ */
+template <class Transport = curl_transport>
+class basic_scheduled_events_client {
+public:
+    using transport_type = Transport;
+    static constexpr cloud cloud_kind = cloud::azure;
+
+    explicit basic_scheduled_events_client(client_options options = {}, Transport transport = Transport())
+        : options_(std::move(options)),
+          transport_(std::move(transport)),
+          endpoint_(detail::azure_resolve_endpoint(options_.endpoint)),
+          policy_(retry_rules::azure, options_.retry),
+          sleep_(std::make_unique<interruptible_sleep>()) {
+        static_assert(is_transport_v<Transport>, "Transport must model forewarn::is_transport");
+        if (auto ok = detail::azure_check_endpoint(endpoint_); !ok)
+            config_error_ = std::move(ok).error();
+        else if (auto v = validate_api_version(options_.api_version); !v)
+            config_error_ = std::move(v).error();
+        if (options_.rate_limit) bucket_ = token_bucket::for_host(forewarn::detail::url_authority(endpoint_));
+    }
+
+    /// The base URL in use, after the precedence rules (e.g. "http://169.254.169.254").
+    const std::string& endpoint() const noexcept { return endpoint_; }
+    /// The full Scheduled Events URL, api-version included.
+    std::string url() const { return endpoint_ + "/metadata/scheduledevents?api-version=" + options_.api_version; }
+    const client_options& options() const noexcept { return options_; }
+    Transport& transport() noexcept { return transport_; }
+    const Transport& transport() const noexcept { return transport_; }
+    /// The incarnation of the last document fetch() returned, if any.
+    const std::optional<std::string>& last_incarnation() const noexcept { return last_incarnation_; }
+
+    /// GETs and parses the current document. Only a 200 with a well-formed document succeeds.
+    result<document> fetch() {
+        if (config_error_) return *config_error_;
+        auto answer = request(http_method::get, url(), {}, "GET scheduledevents");
+        if (!answer) return std::move(answer).error();
+        auto doc = parse_document(answer->body, options_.api_version);
+        if (doc) last_incarnation_ = doc->incarnation;
+        return doc;
+    }
+
+    /**
+     * Approves (starts) events: one POST with every id. An empty list sends nothing. Approving
+     * is idempotent on Azure's side (200 even when another VM approved already), so retries are
+     * safe. On the 2017-03-01 preview the body carries the last fetched DocumentIncarnation;
+     * when there is none yet, a fetch() comes first.
+     */
+    result<void> approve(const std::vector<std::string>& ids) {
+        if (config_error_) return *config_error_;
+        if (ids.empty()) return {};
+        std::optional<std::string> incarnation;
+        if (is_preview_api_version(options_.api_version)) {
+            if (!last_incarnation_) {
+                auto doc = fetch();
+                if (!doc) return std::move(doc).error();
+            }
+            incarnation = last_incarnation_;
+        }
+        auto body = write_start_requests(ids, incarnation);
+        if (!body) return std::move(body).error();
+        auto answer = request(http_method::post, url(), std::move(*body), "POST StartRequests");
+        if (!answer) return std::move(answer).error();
+        return {};
+    }
+
+    /// This VM's identity from the instance metadata, asked once and cached (or options.self_name).
+    result<instance_identity> identity() {
+        if (identity_) return *identity_;
+        if (!options_.self_name.empty()) {
+            instance_identity id;
+            id.name = options_.self_name;
+            identity_ = id;
+            return id;
+        }
+        if (config_error_) return *config_error_;
+        auto answer = request(http_method::get,
+                              endpoint_ + "/metadata/instance/compute?api-version=" + std::string(instance_api_version),
+                              {}, "GET instance/compute");
+        if (!answer) return std::move(answer).error();
+        auto id = detail::parse_instance_identity(answer->body);
+        if (id) identity_ = *id;
+        return id;
+    }
+
+    /// Makes the in-flight request and any backoff return errc::cancelled promptly; sticky until reset().
+    void cancel() noexcept {
+        sleep_->interrupt();
+        transport_.cancel();
+    }
+    /// Clears a cancel() so that the client can be used again.
+    void reset() noexcept {
+        transport_.reset();
+        sleep_->reset();
+    }
+
+private:
+    // One exchange with retries: a token from the rate limit, the send, the status checked. Any
+    // 2xx is an answer; the caller interprets the body.
+    result<http_response> request(http_method method, std::string url, std::string body, std::string_view what) {
+        http_request req;
+        req.method = method;
+        req.url = std::move(url);
+        req.headers.push_back({"Metadata", "true"});
+        if (method == http_method::post) req.headers.push_back({"Content-Type", "application/json"});
+        req.body = std::move(body);
+        req.connect_timeout = options_.connect_timeout;
+        req.max_body = options_.max_body;
+        auto attempt = [&]() -> result<http_response> {
+            if (sleep_->interrupted()) return error(errc::cancelled, "cancelled");
+            if (bucket_ && !bucket_->acquire(*sleep_)) return error(errc::cancelled, "cancelled while rate limited");
+            req.timeout = answered_ ? options_.poll_timeout : options_.first_call_timeout;
+            auto r = transport_.send(req);
+            if (!r) return r;
+            if (r->status < 200 || r->status > 299) return detail::azure_status_error(r->status, what, options_.api_version);
+            answered_ = true;
+            return r;
+        };
+        return policy_.run(attempt, *sleep_);
+    }
+
+    client_options options_;
+    Transport transport_;
+    std::string endpoint_;
+    retry_policy policy_;
+    std::unique_ptr<interruptible_sleep> sleep_;  // behind a pointer so the client stays movable
+    std::shared_ptr<token_bucket> bucket_;
+    std::optional<error> config_error_;
+    std::optional<std::string> last_incarnation_;
+    std::optional<instance_identity> identity_;
+    bool answered_ = false;
+};
+
+/// The client over libcurl. Include <forewarn/curl_transport.hpp> to use it.
+using scheduled_events_client = basic_scheduled_events_client<>;
+
+}  // namespace azure
+FOREWARN_END_NAMESPACE

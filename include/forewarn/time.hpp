@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Wall-clock times as the metadata services write them. Parsed by hand: no locale, no timegm,
+// no strptime, no std::get_time, so the result never depends on the process's TZ or LC_TIME.
+
+#include <forewarn/config.hpp>
+#include <forewarn/detail/strings.hpp>
+#include <forewarn/result.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+FOREWARN_BEGIN_NAMESPACE
+namespace detail {
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+constexpr std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) noexcept {
+    y -= m <= 2 ? 1 : 0;
+    const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const auto yoe = static_cast<unsigned>(y - era * 400);                 // [0, 399]
+    const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;  // [0, 365]
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;            // [0, 146096]
+    return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+/// A civil date (the inverse of days_from_civil).
+struct civil_date {
+    std::int64_t year;
+    unsigned month;  ///< 1..12
+    unsigned day;    ///< 1..31
+};
+
+constexpr civil_date civil_from_days(std::int64_t z) noexcept {
+    z += 719468;
+    const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    const auto doe = static_cast<unsigned>(z - era * 146097);                    // [0, 146096]
+    const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  // [0, 399]
+    const std::int64_t y = static_cast<std::int64_t>(yoe) + era * 400;
+    const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);                // [0, 365]
+    const unsigned mp = (5 * doy + 2) / 153;                                     // [0, 11]
+    const unsigned d = doy - (153 * mp + 2) / 5 + 1;                             // [1, 31]
+    const unsigned m = mp < 10 ? mp + 3 : mp - 9;                                // [1, 12]
+    return {y + (m <= 2 ? 1 : 0), m, d};
+}
+
+constexpr bool is_leap_year(std::int64_t y) noexcept { return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0); }
+
+constexpr unsigned days_in_month(std::int64_t y, unsigned m) noexcept {
+    constexpr unsigned days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    return m == 2 && is_leap_year(y) ? 29u : days[(m - 1) % 12];
+}
+
+/// 0 = Sunday ... 6 = Saturday.
+constexpr unsigned weekday_from_days(std::int64_t z) noexcept {
+    return static_cast<unsigned>(z >= -4 ? (z + 4) % 7 : (z + 5) % 7 + 6);
+}
+
+inline constexpr std::string_view month_names[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+inline constexpr std::string_view weekday_names[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+
+/// A hand-written scanner over one time string; every failure names the offset and the text.
+class time_scanner {
+public:
+    explicit time_scanner(std::string_view text) noexcept : text_(text) {}
+
+    std::size_t pos() const noexcept { return pos_; }
+    bool at_end() const noexcept { return pos_ >= text_.size(); }
+    char peek() const noexcept { return at_end() ? '\0' : text_[pos_]; }
+
+    error fail(std::string what, std::size_t at) const {
+        error e(errc::parse_error, what + " in time \"" + std::string(text_) + '"');
+        e.offset = at;
+        return e;
+    }
+    error fail(std::string what) const { return fail(std::move(what), pos_); }
+
+    /// Exactly `n` ASCII digits (n <= 9).
+    bool digits(std::size_t n, std::int64_t& out) noexcept {
+        if (pos_ > text_.size() || text_.size() - pos_ < n) return false;
+        std::int64_t v = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const char c = text_[pos_ + i];
+            if (c < '0' || c > '9') return false;
+            v = v * 10 + (c - '0');
+        }
+        pos_ += n;
+        out = v;
+        return true;
+    }
+    bool literal(char c) noexcept {
+        if (at_end() || text_[pos_] != c) return false;
+        ++pos_;
+        return true;
+    }
+    /// Three ASCII letters, case-insensitive, matched against `names`; the index or -1.
+    int name3(const std::string_view* names, int count) noexcept {
+        if (pos_ > text_.size() || text_.size() - pos_ < 3) return -1;
+        const auto word = text_.substr(pos_, 3);
+        for (int i = 0; i < count; ++i) {
+            if (iequals(word, names[i])) {
+                pos_ += 3;
+                return i;
+            }
+        }
+        return -1;
+    }
+    std::string_view rest() const noexcept { return text_.substr(pos_); }
+    void advance(std::size_t n) noexcept { pos_ += n; }
+
+private:
+    std::string_view text_;
+    std::size_t pos_ = 0;
+};
+
+/// Checks the fields of a civil time and turns them into seconds since the epoch.
+inline result<std::int64_t> checked_epoch_seconds(const time_scanner& s, std::int64_t year, std::int64_t month,
+                                                  std::int64_t day, std::int64_t hour, std::int64_t minute,
+                                                  std::int64_t second, std::size_t date_at, std::size_t time_at) {
+    if (month < 1 || month > 12) return s.fail("month " + std::to_string(month) + " is not 1..12", date_at);
+    const auto dim = days_in_month(year, static_cast<unsigned>(month));
+    if (day < 1 || day > static_cast<std::int64_t>(dim))
+        return s.fail("day " + std::to_string(day) + " does not exist in " + std::string(month_names[month - 1]) + ' ' +
+                          std::to_string(year),
+                      date_at);
+    if (hour > 23) return s.fail("hour " + std::to_string(hour) + " is not 0..23", time_at);
+    if (minute > 59) return s.fail("minute " + std::to_string(minute) + " is not 0..59", time_at);
+    // 60 is a leap second; system_clock does not count them, so it lands on the next second.
+    if (second > 60) return s.fail("second " + std::to_string(second) + " is not 0..60", time_at);
+    const auto days = days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+    return days * 86400 + hour * 3600 + minute * 60 + second;
+}
+
+/// Seconds (plus nanoseconds) since the epoch as a system_clock time, if it fits.
+inline result<std::chrono::system_clock::time_point> to_time_point(const time_scanner& s, std::int64_t secs,
+                                                                   std::int64_t nanos) {
+    using namespace std::chrono;
+    using tp = system_clock::time_point;
+    const auto max_s = duration_cast<seconds>(tp::max().time_since_epoch()).count() - 1;
+    const auto min_s = duration_cast<seconds>(tp::min().time_since_epoch()).count() + 1;
+    if (secs > max_s || secs < min_s) return s.fail("time outside the range of system_clock", 0);
+    return tp(duration_cast<system_clock::duration>(seconds(secs) + nanoseconds(nanos)));
+}
+
+/// "Mon, 11 Apr 2022 22:26:58 GMT" (RFC 1123; the day may have one digit; GMT or UTC).
+inline result<std::chrono::system_clock::time_point> parse_rfc1123(std::string_view text) {
+    time_scanner s(text);
+    if (s.name3(weekday_names, 7) < 0) return s.fail("expected a day name (Mon..Sun)");
+    if (!s.literal(',')) return s.fail("expected ',' after the day name");
+    if (!s.literal(' ')) return s.fail("expected ' ' after ','");
+    const auto date_at = s.pos();
+    std::int64_t day = 0;
+    if (!s.digits(2, day) && !s.digits(1, day)) return s.fail("expected the day of the month");
+    if (!s.literal(' ')) return s.fail("expected ' ' after the day");
+    const int month = s.name3(month_names, 12);
+    if (month < 0) return s.fail("expected a month name (Jan..Dec)");
+    if (!s.literal(' ')) return s.fail("expected ' ' after the month");
+    std::int64_t year = 0, hour = 0, minute = 0, second = 0;
+    if (!s.digits(4, year)) return s.fail("expected a four-digit year");
+    if (!s.literal(' ')) return s.fail("expected ' ' after the year");
+    const auto time_at = s.pos();
+    if (!s.digits(2, hour) || !s.literal(':') || !s.digits(2, minute) || !s.literal(':') || !s.digits(2, second))
+        return s.fail("expected HH:MM:SS");
+    if (!s.literal(' ')) return s.fail("expected ' GMT' after the time");
+    if (iequals(s.rest(), "GMT") || iequals(s.rest(), "UTC"))
+        s.advance(3);
+    else
+        return s.fail("expected the zone GMT");
+    auto secs = checked_epoch_seconds(s, year, month + 1, day, hour, minute, second, date_at, time_at);
+    if (!secs) return std::move(secs).error();
+    return to_time_point(s, *secs, 0);
+}
+
+/// "2016-09-19T18:29:47Z", "2016-09-19T18:29:47.123456+02:00", "...-0130": a zone is required.
+inline result<std::chrono::system_clock::time_point> parse_iso8601(std::string_view text) {
+    time_scanner s(text);
+    std::int64_t year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+    if (!s.digits(4, year)) return s.fail("expected a four-digit year");
+    if (!s.literal('-') || !s.digits(2, month) || !s.literal('-') || !s.digits(2, day))
+        return s.fail("expected YYYY-MM-DD");
+    const auto time_at = s.pos() + 1;
+    if (!s.literal('T') && !s.literal('t') && !s.literal(' ')) return s.fail("expected 'T' between date and time");
+    if (!s.digits(2, hour) || !s.literal(':') || !s.digits(2, minute) || !s.literal(':') || !s.digits(2, second))
+        return s.fail("expected HH:MM:SS");
+    std::int64_t nanos = 0;
+    if (s.literal('.') || s.literal(',')) {
+        // Any number of digits (.NET writes seven); precision past nanoseconds is dropped.
+        std::size_t n = 0;
+        std::int64_t digit = 0;
+        while (s.digits(1, digit)) {
+            if (n < 9) nanos = nanos * 10 + digit;
+            ++n;
+        }
+        if (n == 0) return s.fail("expected digits after the decimal point");
+        for (; n < 9; ++n) nanos *= 10;
+    }
+    std::int64_t offset_s = 0;
+    if (s.literal('Z') || s.literal('z')) {
+        // UTC
+    } else if (s.peek() == '+' || s.peek() == '-') {
+        const bool minus = s.peek() == '-';
+        s.advance(1);
+        const auto zone_at = s.pos();
+        std::int64_t oh = 0, om = 0;
+        if (!s.digits(2, oh)) return s.fail("expected the zone offset hours");
+        if (s.literal(':')) {
+            if (!s.digits(2, om)) return s.fail("expected the zone offset minutes");
+        } else {
+            (void)s.digits(2, om);  // "+02" and "+0200" are both valid ISO-8601
+        }
+        if (oh > 23 || om > 59) return s.fail("zone offset out of range", zone_at);
+        offset_s = (oh * 3600 + om * 60) * (minus ? -1 : 1);
+    } else if (s.at_end()) {
+        return s.fail("missing zone (Z or +HH:MM): a local time is ambiguous");
+    } else {
+        return s.fail("expected Z or a zone offset");
+    }
+    if (!s.at_end()) return s.fail("unexpected text after the time");
+    auto secs = checked_epoch_seconds(s, year, month, day, hour, minute, second, 0, time_at);
+    if (!secs) return std::move(secs).error();
+    return to_time_point(s, *secs - offset_s, nanos);
+}
+
+}  // namespace detail
+
+/**
+ * Parses a metadata time: RFC 1123 ("Mon, 11 Apr 2022 22:26:58 GMT", what Azure sends today),
+ * ISO-8601 with a zone ("2016-09-19T18:29:47Z", "...47.123456+02:00", "...-0130"; the 2017
+ * preview and Microsoft's mock server), or "" (no time: Azure's NotBefore once an event started).
+ * Anything else is errc::parse_error with the offset of the first bad character. The day name
+ * of RFC 1123 is checked to be a day name but not against the date: it carries no information.
+ */
+inline result<std::optional<std::chrono::system_clock::time_point>> parse_time(std::string_view text) {
+    using opt = std::optional<std::chrono::system_clock::time_point>;
+    if (text.empty()) return opt{};
+    const char c = text.front();
+    auto tp = (c >= '0' && c <= '9') ? detail::parse_iso8601(text) : detail::parse_rfc1123(text);
+    if (!tp) return std::move(tp).error();
+    return opt{*tp};
+}
+
+namespace detail {
+inline void append_padded(std::string& out, std::int64_t v, int width) {
+    std::string digits = std::to_string(v < 0 ? -v : v);
+    if (v < 0) out += '-';
+    for (int i = static_cast<int>(digits.size()); i < width; ++i) out += '0';
+    out += digits;
+}
+struct civil_time {
+    civil_date date;
+    std::int64_t secs_of_day;
+    std::int64_t days;
+};
+inline civil_time split_time(std::chrono::system_clock::time_point t) noexcept {
+    using namespace std::chrono;
+    // floor, not truncation: a time before 1970 belongs to the earlier second.
+    auto s = duration_cast<seconds>(t.time_since_epoch());
+    if (duration_cast<system_clock::duration>(s) > t.time_since_epoch()) s -= seconds(1);
+    std::int64_t days = s.count() / 86400;
+    std::int64_t rem = s.count() % 86400;
+    if (rem < 0) {
+        rem += 86400;
+        --days;
+    }
+    return {civil_from_days(days), rem, days};
+}
+inline void append_hms(std::string& out, std::int64_t secs_of_day) {
+    append_padded(out, secs_of_day / 3600, 2);
+    out += ':';
+    append_padded(out, secs_of_day / 60 % 60, 2);
+    out += ':';
+    append_padded(out, secs_of_day % 60, 2);
+}
+}  // namespace detail
+
+/// "2022-04-11T22:26:58Z": UTC, whole seconds (fractions are dropped, rounding down).
+inline std::string format_iso8601(std::chrono::system_clock::time_point t) {
+    const auto ct = detail::split_time(t);
+    std::string out;
+    out.reserve(20);
+    detail::append_padded(out, ct.date.year, 4);
+    out += '-';
+    detail::append_padded(out, ct.date.month, 2);
+    out += '-';
+    detail::append_padded(out, ct.date.day, 2);
+    out += 'T';
+    detail::append_hms(out, ct.secs_of_day);
+    out += 'Z';
+    return out;
+}
+
+/// "Mon, 11 Apr 2022 22:26:58 GMT": what Azure sends in NotBefore (the emulator writes it).
+inline std::string format_rfc1123(std::chrono::system_clock::time_point t) {
+    const auto ct = detail::split_time(t);
+    std::string out;
+    out.reserve(29);
+    out += detail::weekday_names[detail::weekday_from_days(ct.days)];
+    out += ", ";
+    detail::append_padded(out, ct.date.day, 2);
+    out += ' ';
+    out += detail::month_names[ct.date.month - 1];
+    out += ' ';
+    detail::append_padded(out, ct.date.year, 4);
+    out += ' ';
+    detail::append_hms(out, ct.secs_of_day);
+    out += " GMT";
+    return out;
+}
+
+FOREWARN_END_NAMESPACE
