@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// A program outside forewarn's tree: parses a Scheduled Events document through the installed
+// (or fetched) package, prints it, and exits non-zero when the result is not the expected one.
+#include <forewarn/forewarn.hpp>
+#include <forewarn/azure/parse.hpp>
+
+#include <cstdio>
+#include <string>
+
+namespace {
+
+constexpr const char* body = R"({
+  "DocumentIncarnation": 7,
+  "Events": [
+    { "EventId": "C7061BAC-AFDC-4513-B24B-AA5F13A16123", "EventType": "Freeze",
+      "ResourceType": "VirtualMachine", "Resources": ["WestNO_0", "WestNO_1"],
+      "EventStatus": "Scheduled", "NotBefore": "Mon, 11 Apr 2022 22:26:58 GMT",
+      "Description": "memory-preserving maintenance", "EventSource": "Platform",
+      "DurationInSeconds": 5 },
+    { "EventId": "2", "EventType": "Reboot", "ResourceType": "VirtualMachine",
+      "Resources": ["WestNO_1"], "EventStatus": "Started", "NotBefore": "",
+      "EventSource": "User", "DurationInSeconds": -1 }
+  ]
+})";
+
+int failures = 0;
+
+void check(bool ok, const char* what) {
+    if (!ok) {
+        std::fprintf(stderr, "forewarn-consumer: FAILED: %s\n", what);
+        ++failures;
+    }
+}
+
+}  // namespace
+
+int main() {
+    std::printf("forewarn %s\n", FOREWARN_VERSION_STRING);
+
+    const auto doc = forewarn::azure::parse_document(body);
+    if (!doc) {
+        std::fprintf(stderr, "forewarn-consumer: parse failed: %s\n", doc.error().describe().c_str());
+        return 1;
+    }
+    std::printf("incarnation %s, %zu event(s)\n", doc->incarnation.c_str(), doc->events.size());
+    for (const auto& e : doc->events) {
+        const std::string type(forewarn::to_string(e.type));
+        const std::string status(forewarn::to_string(e.status));
+        std::printf("  %s %s %s resources=%zu not_before=%s\n", e.id.c_str(), type.c_str(), status.c_str(),
+                    e.resources.size(), e.not_before ? "set" : "none");
+    }
+
+    check(doc->origin == forewarn::cloud::azure, "origin is azure");
+    check(doc->incarnation == "7", "incarnation is 7");
+    check(doc->events.size() == 2, "two events");
+    if (doc->events.size() == 2) {
+        const auto& freeze = doc->events[0];
+        check(freeze.type == forewarn::event_type::freeze, "first event is a freeze");
+        check(freeze.status == forewarn::event_status::scheduled, "first event is scheduled");
+        check(freeze.not_before.has_value(), "first event has NotBefore");
+        check(freeze.affects("WestNO_0") && !freeze.affects("WestNO_2"), "first event's resources");
+        check(freeze.duration() == std::chrono::seconds(5), "first event lasts 5 s");
+        const auto& reboot = doc->events[1];
+        check(reboot.type == forewarn::event_type::reboot, "second event is a reboot");
+        check(reboot.status == forewarn::event_status::started, "second event has started");
+        check(!reboot.not_before.has_value(), "an empty NotBefore is no time");
+        check(!reboot.duration().has_value(), "DurationInSeconds -1 is no duration");
+    }
+
+    // Bad input is an error value, never a crash.
+    const auto bad = forewarn::azure::parse_document(R"({"DocumentIncarnation": "x", "Events": []})");
+    check(!bad, "a string DocumentIncarnation is rejected");
+    if (!bad) std::printf("rejected as expected: %s\n", bad.error().describe().c_str());
+
+    if (failures != 0) return 1;
+    std::printf("forewarn-consumer: OK\n");
+    return 0;
+}
