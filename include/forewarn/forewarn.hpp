@@ -8,7 +8,9 @@
  */
 
 #include <forewarn/config.hpp>
+#include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
+#include <forewarn/leader.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/retry.hpp>
 #include <forewarn/transport.hpp>
