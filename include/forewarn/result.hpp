@@ -29,6 +29,7 @@ enum class errc {
     not_found,             ///< 404: the key or resource does not exist
     unsupported,           ///< the operation does not exist for this cloud or api-version
     io_error,              ///< a local file could not be read or written
+    handler_failed,        ///< a user callback threw; the poller reported it and went on
 };
 
 /// A short lower-case name for a code, e.g. "http_status".
@@ -47,6 +48,7 @@ constexpr std::string_view to_string(errc code) noexcept {
     case errc::not_found: return "not_found";
     case errc::unsupported: return "unsupported";
     case errc::io_error: return "io_error";
+    case errc::handler_failed: return "handler_failed";
     }
     return "unknown";
 }
