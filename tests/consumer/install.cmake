@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # cmake -P script run by ctest (fixture setup): installs this build into a fresh prefix, so a
-# header deleted from the tree cannot linger there. -D BUILD_DIR=... -D PREFIX=... [-D CONFIG=...]
-foreach(v IN ITEMS BUILD_DIR PREFIX)
+# header deleted from the tree cannot linger there, and checks the files a consumer needs.
+# -D BUILD_DIR=... -D PREFIX=... -D INCLUDEDIR=... -D CMAKEDIR=... -D PCDIR=... [-D CONFIG=...]
+foreach(v IN ITEMS BUILD_DIR PREFIX INCLUDEDIR CMAKEDIR PCDIR)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "install.cmake: -D ${v}=... is required")
   endif()
@@ -16,9 +17,9 @@ execute_process(COMMAND "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "cmake --install ${BUILD_DIR} --prefix ${PREFIX} failed (${rc})")
 endif()
-foreach(f IN ITEMS include/forewarn/forewarn.hpp share/cmake/forewarn/forewarnConfig.cmake
-                   share/cmake/forewarn/forewarnConfigVersion.cmake share/cmake/forewarn/forewarnTargets.cmake
-                   share/cmake/forewarn/forewarnRapidJSON.cmake share/pkgconfig/forewarn.pc)
+foreach(f IN ITEMS ${INCLUDEDIR}/forewarn/forewarn.hpp ${INCLUDEDIR}/forewarn/config.hpp
+                   ${CMAKEDIR}/forewarnConfig.cmake ${CMAKEDIR}/forewarnConfigVersion.cmake
+                   ${CMAKEDIR}/forewarnTargets.cmake ${CMAKEDIR}/forewarnRapidJSON.cmake ${PCDIR}/forewarn.pc)
   if(NOT EXISTS "${PREFIX}/${f}")
     message(FATAL_ERROR "the install lacks ${f}")
   endif()
