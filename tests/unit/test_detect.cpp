@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+// detect_cloud() against testing::fake_transport: each service must identify itself.
+#include <forewarn/detect.hpp>
+#include <forewarn/testing/fake_transport.hpp>
+
+#include "catch.hpp"
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+using namespace std::chrono_literals;
+using forewarn::cloud;
+using forewarn::errc;
+using forewarn::error;
+using forewarn::http_request;
+using forewarn::http_response;
+using forewarn::result;
+using forewarn::testing::fake_transport;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+http_response answer(int status, std::string body, forewarn::http_headers headers) {
+    http_response r;
+    r.status = status;
+    r.body = std::move(body);
+    r.headers = std::move(headers);
+    return r;
+}
+
+forewarn::detect_options test_options() {
+    forewarn::detect_options o;
+    o.azure_endpoint = "http://azure.test";
+    o.gce_endpoint = "http://gce.test";
+    return o;
+}
+
+using handler = fake_transport::handler;
+
+// Azure's and GCE's answers, each switchable.
+fake_transport world(handler azure, handler gce) {
+    fake_transport t;
+    t.otherwise([azure, gce](const http_request& r) -> result<http_response> {
+        if (contains(r.url, "http://azure.test/")) return azure(r);
+        if (contains(r.url, "http://gce.test/")) return gce(r);
+        return error(errc::transport, "no route to " + r.url);
+    });
+    return t;
+}
+
+result<http_response> real_azure(const http_request& r) {
+    const std::string* m = forewarn::find_header(r.headers, "Metadata");
+    if (!m || *m != "true") return answer(400, R"({"error":"Bad request. Required metadata header not specified"})", {});
+    return answer(200, R"({"name":"vm_0","vmScaleSetName":"","location":"westeurope"})",
+                  {{"Content-Type", "application/json; charset=utf-8"}});
+}
+
+result<http_response> real_gce(const http_request& r) {
+    const std::string* f = forewarn::find_header(r.headers, "Metadata-Flavor");
+    if (!f || *f != "Google") return answer(403, "Missing Metadata-Flavor:Google header.", {{"Metadata-Flavor", "Google"}});
+    return answer(200, "instance/\nproject/\n", {{"Metadata-Flavor", "Google"}, {"Content-Type", "application/text"}});
+}
+
+result<http_response> nobody(const http_request&) { return error(errc::transport, "connection refused"); }
+
+}  // namespace
+
+TEST_CASE("detect_cloud finds GCE by its flavor header", "[detect]") {
+    fake_transport t = world(nobody, real_gce);
+    auto d = forewarn::detect_cloud(test_options(), t);
+    REQUIRE(d);
+    CHECK(d->found == cloud::gce);
+    CHECK(d->gce);
+    CHECK_FALSE(d->azure);
+    CHECK(d->azure_error.code == errc::transport);
+    bool probed_root = false;
+    for (const auto& r : t.requests())
+        if (r.url == "http://gce.test/computeMetadata/v1/") {
+            probed_root = true;
+            CHECK(r.timeout == 1000ms);
+            CHECK(r.connect_timeout <= 1000ms);
+        }
+    CHECK(probed_root);
+}
+
+TEST_CASE("detect_cloud finds Azure by a JSON answer to Metadata: true", "[detect]") {
+    fake_transport t = world(real_azure, nobody);
+    auto d = forewarn::detect_cloud(test_options(), t);
+    REQUIRE(d);
+    CHECK(d->found == cloud::azure);
+    CHECK(d->azure);
+    CHECK_FALSE(d->gce);
+    bool probed = false;
+    for (const auto& r : t.requests())
+        if (contains(r.url, "http://azure.test/metadata/instance/compute?api-version=")) probed = true;
+    CHECK(probed);
+}
+
+TEST_CASE("detect_cloud says none when nothing answers, with each probe's reason", "[detect]") {
+    fake_transport t = world(nobody, nobody);
+    auto d = forewarn::detect_cloud(test_options(), t);
+    REQUIRE(d);
+    CHECK(d->found == cloud::none);
+    CHECK(d->azure_error.code == errc::transport);
+    CHECK(d->gce_error.code == errc::transport);
+}
+
+TEST_CASE("detect_cloud refuses impostors: a page without the flavor header, HTML, a non-object", "[detect]") {
+    SECTION("a web server at the GCE address") {
+        fake_transport t = world(nobody, [](const http_request&) -> result<http_response> {
+            return answer(200, "<html>hello</html>", {{"Content-Type", "text/html"}});
+        });
+        auto d = forewarn::detect_cloud(test_options(), t);
+        REQUIRE(d);
+        CHECK(d->found == cloud::none);
+        CHECK(d->gce_error.code == errc::not_metadata_server);
+    }
+    SECTION("the flavor header with an error status") {
+        fake_transport t = world(nobody, [](const http_request&) -> result<http_response> {
+            return answer(403, "", {{"Metadata-Flavor", "Google"}});
+        });
+        auto d = forewarn::detect_cloud(test_options(), t);
+        REQUIRE(d);
+        CHECK(d->found == cloud::none);
+        CHECK(d->gce_error.http_status == 403);
+    }
+    SECTION("HTML at the Azure address") {
+        fake_transport t = world([](const http_request&) -> result<http_response> {
+            return answer(200, "<html>captive portal</html>", {{"Content-Type", "text/html"}});
+        }, nobody);
+        auto d = forewarn::detect_cloud(test_options(), t);
+        REQUIRE(d);
+        CHECK(d->found == cloud::none);
+        CHECK(d->azure_error.code == errc::not_metadata_server);
+    }
+    SECTION("malformed or non-object JSON at the Azure address") {
+        const char* body = GENERATE("[1,2]", "{\"a\":", "");
+        fake_transport t = world([body](const http_request&) -> result<http_response> {
+            return answer(200, body, {});
+        }, nobody);
+        auto d = forewarn::detect_cloud(test_options(), t);
+        REQUIRE(d);
+        CHECK(d->found == cloud::none);
+        CHECK(d->azure_error.code == errc::not_metadata_server);
+    }
+    SECTION("the GCE server answering at the Azure address") {
+        fake_transport t = world([](const http_request&) -> result<http_response> {
+            return answer(200, "{}", {{"Metadata-Flavor", "Google"}});
+        }, nobody);
+        auto d = forewarn::detect_cloud(test_options(), t);
+        REQUIRE(d);
+        CHECK_FALSE(d->azure);
+    }
+}
+
+TEST_CASE("detect_cloud returns by its deadline even when a probe hangs", "[detect]") {
+    fake_transport t;
+    // Both probes hang until cancelled (bounded, so a broken cancel fails instead of hanging).
+    t.otherwise([t](const http_request&) -> result<http_response> {
+        const auto give_up = std::chrono::steady_clock::now() + 20s;
+        while (!t.cancelled() && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(1ms);
+        return error(errc::cancelled, "request cancelled");
+    });
+    auto o = test_options();
+    o.timeout = 200ms;
+    const auto start = std::chrono::steady_clock::now();
+    auto d = forewarn::detect_cloud(o, t);
+    REQUIRE(d);
+    CHECK(std::chrono::steady_clock::now() - start < 10s);  // far below the 20 s hang
+    CHECK(d->found == cloud::none);
+    CHECK(d->azure_error.code == errc::timeout);
+    CHECK(d->gce_error.code == errc::timeout);
+}
+
+TEST_CASE("detect_cloud: both answering gives azure with both flags; probes can be turned off", "[detect]") {
+    fake_transport t = world(real_azure, real_gce);
+    auto d = forewarn::detect_cloud(test_options(), t);
+    REQUIRE(d);
+    CHECK(d->azure);
+    CHECK(d->gce);
+    CHECK(d->found == cloud::azure);
+
+    auto o = test_options();
+    o.probe_azure = false;
+    t.clear();
+    t.otherwise([](const http_request& r) { return contains(r.url, "gce.test") ? real_gce(r) : real_azure(r); });
+    auto g = forewarn::detect_cloud(o, t);
+    REQUIRE(g);
+    CHECK(g->found == cloud::gce);
+    CHECK(t.request_count() == 1);
+}
+
+TEST_CASE("detect_cloud refuses a malformed endpoint option", "[detect]") {
+    auto o = test_options();
+    o.gce_endpoint = "ftp://nope";
+    fake_transport t;
+    auto d = forewarn::detect_cloud(o, t);
+    REQUIRE_FALSE(d);
+    CHECK(d.error().code == errc::invalid_argument);
+    CHECK(t.request_count() == 0);
+}

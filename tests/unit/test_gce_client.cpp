@@ -1,0 +1,813 @@
+// SPDX-License-Identifier: MIT
+// gce::basic_metadata_client against testing::fake_transport: every value, status and header rule.
+#include <forewarn/gce/metadata_client.hpp>
+#include <forewarn/testing/fake_transport.hpp>
+
+#include "catch.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+using forewarn::cloud;
+using forewarn::document;
+using forewarn::errc;
+using forewarn::error;
+using forewarn::event_status;
+using forewarn::event_type;
+using forewarn::http_headers;
+using forewarn::http_request;
+using forewarn::http_response;
+using forewarn::result;
+using forewarn::testing::fake_transport;
+namespace gce = forewarn::gce;
+
+namespace {
+
+using client = gce::basic_metadata_client<fake_transport>;
+
+gce::client_options test_options() {
+    gce::client_options o;
+    o.endpoint = "http://metadata.test";
+    o.rate_limit = false;
+    o.retry.initial_backoff = 1ms;
+    o.retry.max_backoff = 2ms;
+    o.retry.max_attempts = 3;
+    return o;
+}
+
+http_headers google(std::string etag = "e1") {
+    http_headers h{{"Metadata-Flavor", "Google"}};
+    if (!etag.empty()) h.push_back({"ETag", std::move(etag)});
+    return h;
+}
+
+http_response answer(int status, std::string body, http_headers headers) {
+    http_response r;
+    r.status = status;
+    r.body = std::move(body);
+    r.headers = std::move(headers);
+    return r;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Sets or unsets an environment variable for one scope and restores it after.
+class env_guard {
+public:
+    env_guard(const char* name, const char* value) : name_(name) {
+        if (const char* old = std::getenv(name)) old_ = std::string(old);
+        if (value)
+            ::setenv(name, value, 1);
+        else
+            ::unsetenv(name);
+    }
+    ~env_guard() {
+        if (old_)
+            ::setenv(name_, old_->c_str(), 1);
+        else
+            ::unsetenv(name_);
+    }
+    env_guard(const env_guard&) = delete;
+    env_guard& operator=(const env_guard&) = delete;
+
+private:
+    const char* name_;
+    std::optional<std::string> old_;
+};
+
+// A handler that stands for a hanging GET: it returns only when the transport is cancelled.
+// Bounded so that a broken cancel fails the test instead of hanging it.
+result<http_response> hang_until_cancelled(const fake_transport& t) {
+    const auto give_up = std::chrono::steady_clock::now() + 10s;
+    while (!t.cancelled()) {
+        if (std::chrono::steady_clock::now() > give_up) return answer(200, "HUNG", google("hung"));
+        std::this_thread::sleep_for(1ms);
+    }
+    return error(errc::cancelled, "request cancelled");
+}
+
+}  // namespace
+
+TEST_CASE("get sends Metadata-Flavor: Google and returns the value and ETag", "[gce]") {
+    fake_transport t;
+    t.respond(200, "my-vm", google("abc123"));
+    client c(test_options(), t);
+    auto v = c.get("instance/name");
+    REQUIRE(v);
+    CHECK(v->value == "my-vm");
+    CHECK(v->etag == "abc123");
+    REQUIRE(t.request_count() == 1);
+    const http_request req = t.requests()[0];
+    CHECK(req.url == "http://metadata.test/computeMetadata/v1/instance/name?alt=text");
+    const std::string* flavor = forewarn::find_header(req.headers, "Metadata-Flavor");
+    REQUIRE(flavor != nullptr);
+    CHECK(*flavor == "Google");
+    CHECK(forewarn::find_header(req.headers, "X-Forwarded-For") == nullptr);
+    CHECK(req.timeout == test_options().request_timeout);
+    CHECK(req.connect_timeout == test_options().connect_timeout);
+}
+
+TEST_CASE("get builds the query: alt=text, alt=json, recursive directories as JSON", "[gce]") {
+    fake_transport t;
+    t.respond(200, "x", google()).respond(200, "{}", google()).respond(200, "{}", google());
+    client c(test_options(), t);
+    REQUIRE(c.get("instance/tags"));
+    gce::get_options json;
+    json.json = true;
+    REQUIRE(c.get("instance/tags", json));
+    gce::get_options rec;
+    rec.recursive = true;
+    REQUIRE(c.get("instance/attributes/", rec));
+    const auto reqs = t.requests();
+    CHECK(reqs[0].url == "http://metadata.test/computeMetadata/v1/instance/tags?alt=text");
+    CHECK(reqs[1].url == "http://metadata.test/computeMetadata/v1/instance/tags?alt=json");
+    CHECK(reqs[2].url == "http://metadata.test/computeMetadata/v1/instance/attributes/?recursive=true&alt=json");
+}
+
+TEST_CASE("keys are percent-encoded; one leading slash is tolerated", "[gce]") {
+    fake_transport t;
+    t.otherwise([](const http_request&) -> result<http_response> { return answer(200, "v", google()); });
+    client c(test_options(), t);
+    REQUIRE(c.get("instance/attributes/my key"));
+    REQUIRE(c.get("instance/attributes/100%"));
+    REQUIRE(c.get("/instance/attributes/a+b&c=d"));
+    const auto reqs = t.requests();
+    CHECK(reqs[0].url == "http://metadata.test/computeMetadata/v1/instance/attributes/my%20key?alt=text");
+    CHECK(reqs[1].url == "http://metadata.test/computeMetadata/v1/instance/attributes/100%25?alt=text");
+    CHECK(reqs[2].url == "http://metadata.test/computeMetadata/v1/instance/attributes/a%2Bb%26c%3Dd?alt=text");
+}
+
+TEST_CASE("keys that could leave /computeMetadata/v1/ are refused before any request", "[gce]") {
+    fake_transport t;
+    t.otherwise([](const http_request&) -> result<http_response> { return answer(200, "v", google()); });
+    client c(test_options(), t);
+    for (const char* key : {"../token", "instance/../../etc", "instance/./name", "..", "http://evil.example/x",
+                            "//evil.example/x", "https:evil", "instance/name?alt=json", "instance/name#x",
+                            "instance\\name", "instance/na\nme"}) {
+        INFO(key);
+        auto v = c.get(key);
+        REQUIRE_FALSE(v);
+        CHECK(v.error().code == errc::invalid_argument);
+        auto w = c.watch(key, "e", 10s);
+        REQUIRE_FALSE(w);
+        CHECK(w.error().code == errc::invalid_argument);
+    }
+    CHECK(t.request_count() == 0);
+    // Dots inside a segment are fine.
+    REQUIRE(c.get("instance/attributes/a..b"));
+}
+
+TEST_CASE("an answer without Metadata-Flavor: Google is refused, whatever its status, and not retried",
+          "[gce]") {
+    const int status = GENERATE(200, 404, 503);
+    fake_transport t;
+    SECTION("missing") { t.respond(status, "NONE", {{"ETag", "e1"}}); }
+    SECTION("wrong value") { t.respond(status, "NONE", {{"Metadata-Flavor", "Microsoft"}, {"ETag", "e1"}}); }
+    SECTION("empty value") { t.respond(status, "NONE", {{"Metadata-Flavor", ""}}); }
+    SECTION("another header") { t.respond(status, "NONE", {{"Metadata", "true"}}); }
+    t.otherwise([](const http_request&) -> result<http_response> { return answer(200, "NONE", google()); });
+    client c(test_options(), t);
+    auto v = c.get("instance/maintenance-event");
+    REQUIRE_FALSE(v);
+    CHECK(v.error().code == errc::not_metadata_server);
+    CHECK(v.error().http_status == status);
+    CHECK(t.request_count() == 1);
+}
+
+TEST_CASE("the flavor header is matched without regard to case or surrounding spaces", "[gce]") {
+    fake_transport t;
+    t.respond(200, "NONE", {{"metadata-flavor", " google "}});
+    client c(test_options(), t);
+    auto v = c.get("instance/maintenance-event");
+    REQUIRE(v);
+    CHECK(v->value == "NONE");
+    CHECK(v->etag.empty());
+}
+
+TEST_CASE("statuses: 400, 403 and 404 fail at once; 429, 500 and 503 are retried", "[gce]") {
+    SECTION("never retried") {
+        const int status = GENERATE(400, 403, 404);
+        fake_transport t;
+        t.respond(status, "no", google()).respond(200, "late", google());
+        client c(test_options(), t);
+        auto v = c.get("instance/name");
+        REQUIRE_FALSE(v);
+        CHECK(v.error().code == (status == 404 ? errc::not_found : errc::http_status));
+        CHECK(v.error().http_status == status);
+        CHECK(t.request_count() == 1);
+    }
+    SECTION("retried until an answer") {
+        const int status = GENERATE(429, 500, 502, 503);
+        fake_transport t;
+        t.respond(status, "busy", google()).respond(status, "busy", google()).respond(200, "vm-1", google("e9"));
+        client c(test_options(), t);
+        auto v = c.get("instance/name");
+        REQUIRE(v);
+        CHECK(v->value == "vm-1");
+        CHECK(v->etag == "e9");
+        CHECK(t.request_count() == 3);
+    }
+    SECTION("retried up to max_attempts, then the last error") {
+        fake_transport t;
+        t.otherwise([](const http_request&) -> result<http_response> { return answer(503, "", google()); });
+        client c(test_options(), t);
+        auto v = c.get("instance/name");
+        REQUIRE_FALSE(v);
+        CHECK(v.error().code == errc::http_status);
+        CHECK(v.error().http_status == 503);
+        CHECK(t.request_count() == 3);
+    }
+    SECTION("transport errors and timeouts are retried") {
+        fake_transport t;
+        t.fail(error(errc::transport, "connection reset")).fail(error(errc::timeout, "slow")).respond(200, "vm", google());
+        client c(test_options(), t);
+        auto v = c.get("instance/name");
+        REQUIRE(v);
+        CHECK(t.request_count() == 3);
+    }
+}
+
+TEST_CASE("a body over max_body fails with body_too_large and is not retried", "[gce]") {
+    fake_transport t;
+    auto o = test_options();
+    o.max_body = 1024;
+    t.respond(200, std::string(4096, 'x'), google()).respond(200, "small", google());
+    client c(o, t);
+    auto v = c.get("instance/attributes/big");
+    REQUIRE_FALSE(v);
+    CHECK(v.error().code == errc::body_too_large);
+    CHECK(t.request_count() == 1);
+    CHECK(t.requests()[0].max_body == 1024);
+}
+
+TEST_CASE("watch sends wait_for_change, last_etag and timeout_sec; its timeout has a margin", "[gce]") {
+    fake_transport t;
+    t.respond(200, "MIGRATE_ON_HOST_MAINTENANCE", google("e2")).respond(200, "NONE", google("e3"));
+    auto o = test_options();
+    o.watch_margin = 7s;
+    o.connect_timeout = 500ms;
+    client c(o, t);
+    auto v = c.watch("instance/maintenance-event", "e1", 30s);
+    REQUIRE(v);
+    CHECK(v->value == "MIGRATE_ON_HOST_MAINTENANCE");
+    CHECK(v->etag == "e2");
+    // An ETag is opaque: whatever it holds is escaped into the query.
+    REQUIRE(c.watch("instance/maintenance-event", "a b/c&d", 5s));
+    const auto reqs = t.requests();
+    CHECK(reqs[0].url ==
+          "http://metadata.test/computeMetadata/v1/instance/maintenance-event?wait_for_change=true&last_etag=e1&timeout_sec=30&alt=text");
+    CHECK(reqs[0].timeout == 37s);
+    CHECK(reqs[0].connect_timeout == 500ms);
+    CHECK(reqs[1].url ==
+          "http://metadata.test/computeMetadata/v1/instance/maintenance-event?wait_for_change=true&last_etag=a%20b%2Fc%26d&timeout_sec=5&alt=text");
+    CHECK(reqs[1].timeout == 12s);
+}
+
+TEST_CASE("watch without an ETag waits for the next change; timeout_sec below 1 is refused", "[gce]") {
+    fake_transport t;
+    t.respond(200, "NONE", google("e2"));
+    client c(test_options(), t);
+    REQUIRE(c.watch("instance/maintenance-event", "", 60s));
+    CHECK(t.requests()[0].url ==
+          "http://metadata.test/computeMetadata/v1/instance/maintenance-event?wait_for_change=true&timeout_sec=60&alt=text");
+    auto bad = c.watch("instance/maintenance-event", "e", 0s);
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().code == errc::invalid_argument);
+    CHECK(t.request_count() == 1);
+}
+
+TEST_CASE("watch: 404 means the key is gone; 503 mid-watch is retried with the same last_etag", "[gce]") {
+    fake_transport t;
+    t.respond(404, "", google());
+    t.respond(503, "", google()).respond(200, "v2", google("e2"));
+    client c(test_options(), t);
+    auto gone = c.watch("instance/attributes/k", "e1", 10s);
+    REQUIRE_FALSE(gone);
+    CHECK(gone.error().code == errc::not_found);
+    auto v = c.watch("instance/attributes/k", "e1", 10s);
+    REQUIRE(v);
+    CHECK(v->value == "v2");
+    const auto reqs = t.requests();
+    REQUIRE(reqs.size() == 3);
+    CHECK(reqs[1].url == reqs[2].url);
+    CHECK(contains(reqs[2].url, "last_etag=e1"));
+}
+
+namespace {
+
+// A fake metadata server for fetch(): maintenance-event and preempted, plain GETs only.
+fake_transport snapshot_server(std::string maintenance, std::string preempted, std::string m_etag = "m1",
+                               std::string p_etag = "p1", int preempted_status = 200) {
+    fake_transport t;
+    t.otherwise([=](const http_request& r) -> result<http_response> {
+        if (contains(r.url, "/instance/maintenance-event?")) return answer(200, maintenance, google(m_etag));
+        if (contains(r.url, "/instance/preempted?")) return answer(preempted_status, preempted, google(p_etag));
+        return answer(404, "", google());
+    });
+    return t;
+}
+
+}  // namespace
+
+TEST_CASE("fetch maps maintenance-event values to events", "[gce]") {
+    struct row {
+        const char* wire;
+        std::optional<event_type> type;
+        const char* id;
+    };
+    const row rows[] = {
+        {"NONE", std::nullopt, ""},
+        {"NONE\n", std::nullopt, ""},
+        {"MIGRATE_ON_HOST_MAINTENANCE", event_type::live_migrate, "maintenance-event:MIGRATE_ON_HOST_MAINTENANCE"},
+        {"  MIGRATE_ON_HOST_MAINTENANCE\r\n", event_type::live_migrate, "maintenance-event:MIGRATE_ON_HOST_MAINTENANCE"},
+        {"TERMINATE_ON_HOST_MAINTENANCE", event_type::host_terminate, "maintenance-event:TERMINATE_ON_HOST_MAINTENANCE"},
+        {"SOMETHING_NEW_ON_HOST", event_type::unknown, "maintenance-event:SOMETHING_NEW_ON_HOST"},
+    };
+    for (const auto& r : rows) {
+        INFO(r.wire);
+        fake_transport t = snapshot_server(r.wire, "FALSE");
+        client c(test_options(), t);
+        auto doc = c.fetch();
+        REQUIRE(doc);
+        CHECK(doc->origin == cloud::gce);
+        CHECK(doc->incarnation == "m1/p1");
+        if (!r.type) {
+            CHECK(doc->events.empty());
+            continue;
+        }
+        REQUIRE(doc->events.size() == 1);
+        const auto& e = doc->events[0];
+        CHECK(e.id == r.id);
+        CHECK(e.type == *r.type);
+        CHECK(e.raw_type == forewarn::detail::trim(r.wire));
+        CHECK(e.status == event_status::scheduled);
+        CHECK(e.resources.empty());  // the name is not known before identity()
+    }
+}
+
+TEST_CASE("fetch maps preempted TRUE/FALSE, with whitespace, to an event keyed by kind", "[gce]") {
+    for (const char* wire : {"TRUE", "TRUE\n", " true "}) {
+        INFO(wire);
+        fake_transport t = snapshot_server("NONE", wire);
+        client c(test_options(), t);
+        auto doc = c.fetch();
+        REQUIRE(doc);
+        REQUIRE(doc->events.size() == 1);
+        CHECK(doc->events[0].id == "preempted");
+        CHECK(doc->events[0].type == event_type::preempted);
+        CHECK(doc->events[0].status == event_status::started);
+    }
+    for (const char* wire : {"FALSE", "FALSE\r\n"}) {
+        fake_transport t = snapshot_server("NONE", wire);
+        client c(test_options(), t);
+        auto doc = c.fetch();
+        REQUIRE(doc);
+        CHECK(doc->events.empty());
+    }
+    // Both at once: two events, maintenance first.
+    fake_transport both = snapshot_server("TERMINATE_ON_HOST_MAINTENANCE", "TRUE");
+    client c(test_options(), both);
+    auto doc = c.fetch();
+    REQUIRE(doc);
+    REQUIRE(doc->events.size() == 2);
+    CHECK(doc->events[0].type == event_type::host_terminate);
+    CHECK(doc->events[1].type == event_type::preempted);
+}
+
+TEST_CASE("fetch refuses empty or nonsensical values and a missing ETag; a missing preempted key is FALSE",
+          "[gce]") {
+    SECTION("empty maintenance-event") {
+        fake_transport t = snapshot_server(" \n", "FALSE");
+        client c(test_options(), t);
+        auto doc = c.fetch();
+        REQUIRE_FALSE(doc);
+        CHECK(doc.error().code == errc::empty_body);
+    }
+    SECTION("preempted neither TRUE nor FALSE") {
+        fake_transport t = snapshot_server("NONE", "MAYBE");
+        client c(test_options(), t);
+        auto doc = c.fetch();
+        REQUIRE_FALSE(doc);
+        CHECK(doc.error().code == errc::invalid_document);
+        CHECK(doc.error().field == "preempted");
+    }
+    SECTION("no ETag on maintenance-event") {
+        fake_transport t = snapshot_server("NONE", "FALSE", "");
+        client c(test_options(), t);
+        auto doc = c.fetch();
+        REQUIRE_FALSE(doc);
+        CHECK(doc.error().code == errc::invalid_document);
+    }
+    SECTION("no preempted key") {
+        fake_transport t = snapshot_server("MIGRATE_ON_HOST_MAINTENANCE", "", "m1", "p1", 404);
+        client c(test_options(), t);
+        auto doc = c.fetch();
+        REQUIRE(doc);
+        CHECK(doc->incarnation == "m1/");
+        REQUIRE(doc->events.size() == 1);
+        CHECK(doc->events[0].type == event_type::live_migrate);
+    }
+    SECTION("maintenance-event missing is an error") {
+        fake_transport t;
+        t.respond(404, "", google());
+        client c(test_options(), t);
+        auto doc = c.fetch();
+        REQUIRE_FALSE(doc);
+        CHECK(doc.error().code == errc::not_found);
+    }
+}
+
+TEST_CASE("ETags holding '/' or '%' survive the trip through the incarnation", "[gce]") {
+    CHECK(gce::detail::join_etags("a/b", "50%") == "a%2Fb/50%25");
+    const auto back = gce::detail::split_etags("a%2Fb/50%25");
+    REQUIRE(back);
+    CHECK(back->first == "a/b");
+    CHECK(back->second == "50%");
+    CHECK_FALSE(gce::detail::split_etags(""));
+    CHECK_FALSE(gce::detail::split_etags("17"));
+    CHECK_FALSE(gce::detail::split_etags("a/b/c"));
+}
+
+TEST_CASE("identity reads name, id, hostname and scheduling; the name then fills events' resources", "[gce]") {
+    fake_transport t;
+    t.otherwise([](const http_request& r) -> result<http_response> {
+        if (contains(r.url, "/instance/name?")) return answer(200, "vm-7\n", google());
+        if (contains(r.url, "/instance/id?")) return answer(200, "1234567890123", google());
+        if (contains(r.url, "/instance/hostname?")) return answer(200, "vm-7.c.proj.internal", google());
+        if (contains(r.url, "/instance/scheduling/preemptible?")) return answer(200, "TRUE", google());
+        if (contains(r.url, "/instance/scheduling/on-host-maintenance?")) return answer(200, "TERMINATE", google());
+        if (contains(r.url, "/instance/maintenance-event?")) return answer(200, "TERMINATE_ON_HOST_MAINTENANCE", google("m"));
+        if (contains(r.url, "/instance/preempted?")) return answer(200, "FALSE", google("p"));
+        return answer(404, "", google());
+    });
+    client c(test_options(), t);
+    auto id = c.identity();
+    REQUIRE(id);
+    CHECK(id->name == "vm-7");
+    CHECK(id->id == "1234567890123");
+    CHECK(id->hostname == "vm-7.c.proj.internal");
+    CHECK(id->preemptible);
+    CHECK(id->on_host_maintenance == "TERMINATE");
+    auto doc = c.fetch();
+    REQUIRE(doc);
+    REQUIRE(doc->events.size() == 1);
+    CHECK(doc->events[0].resources == std::vector<std::string>{"vm-7"});
+    CHECK(doc->events[0].affects("vm-7"));
+}
+
+TEST_CASE("identity: missing scheduling keys leave fields empty; a missing name is an error", "[gce]") {
+    fake_transport t;
+    t.otherwise([](const http_request& r) -> result<http_response> {
+        if (contains(r.url, "/instance/name?")) return answer(200, "vm", google());
+        if (contains(r.url, "/instance/id?")) return answer(200, "1", google());
+        return answer(404, "", google());
+    });
+    client c(test_options(), t);
+    auto id = c.identity();
+    REQUIRE(id);
+    CHECK(id->hostname.empty());
+    CHECK_FALSE(id->preemptible);
+    CHECK(id->on_host_maintenance.empty());
+
+    fake_transport none;
+    none.respond(404, "", google());
+    client c2(test_options(), none);
+    auto missing = c2.identity();
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().code == errc::not_found);
+}
+
+TEST_CASE("approve is unsupported on GCE and sends nothing", "[gce]") {
+    fake_transport t;
+    client c(test_options(), t);
+    auto r = c.approve({"maintenance-event:MIGRATE_ON_HOST_MAINTENANCE"});
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == errc::unsupported);
+    CHECK(t.request_count() == 0);
+    STATIC_REQUIRE(client::cloud_kind == cloud::gce);
+}
+
+TEST_CASE("endpoint precedence: option, then FOREWARN_GCE_ENDPOINT, then GCE_METADATA_HOST, then the default",
+          "[gce]") {
+    auto o = test_options();
+    o.endpoint.clear();
+    SECTION("nothing set: the metadata host name") {
+        env_guard a("FOREWARN_GCE_ENDPOINT", nullptr), b("GCE_METADATA_HOST", nullptr);
+        client c(o, fake_transport());
+        CHECK(c.endpoint() == "http://metadata.google.internal.");
+    }
+    SECTION("GCE_METADATA_HOST is a host:port") {
+        env_guard a("FOREWARN_GCE_ENDPOINT", nullptr), b("GCE_METADATA_HOST", "10.1.2.3:8080");
+        client c(o, fake_transport());
+        CHECK(c.endpoint() == "http://10.1.2.3:8080");
+    }
+    SECTION("FOREWARN_GCE_ENDPOINT beats GCE_METADATA_HOST") {
+        env_guard a("FOREWARN_GCE_ENDPOINT", "http://127.0.0.1:9000/"), b("GCE_METADATA_HOST", "10.1.2.3:8080");
+        client c(o, fake_transport());
+        CHECK(c.endpoint() == "http://127.0.0.1:9000");
+    }
+    SECTION("the option beats both") {
+        env_guard a("FOREWARN_GCE_ENDPOINT", "http://127.0.0.1:9000"), b("GCE_METADATA_HOST", "10.1.2.3:8080");
+        o.endpoint = "http://emulator.test:81/computeMetadata/v1/";
+        fake_transport t;
+        t.respond(200, "vm", google());
+        client c(o, t);
+        CHECK(c.endpoint() == "http://emulator.test:81");
+        REQUIRE(c.get("instance/name"));
+        CHECK(t.requests()[0].url == "http://emulator.test:81/computeMetadata/v1/instance/name?alt=text");
+    }
+    SECTION("a bad endpoint fails every call without a request") {
+        env_guard a("FOREWARN_GCE_ENDPOINT", "ftp://x"), b("GCE_METADATA_HOST", nullptr);
+        fake_transport t;
+        client c(o, t);
+        auto v = c.get("instance/name");
+        REQUIRE_FALSE(v);
+        CHECK(v.error().code == errc::invalid_argument);
+        CHECK(contains(v.error().message, "FOREWARN_GCE_ENDPOINT"));
+        CHECK_FALSE(c.fetch());
+        CHECK(t.request_count() == 0);
+    }
+}
+
+TEST_CASE("the default host name falls back to 169.254.169.254 when it does not resolve", "[gce]") {
+    env_guard a("FOREWARN_GCE_ENDPOINT", nullptr), b("GCE_METADATA_HOST", nullptr);
+    auto o = test_options();
+    o.endpoint.clear();
+    fake_transport t;
+    t.fail(error(errc::transport, "Could not resolve host: metadata.google.internal."));
+    t.respond(200, "vm", google()).respond(200, "1", google());
+    client c(o, t);
+    auto v = c.get("instance/name");
+    REQUIRE(v);
+    CHECK(c.endpoint() == "http://169.254.169.254");
+    REQUIRE(c.get("instance/id"));
+    const auto reqs = t.requests();
+    REQUIRE(reqs.size() == 3);
+    CHECK(reqs[0].url == "http://metadata.google.internal./computeMetadata/v1/instance/name?alt=text");
+    CHECK(reqs[1].url == "http://169.254.169.254/computeMetadata/v1/instance/name?alt=text");
+    CHECK(reqs[2].url == "http://169.254.169.254/computeMetadata/v1/instance/id?alt=text");
+}
+
+TEST_CASE("an explicit endpoint never falls back to another host", "[gce]") {
+    fake_transport t;
+    t.fail(error(errc::transport, "refused")).respond(200, "vm", google());
+    client c(test_options(), t);
+    REQUIRE(c.get("instance/name"));
+    for (const auto& r : t.requests()) CHECK(contains(r.url, "http://metadata.test/"));
+}
+
+TEST_CASE("a page that is not the metadata server does not trigger the fallback", "[gce]") {
+    env_guard a("FOREWARN_GCE_ENDPOINT", nullptr), b("GCE_METADATA_HOST", nullptr);
+    auto o = test_options();
+    o.endpoint.clear();
+    fake_transport t;
+    t.respond(200, "<html>Did you mean...</html>", {{"Content-Type", "text/html"}});
+    client c(o, t);
+    auto v = c.get("instance/name");
+    REQUIRE_FALSE(v);
+    CHECK(v.error().code == errc::not_metadata_server);
+    CHECK(t.request_count() == 1);
+    CHECK(c.endpoint() == "http://metadata.google.internal.");
+}
+
+TEST_CASE("cancel interrupts a backoff; it is sticky until reset", "[gce]") {
+    fake_transport t;
+    t.respond(503, "", google());
+    auto o = test_options();
+    o.retry.initial_backoff = 30s;
+    o.retry.max_backoff = 30s;
+    o.retry.jitter = 0;
+    client c(o, t);
+    std::optional<result<gce::metadata_value>> got;
+    const auto start = std::chrono::steady_clock::now();
+    std::thread th([&] { got = c.get("instance/name"); });
+    for (int i = 0; i < 5000 && t.request_count() == 0; ++i) std::this_thread::sleep_for(1ms);
+    REQUIRE(t.request_count() == 1);
+    c.cancel();
+    th.join();
+    REQUIRE(got);
+    REQUIRE_FALSE(*got);
+    CHECK(got->error().code == errc::cancelled);
+    CHECK(std::chrono::steady_clock::now() - start < 10s);  // far less than the 30 s backoff
+    CHECK(t.request_count() == 1);
+
+    auto again = c.get("instance/name");
+    REQUIRE_FALSE(again);
+    CHECK(again.error().code == errc::cancelled);
+    CHECK(t.request_count() == 1);
+
+    c.reset();
+    t.respond(200, "vm", google());
+    REQUIRE(c.get("instance/name"));
+}
+
+TEST_CASE("every request takes a token from the per-host bucket unless rate_limit is off", "[gce]") {
+    fake_transport t;
+    t.otherwise([](const http_request&) -> result<http_response> { return answer(200, "v", google()); });
+    auto o = test_options();
+    o.endpoint = "http://bucket-off.invalid";
+    client off(o, t);
+    for (int i = 0; i < 5; ++i) REQUIRE(off.get("instance/name"));
+    CHECK(forewarn::token_bucket::for_host("bucket-off.invalid")->try_acquire().count() == 0);
+
+    o.rate_limit = true;
+    o.endpoint = "http://bucket-on.invalid";
+    client on(o, t);
+    for (int i = 0; i < 5; ++i) REQUIRE(on.get("instance/name"));
+    // The burst of 5 is spent: the next token is some 200 ms away.
+    CHECK(forewarn::token_bucket::for_host("bucket-on.invalid")->try_acquire().count() > 0);
+    CHECK(t.request_count() == 10);
+}
+
+namespace {
+
+// A fake metadata server with hanging GETs: `maintenance_watch` and `preempted_watch` answer the
+// wait_for_change requests; plain GETs answer with `m_now` / `p_now`.
+struct watch_server {
+    std::function<result<http_response>(const http_request&)> maintenance_watch, preempted_watch;
+    std::string m_now = "NONE", m_etag = "m1", p_now = "FALSE", p_etag = "p1";
+};
+
+fake_transport serve(std::shared_ptr<watch_server> s) {
+    fake_transport t;
+    t.otherwise([s](const http_request& r) -> result<http_response> {
+        const bool waiting = contains(r.url, "wait_for_change=true");
+        if (contains(r.url, "/instance/maintenance-event?"))
+            return waiting ? s->maintenance_watch(r) : answer(200, s->m_now, google(s->m_etag));
+        if (contains(r.url, "/instance/preempted?"))
+            return waiting ? s->preempted_watch(r) : answer(200, s->p_now, google(s->p_etag));
+        return answer(404, "", google());
+    });
+    return t;
+}
+
+std::vector<std::string> urls_with(const fake_transport& t, const std::string& part) {
+    std::vector<std::string> out;
+    for (const auto& r : t.requests())
+        if (contains(r.url, part)) out.push_back(r.url);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("wait_for_change: a maintenance change cuts the preempted watch short", "[gce][watch]") {
+    auto s = std::make_shared<watch_server>();
+    fake_transport t = serve(s);
+    s->maintenance_watch = [](const http_request&) -> result<http_response> {
+        return answer(200, "MIGRATE_ON_HOST_MAINTENANCE", google("m2"));
+    };
+    s->preempted_watch = [t](const http_request&) { return hang_until_cancelled(t); };
+    client c(test_options(), t);
+    auto first = c.fetch();
+    REQUIRE(first);
+    REQUIRE(first->incarnation == "m1/p1");
+
+    auto next = c.wait_for_change(*first, 30s);
+    REQUIRE(next);
+    CHECK(next->incarnation == "m2/p1");
+    REQUIRE(next->events.size() == 1);
+    CHECK(next->events[0].type == event_type::live_migrate);
+
+    const auto m = urls_with(t, "maintenance-event?wait_for_change=true");
+    REQUIRE(m.size() == 1);
+    CHECK(contains(m[0], "last_etag=m1&timeout_sec=30"));
+    const auto p = urls_with(t, "preempted?wait_for_change=true");
+    REQUIRE(p.size() == 1);
+    CHECK(contains(p[0], "last_etag=p1&timeout_sec=30"));
+    // The preempted value was read again after its watch was cut short.
+    CHECK(urls_with(t, "preempted?alt=text").size() == 2);
+    // The client is usable again: the cut-short lane was reset.
+    CHECK_FALSE(t.cancelled());
+    REQUIRE(c.get("instance/maintenance-event"));
+}
+
+TEST_CASE("wait_for_change: a preempted change cuts the maintenance watch short", "[gce][watch]") {
+    auto s = std::make_shared<watch_server>();
+    fake_transport t = serve(s);
+    s->maintenance_watch = [t](const http_request&) { return hang_until_cancelled(t); };
+    s->preempted_watch = [](const http_request&) -> result<http_response> { return answer(200, "TRUE", google("p2")); };
+    client c(test_options(), t);
+    auto first = c.fetch();
+    REQUIRE(first);
+    auto next = c.wait_for_change(*first, 30s);
+    REQUIRE(next);
+    CHECK(next->incarnation == "m1/p2");
+    REQUIRE(next->events.size() == 1);
+    CHECK(next->events[0].type == event_type::preempted);
+    CHECK(urls_with(t, "maintenance-event?alt=text").size() == 2);
+}
+
+TEST_CASE("wait_for_change: no change by timeout_sec gives the same snapshot, one request per key",
+          "[gce][watch]") {
+    auto s = std::make_shared<watch_server>();
+    fake_transport t = serve(s);
+    s->maintenance_watch = [](const http_request&) -> result<http_response> { return answer(200, "NONE", google("m1")); };
+    s->preempted_watch = [](const http_request&) -> result<http_response> { return answer(200, "FALSE", google("p1")); };
+    client c(test_options(), t);
+    auto first = c.fetch();
+    REQUIRE(first);
+    const auto before = t.request_count();
+    auto next = c.wait_for_change(*first, 5s);
+    REQUIRE(next);
+    CHECK(*next == *first);
+    CHECK(t.request_count() - before == 2);
+}
+
+TEST_CASE("wait_for_change: a document from elsewhere gives a plain fetch", "[gce][watch]") {
+    auto s = std::make_shared<watch_server>();
+    s->m_now = "MIGRATE_ON_HOST_MAINTENANCE";
+    fake_transport t = serve(s);
+    client c(test_options(), t);
+    document azure_doc;
+    azure_doc.origin = cloud::azure;
+    azure_doc.incarnation = "3";
+    for (const document& last : {document{}, azure_doc}) {
+        t.clear();
+        t.otherwise([s](const http_request& r) -> result<http_response> {
+            if (contains(r.url, "/instance/maintenance-event?")) return answer(200, s->m_now, google(s->m_etag));
+            return answer(200, s->p_now, google(s->p_etag));
+        });
+        auto doc = c.wait_for_change(last, 30s);
+        REQUIRE(doc);
+        CHECK(doc->incarnation == "m1/p1");
+        CHECK(doc->events.size() == 1);
+        CHECK(urls_with(t, "wait_for_change").empty());
+    }
+}
+
+TEST_CASE("wait_for_change: when preempted does not exist only maintenance-event is watched", "[gce][watch]") {
+    auto s = std::make_shared<watch_server>();
+    fake_transport t = serve(s);
+    s->maintenance_watch = [](const http_request&) -> result<http_response> { return answer(200, "NONE", google("m1")); };
+    s->preempted_watch = [](const http_request&) -> result<http_response> { return answer(500, "", google()); };
+    client c(test_options(), t);
+    document last;
+    last.origin = cloud::gce;
+    last.incarnation = "m1/";
+    auto next = c.wait_for_change(last, 5s);
+    REQUIRE(next);
+    CHECK(next->incarnation == "m1/p1");  // the key appeared since: it is read, then watched next time
+    CHECK(urls_with(t, "preempted?wait_for_change").empty());
+    CHECK(urls_with(t, "preempted?alt=text").size() == 1);
+}
+
+TEST_CASE("wait_for_change: an error on one key ends the other watch and is returned", "[gce][watch]") {
+    auto s = std::make_shared<watch_server>();
+    fake_transport t = serve(s);
+    s->maintenance_watch = [](const http_request&) -> result<http_response> { return answer(400, "bad", google()); };
+    s->preempted_watch = [t](const http_request&) { return hang_until_cancelled(t); };
+    client c(test_options(), t);
+    document last;
+    last.origin = cloud::gce;
+    last.incarnation = "m1/p1";
+    const auto start = std::chrono::steady_clock::now();
+    auto next = c.wait_for_change(last, 30s);
+    REQUIRE_FALSE(next);
+    CHECK(next.error().code == errc::http_status);
+    CHECK(next.error().http_status == 400);
+    CHECK(std::chrono::steady_clock::now() - start < 5s);  // the 10 s hang was cut short
+}
+
+TEST_CASE("wait_for_change: cancel ends both hanging watches", "[gce][watch]") {
+    auto s = std::make_shared<watch_server>();
+    fake_transport t = serve(s);
+    s->maintenance_watch = [t](const http_request&) { return hang_until_cancelled(t); };
+    s->preempted_watch = [t](const http_request&) { return hang_until_cancelled(t); };
+    client c(test_options(), t);
+    document last;
+    last.origin = cloud::gce;
+    last.incarnation = "m1/p1";
+    std::optional<result<document>> got;
+    const auto start = std::chrono::steady_clock::now();
+    std::thread th([&] { got = c.wait_for_change(last, 30s); });
+    for (int i = 0; i < 5000 && t.request_count() < 2; ++i) std::this_thread::sleep_for(1ms);
+    REQUIRE(t.request_count() == 2);
+    c.cancel();
+    th.join();
+    REQUIRE(got);
+    REQUIRE_FALSE(*got);
+    CHECK(got->error().code == errc::cancelled);
+    CHECK(std::chrono::steady_clock::now() - start < 5s);
+    // Sticky: the next call does not even send.
+    CHECK_FALSE(c.wait_for_change(last, 30s));
+    CHECK(t.request_count() == 2);
+}
+
+TEST_CASE("wait_for_change refuses timeout_sec below one second", "[gce][watch]") {
+    fake_transport t;
+    client c(test_options(), t);
+    document last;
+    last.origin = cloud::gce;
+    last.incarnation = "m1/p1";
+    auto r = c.wait_for_change(last, 0s);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == errc::invalid_argument);
+    CHECK(t.request_count() == 0);
+}
