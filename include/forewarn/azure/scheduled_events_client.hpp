@@ -82,9 +82,11 @@ inline std::string azure_getenv(const char* name) {
 /// "host", "1.2.3.4", "http://host:8080/" -> "http://host", ..., "http://host:8080" (no trailing '/').
 inline std::string azure_normalise_endpoint(std::string_view e) {
     e = forewarn::detail::trim(e);
-    while (!e.empty() && e.back() == '/') e.remove_suffix(1);
+    const auto scheme = e.find("://");
+    const std::size_t keep = scheme == std::string_view::npos ? 0 : scheme + 3;  // never eat "://"
+    while (e.size() > keep && e.back() == '/') e.remove_suffix(1);
     if (e.empty()) return {};
-    if (e.find("://") != std::string_view::npos) return std::string(e);
+    if (scheme != std::string_view::npos) return std::string(e);
     // A bare IPv6 address needs brackets to become a URL authority.
     if (e.find(':') != e.rfind(':') && e.front() != '[') return "http://[" + std::string(e) + ']';
     return "http://" + std::string(e);
@@ -198,7 +200,9 @@ public:
     /// The incarnation of the last document fetch() returned, if any.
     const std::optional<std::string>& last_incarnation() const noexcept { return last_incarnation_; }
 
-    /// GETs and parses the current document. Only a 200 with a well-formed document succeeds.
+    /// GETs and parses the current document. Only a 200 with a well-formed document succeeds;
+    /// 400 is errc::http_status (missing header or api-version), 404 errc::not_found, any other
+    /// status errc::http_status with it, after the retries Azure's rules allow.
     result<document> fetch() {
         if (config_error_) return *config_error_;
         auto answer = request(http_method::get, url(), {}, "GET scheduledevents");
@@ -209,7 +213,7 @@ public:
     }
 
     /**
-     * Approves (starts) events: one POST with every id. An empty list sends nothing. Approving
+     * Approves (starts) events: one POST with every id; any 2xx is success. An empty list sends nothing. Approving
      * is idempotent on Azure's side (200 even when another VM approved already), so retries are
      * safe. On the 2017-03-01 preview the body carries the last fetched DocumentIncarnation;
      * when there is none yet, a fetch() comes first.
@@ -227,7 +231,7 @@ public:
         }
         auto body = write_start_requests(ids, incarnation);
         if (!body) return std::move(body).error();
-        auto answer = request(http_method::post, url(), std::move(*body), "POST StartRequests");
+        auto answer = request(http_method::post, url(), std::move(*body), "POST StartRequests", true);
         if (!answer) return std::move(answer).error();
         return {};
     }
@@ -263,9 +267,10 @@ public:
     }
 
 private:
-    // One exchange with retries: a token from the rate limit, the send, the status checked. Any
-    // 2xx is an answer; the caller interprets the body.
-    result<http_response> request(http_method method, std::string url, std::string body, std::string_view what) {
+    // One exchange with retries: a token from the rate limit, the send, the status checked. A 200
+    // is an answer (any 2xx when `any_2xx`: an approval has no body to read); the caller reads the body.
+    result<http_response> request(http_method method, std::string url, std::string body, std::string_view what,
+                                  bool any_2xx = false) {
         http_request req;
         req.method = method;
         req.url = std::move(url);
@@ -280,7 +285,8 @@ private:
             req.timeout = answered_ ? options_.poll_timeout : options_.first_call_timeout;
             auto r = transport_.send(req);
             if (!r) return r;
-            if (r->status < 200 || r->status > 299) return detail::azure_status_error(r->status, what, options_.api_version);
+            const bool ok = r->status == 200 || (any_2xx && r->status > 200 && r->status <= 299);
+            if (!ok) return detail::azure_status_error(r->status, what, options_.api_version);
             answered_ = true;
             return r;
         };
