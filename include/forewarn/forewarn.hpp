@@ -8,6 +8,7 @@
  */
 
 #include <forewarn/config.hpp>
+#include <forewarn/curl_transport.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/leader.hpp>

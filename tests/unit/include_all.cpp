@@ -3,6 +3,7 @@
 // without `inline` would now be defined twice and fail the link.
 #include <forewarn/forewarn.hpp>
 #include <forewarn/fwd.hpp>
+#include <forewarn/curl_transport.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/leader.hpp>
 #include <forewarn/testing/fake_transport.hpp>
