@@ -72,6 +72,15 @@ int main() {
     check(!bad, "a string DocumentIncarnation is rejected");
     if (!bad) std::printf("rejected as expected: %s\n", bad.error().describe().c_str());
 
+    // libcurl is really linked: a transport is created, and a cancelled one refuses to send
+    // (sticky cancel) without touching the network.
+    forewarn::curl_transport transport;
+    transport.cancel();
+    forewarn::http_request request;
+    request.url = "http://127.0.0.1:9/";
+    const auto sent = transport.send(request);
+    check(!sent && sent.error().code == forewarn::errc::cancelled, "a cancelled curl_transport returns errc::cancelled");
+
     if (failures != 0) return 1;
     std::printf("forewarn-consumer: OK\n");
     return 0;
