@@ -161,7 +161,9 @@ struct curl_exchange {
                     x.body_too_large = true;
                     return 0;
                 }
-                x.response.body.reserve(static_cast<std::size_t>(length));
+                // At most 1 MiB up front: a server that announces a large body and sends nothing
+                // should not cost that memory before a byte arrives.
+                x.response.body.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(length, std::uint64_t(1) << 20)));
             }
             x.response.headers.push_back(http_header{std::string(name), std::string(value)});
             return n;

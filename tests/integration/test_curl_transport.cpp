@@ -43,6 +43,9 @@ http_request get_request(const std::string& url) {
     return r;
 }
 
+/// The error's text, for INFO() beside a REQUIRE on a result.
+std::string why(const forewarn::result<forewarn::http_response>& r) { return r ? std::string("ok") : r.error().describe(); }
+
 long long millis_since(clock_type::time_point start) {
     return static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - start).count());
 }
@@ -99,6 +102,7 @@ TEST_CASE("curl_transport GET: headers go out, status, headers and body come bac
     auto req = get_request(server.url("/metadata/scheduledevents?api-version=2020-07-01"));
     req.headers.push_back({"Metadata", "true"});
     auto r = t.send(req);
+    INFO(why(r));
     REQUIRE(r.has_value());
     CHECK(r->status == 200);
     CHECK(r->body == R"({"DocumentIncarnation":1,"Events":[]})");
@@ -137,6 +141,7 @@ TEST_CASE("curl_transport POST: body and Content-Type arrive whole, without Expe
         req.headers.push_back({"Content-Type", "application/json"});
         req.body = R"({"StartRequests":[{"EventId":"A"}]})";
         auto r = t.send(req);
+        INFO(why(r));
         REQUIRE(r.has_value());
         CHECK(r->status == 200);
         CHECK(r->body == std::to_string(req.body.size()));
@@ -153,6 +158,7 @@ TEST_CASE("curl_transport POST: body and Content-Type arrive whole, without Expe
         req.headers.push_back({"Content-Type", "application/octet-stream"});
         req.body.assign(std::size_t(2) << 20, 'x');
         auto r = t.send(req);
+        INFO(why(r));
         REQUIRE(r.has_value());
         CHECK(r->body == std::to_string(req.body.size()));
         const auto seen = log.all();
@@ -165,6 +171,7 @@ TEST_CASE("curl_transport POST: body and Content-Type arrive whole, without Expe
         req.method = http_method::post;
         req.body = "{}";
         auto r = t.send(req);
+        INFO(why(r));
         REQUIRE(r.has_value());
         const auto seen = log.all();
         REQUIRE(seen.size() == 1);
@@ -186,10 +193,12 @@ TEST_CASE("curl_transport: 404 and 503 are successful sends carrying that status
     curl_transport t;
 
     auto missing = t.send(get_request(server.url("/computeMetadata/v1/instance/nope")));
+    INFO(why(missing));
     REQUIRE(missing.has_value());
     CHECK(missing->status == 404);
 
     auto busy = t.send(get_request(server.url("/busy")));
+    INFO(why(busy));
     REQUIRE(busy.has_value());
     CHECK(busy->status == 503);
     CHECK(busy->body == "try later");
@@ -220,6 +229,7 @@ TEST_CASE("curl_transport keeps one connection alive across requests; a copy ope
             req.headers.push_back({"Content-Type", "application/json"});
         }
         auto r = t.send(req);
+        INFO(why(r));
         REQUIRE(r.has_value());
         REQUIRE(r->status == 200);
     }
@@ -232,12 +242,29 @@ TEST_CASE("curl_transport keeps one connection alive across requests; a copy ope
 
     curl_transport copy = t;
     auto r = copy.send(get_request(server.url("/poll")));
+    INFO(why(r));
     REQUIRE(r.has_value());
     CHECK(copy.connections_opened() == 1);
     CHECK(t.connections_opened() == 1);
     seen = log.all();
     REQUIRE(seen.size() == 7);
     CHECK(seen.back().remote_port != seen.front().remote_port);
+}
+
+TEST_CASE("curl_transport replaces a kept-alive connection the server has closed", "[curl_transport]") {
+    // Answers each connection once, as a keep-alive answer, then hangs up while the client idles.
+    raw_server s([](int fd, const std::string&, const std::atomic<bool>&) {
+        forewarn_test::send_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    });
+    curl_transport t;
+    for (int i = 0; i < 3; ++i) {
+        auto r = t.send(get_request(s.url("/")));
+        INFO("request " << i << ": " << why(r));
+        REQUIRE(r.has_value());
+        CHECK(r->body == "ok");
+    }
+    CHECK(s.connections.get() == 3);
+    CHECK(t.connections_opened() == 3);
 }
 
 TEST_CASE("curl_transport ignores proxy environment variables", "[curl_transport]") {
@@ -280,6 +307,7 @@ TEST_CASE("curl_transport ignores proxy environment variables", "[curl_transport
 
     curl_transport t;
     auto r = t.send(get_request(server.url("/")));
+    INFO(why(r));
     REQUIRE(r.has_value());
     CHECK(r->body == "direct");
     CHECK(log.size() == 1);
@@ -305,6 +333,7 @@ TEST_CASE("curl_transport does not follow redirects", "[curl_transport]") {
 
     curl_transport t;
     auto r = t.send(get_request(origin.url("/moved")));
+    INFO(why(r));
     REQUIRE(r.has_value());
     CHECK(r->status == 302);
     REQUIRE(r->header("Location") != nullptr);
@@ -350,11 +379,13 @@ TEST_CASE("curl_transport caps the response body", "[curl_transport][body_cap]")
         auto req = get_request(server.url("/exact?n=1000"));
         req.max_body = 1000;
         auto ok = t.send(req);
+        INFO(why(ok));
         REQUIRE(ok.has_value());
         CHECK(ok->body.size() == 1000);
         req.url = server.url("/exact?n=1001");
         auto big = t.send(req);
         REQUIRE_FALSE(big.has_value());
+        INFO(big.error().describe());
         CHECK(big.error().code == errc::body_too_large);
         CHECK(big.error().http_status == 200);
     }
@@ -362,10 +393,12 @@ TEST_CASE("curl_transport caps the response body", "[curl_transport][body_cap]")
         limit = std::size_t(10) << 20;
         auto r = t.send(get_request(server.url("/chunked")));
         REQUIRE_FALSE(r.has_value());
+        INFO(r.error().describe());
         CHECK(r.error().code == errc::body_too_large);
         CHECK(r.error().message.find("1048576") != std::string::npos);
         // The transport is still usable after an aborted exchange.
         auto again = t.send(get_request(server.url("/exact?n=3")));
+        INFO(why(again));
         REQUIRE(again.has_value());
         CHECK(again->body == "aaa");
     }
@@ -373,6 +406,7 @@ TEST_CASE("curl_transport caps the response body", "[curl_transport][body_cap]")
         limit = std::size_t(10) << 20;
         auto r = t.send(get_request(server.url("/sized")));
         REQUIRE_FALSE(r.has_value());
+        INFO(r.error().describe());
         CHECK(r.error().code == errc::body_too_large);
         CHECK(r.error().message.find("Content-Length") != std::string::npos);
         std::printf("curl_transport: 10 MiB Content-Length body refused; server got %zu bytes out\n", sent.load());
@@ -382,6 +416,7 @@ TEST_CASE("curl_transport caps the response body", "[curl_transport][body_cap]")
         limit = std::size_t(100) << 20;
         auto r = t.send(get_request(server.url("/chunked")));
         REQUIRE_FALSE(r.has_value());
+        INFO(r.error().describe());
         CHECK(r.error().code == errc::body_too_large);
         // Let httplib notice the closed socket before reading its counter.
         for (int i = 0; i < 100; ++i) {
@@ -430,6 +465,7 @@ TEST_CASE("curl_transport cancel() from another thread ends a hanging request wi
 
     REQUIRE(received.get() == 1);
     REQUIRE_FALSE(r.has_value());
+    INFO(r.error().describe());
     CHECK(r.error().code == errc::cancelled);
     REQUIRE(cancelled_at_ns.load() != 0);
     const auto latency = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -446,6 +482,7 @@ TEST_CASE("curl_transport cancel() from another thread ends a hanging request wi
     const auto sticky_start = clock_type::now();
     auto again = t.send(get_request(server.url("/fast")));
     REQUIRE_FALSE(again.has_value());
+    INFO(again.error().describe());
     CHECK(again.error().code == errc::cancelled);
     CHECK(millis_since(sticky_start) < 1000);
     CHECK(fast_hits.get() == 0);
@@ -453,6 +490,7 @@ TEST_CASE("curl_transport cancel() from another thread ends a hanging request wi
     t.reset();
     CHECK_FALSE(t.cancelled());
     auto after = t.send(get_request(server.url("/fast")));
+    INFO(why(after));
     REQUIRE(after.has_value());
     CHECK(after->body == "fast");
     CHECK(fast_hits.get() == 1);
@@ -471,6 +509,7 @@ TEST_CASE("curl_transport cancel() before send() makes it return at once", "[cur
     t.cancel();
     auto r = t.send(get_request(server.url("/")));
     REQUIRE_FALSE(r.has_value());
+    INFO(r.error().describe());
     CHECK(r.error().code == errc::cancelled);
     CHECK(hits.get() == 0);
     CHECK(t.connections_opened() == 0);
@@ -527,6 +566,7 @@ TEST_CASE("curl_transport connect timeout: a listener whose accept queue is full
         const auto elapsed = millis_since(start);
         std::printf("curl_transport: connect timeout of 400 ms fired after %lld ms\n", elapsed);
         REQUIRE_FALSE(r.has_value());
+        INFO(r.error().describe());
         CHECK(r.error().code == errc::timeout);
         CHECK(r.error().message.find("connect") != std::string::npos);
         CHECK(elapsed >= 300);
@@ -551,6 +591,7 @@ TEST_CASE("curl_transport total timeout: a slow answer and a trickling body", "[
         auto r = t.send(req);
         const auto elapsed = millis_since(start);
         REQUIRE_FALSE(r.has_value());
+        INFO(r.error().describe());
         CHECK(r.error().code == errc::timeout);
         CHECK(r.error().message.find("total timeout") != std::string::npos);
         CHECK(elapsed >= 250);
@@ -572,6 +613,7 @@ TEST_CASE("curl_transport total timeout: a slow answer and a trickling body", "[
         auto r = t.send(req);
         const auto elapsed = millis_since(start);
         REQUIRE_FALSE(r.has_value());
+        INFO(r.error().describe());
         CHECK(r.error().code == errc::timeout);
         CHECK(elapsed >= 1400);
         CHECK(elapsed < 6000);
@@ -607,6 +649,7 @@ TEST_CASE("curl_transport refuses X-Forwarded-For and malformed requests without
     }
     auto r = t.send(req);
     REQUIRE_FALSE(r.has_value());
+    INFO(r.error().describe());
     CHECK(r.error().code == errc::invalid_argument);
     CHECK(hits.get() == 0);
     CHECK(t.connections_opened() == 0);
@@ -617,6 +660,7 @@ TEST_CASE("curl_transport connection failures are errc::transport", "[curl_trans
         curl_transport t;
         auto r = t.send(get_request("http://127.0.0.1:" + std::to_string(forewarn_test::closed_port()) + "/"));
         REQUIRE_FALSE(r.has_value());
+        INFO(r.error().describe());
         CHECK(r.error().code == errc::transport);
         CHECK_FALSE(r.error().message.empty());
     }
@@ -627,6 +671,7 @@ TEST_CASE("curl_transport connection failures are errc::transport", "[curl_trans
         curl_transport t;
         auto r = t.send(get_request(cut.url("/")));
         REQUIRE_FALSE(r.has_value());
+        INFO(r.error().describe());
         CHECK(r.error().code == errc::transport);
     }
     SECTION("the server closes the connection mid-body (chunked)") {
@@ -636,6 +681,7 @@ TEST_CASE("curl_transport connection failures are errc::transport", "[curl_trans
         curl_transport t;
         auto r = t.send(get_request(cut.url("/")));
         REQUIRE_FALSE(r.has_value());
+        INFO(r.error().describe());
         CHECK(r.error().code == errc::transport);
     }
     SECTION("the server closes without answering") {
@@ -643,6 +689,7 @@ TEST_CASE("curl_transport connection failures are errc::transport", "[curl_trans
         curl_transport t;
         auto r = t.send(get_request(mute.url("/")));
         REQUIRE_FALSE(r.has_value());
+        INFO(r.error().describe());
         CHECK(r.error().code == errc::transport);
     }
 }
@@ -661,6 +708,7 @@ TEST_CASE("curl_transport keeps the last header block (after 100 Continue)", "[c
     req.body = "{}";
     req.headers.push_back({"Content-Type", "application/json"});
     auto r = t.send(req);
+    INFO(why(r));
     REQUIRE(r.has_value());
     CHECK(r->status == 200);
     CHECK(r->body == "ok");
@@ -696,6 +744,7 @@ TEST_CASE("curl_transport copies are independent, moves carry the connection", "
     std::thread waiter([&] { hung = original.send(hang); });
     REQUIRE(received.wait_for_at_least(1, 10s));
     auto fast = copy.send(get_request(server.url("/fast")));
+    INFO(why(fast));
     REQUIRE(fast.has_value());
     CHECK(fast->body == "fast");
 
@@ -703,17 +752,22 @@ TEST_CASE("curl_transport copies are independent, moves carry the connection", "
     original.cancel();
     waiter.join();
     REQUIRE_FALSE(hung.has_value());
+    INFO(hung.error().describe());
     CHECK(hung.error().code == errc::cancelled);
     CHECK_FALSE(copy.cancelled());
-    CHECK(copy.send(get_request(server.url("/fast"))).has_value());
+    auto still = copy.send(get_request(server.url("/fast")));
+    INFO(why(still));
+    CHECK(still.has_value());
 
     // Moves take the live connection along; the moved-from object fails cleanly.
     curl_transport moved = std::move(copy);
     auto m = moved.send(get_request(server.url("/fast")));
+    INFO(why(m));
     REQUIRE(m.has_value());
     CHECK(moved.connections_opened() == 1);
     auto gone = copy.send(get_request(server.url("/fast")));  // NOLINT(bugprone-use-after-move): on purpose
     REQUIRE_FALSE(gone.has_value());
+    INFO(gone.error().describe());
     CHECK(gone.error().code == errc::invalid_argument);
     copy.cancel();  // harmless on a moved-from transport
     copy.reset();
