@@ -292,6 +292,10 @@ TEST_CASE("malformed JSON fails with the parse offset", "[azure][parse]") {
     CHECK(rejected(R"({"DocumentIncarnation":1,"Events":[]} {})", errc::parse_error).offset == 38);  // trailing garbage
     rejected(R"({"DocumentIncarnation":1,"Events":[]}x)", errc::parse_error);
     rejected("<html><body>502 Bad Gateway</body></html>", errc::parse_error);
+    // Regression: a NUL byte used to end the text for RapidJSON, hiding what followed.
+    CHECK(rejected(std::string(R"({"DocumentIncarnation":1,"Events":[]})") + '\0' + R"({"Events":[)",
+                   errc::parse_error)
+              .offset == 37);
     rejected(R"({"DocumentIncarnation":1,"Events":[],})", errc::parse_error);
     rejected(R"({'DocumentIncarnation':1})", errc::parse_error);
     // Invalid UTF-8 inside a string (a lone continuation byte, an overlong encoding).

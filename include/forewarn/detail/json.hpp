@@ -36,6 +36,12 @@ inline result<rapidjson::Document> parse_json(std::string_view text, const json_
     bool in_string = false, escaped = false;
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
+        if (c == '\0') {
+            // RapidJSON's memory stream reads a NUL as the end of input: "[1]\0junk" would pass.
+            error e(errc::parse_error, "malformed JSON: NUL byte in the text");
+            e.offset = i;
+            return e;
+        }
         if (in_string) {
             if (escaped)
                 escaped = false;
