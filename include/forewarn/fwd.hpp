@@ -29,6 +29,7 @@ template <class T, class>
 struct is_transport;
 
 class curl_transport;
+struct curl_transport_options;
 
 struct retry_options;
 class retry_policy;
