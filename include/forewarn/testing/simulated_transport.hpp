@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <forewarn/config.hpp>
+#include <forewarn/result.hpp>
+#include <forewarn/testing/scenario.hpp>
+#include <forewarn/transport.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+
+FOREWARN_BEGIN_NAMESPACE
+namespace testing {
+
+/**
+ * The scenario engine behind the transport interface: forewarn's clients talk to the emulated
+ * Azure and GCE services in-process, with no socket and no sleep. Time moves only when the test
+ * calls scenario().advance(); a hanging GCE request blocks the calling thread until the watched
+ * value changes, its timeout_sec (or the request's own timeout) passes in scenario time, or
+ * cancel(). Fault directives become transport errors: a connection closed mid-body is
+ * errc::transport, a delay or stall at least as long as the request's timeout is errc::timeout.
+ *
+ * Copies share the scenario and the cancel state (cancel() on any copy stops them all, until
+ * reset()), so a test can keep one copy and hand another to a client.
+ *
+ * @code
+ * auto s = std::make_shared<forewarn::testing::scenario>();
+ * forewarn::testing::simulated_transport t(s);
+ * forewarn::azure::basic_scheduled_events_client<forewarn::testing::simulated_transport> client({}, t);
+ * s->add_azure_event({});                 // a Freeze with 15 min notice
+ * auto doc = client.fetch();              // Scheduled
+ * s->advance(std::chrono::minutes(15));   // NotBefore passes
+ * doc = client.fetch();                   // Started
+ * @endcode
+ */
+class simulated_transport {
+public:
+    /// A transport over a new scenario with default settings.
+    simulated_transport() : simulated_transport(std::make_shared<testing::scenario>()) {}
+    /// A transport over `s`; requests are answered as the VM called `vm` ("" : the scenario's first).
+    explicit simulated_transport(std::shared_ptr<testing::scenario> s, std::string vm = {})
+        : scenario_(std::move(s)), shared_(std::make_shared<shared_state>()), vm_(std::move(vm)) {}
+
+    /// The scenario this transport talks to.
+    testing::scenario& scenario() const noexcept { return *scenario_; }
+    const std::shared_ptr<testing::scenario>& shared_scenario() const noexcept { return scenario_; }
+    /// A transport on the same scenario answered as another VM (its own cancel state).
+    simulated_transport as_vm(std::string vm) const { return simulated_transport(scenario_, std::move(vm)); }
+
+    result<http_response> send(const http_request& request) {
+        if (shared_->cancelled.load()) return error(errc::cancelled, "request cancelled");
+        emulated_response r;
+        if (vm_.empty()) {
+            r = scenario_->handle(request, &shared_->cancelled);
+        } else {
+            http_request as_vm = request;
+            as_vm.headers.push_back({std::string(testing::scenario::vm_header), vm_});
+            r = scenario_->handle(as_vm, &shared_->cancelled);
+        }
+        if (shared_->cancelled.load()) return error(errc::cancelled, "request cancelled");
+        // Delays are scenario time and are not slept: only whether they outlast the timeout matters.
+        const bool outlasts = request.timeout.count() > 0 && r.delay >= request.timeout;
+        switch (r.what) {
+        case emulated_response::action::cancelled: return error(errc::cancelled, "request cancelled");
+        case emulated_response::action::timed_out:
+            return error(errc::timeout, "no answer within " + std::to_string(request.timeout.count()) + " ms (scenario time)");
+        case emulated_response::action::stall:
+            if (outlasts || r.delay == scenario_duration::max())
+                return error(errc::timeout, "no answer within " + std::to_string(request.timeout.count()) + " ms (stalled)");
+            return error(errc::transport, "connection closed without an answer");
+        case emulated_response::action::close_mid_body:
+            if (outlasts) return error(errc::timeout, "no answer within " + std::to_string(request.timeout.count()) + " ms");
+            return error(errc::transport, "connection closed after " + std::to_string(r.close_after) + " of " +
+                                              std::to_string(r.body.size()) + " body bytes");
+        case emulated_response::action::answer: break;
+        }
+        if (outlasts) return error(errc::timeout, "no answer within " + std::to_string(request.timeout.count()) + " ms");
+        if (r.body.size() > request.max_body)
+            return error(errc::body_too_large, "response body larger than " + std::to_string(request.max_body) + " bytes");
+        http_response out;
+        out.status = r.status;
+        out.headers = std::move(r.headers);
+        out.body = std::move(r.body);
+        return out;
+    }
+
+    /// Sticky: the in-flight send (even one hanging on a GCE watch) and every later one return
+    /// errc::cancelled until reset().
+    void cancel() noexcept {
+        shared_->cancelled.store(true);
+        scenario_->wake();
+    }
+    void reset() noexcept { shared_->cancelled.store(false); }
+    bool cancelled() const noexcept { return shared_->cancelled.load(); }
+
+private:
+    struct shared_state {
+        std::atomic<bool> cancelled{false};
+    };
+    std::shared_ptr<testing::scenario> scenario_;
+    std::shared_ptr<shared_state> shared_;
+    std::string vm_;
+};
+
+static_assert(is_transport_v<simulated_transport>);
+
+}  // namespace testing
+FOREWARN_END_NAMESPACE
