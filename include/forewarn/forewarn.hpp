@@ -9,9 +9,12 @@
 
 #include <forewarn/config.hpp>
 #include <forewarn/curl_transport.hpp>
+#include <forewarn/detect.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
+#include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/leader.hpp>
+#include <forewarn/poller.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/retry.hpp>
 #include <forewarn/transport.hpp>

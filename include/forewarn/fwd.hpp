@@ -35,6 +35,19 @@ struct retry_options;
 class retry_policy;
 class token_bucket;
 
+struct detect_options;
+struct detection;
+
+namespace gce {
+struct client_options;
+struct get_options;
+struct metadata_value;
+struct instance_identity;
+template <class Transport = curl_transport>
+class basic_metadata_client;
+using metadata_client = basic_metadata_client<>;
+}  // namespace gce
+
 namespace azure {
 struct client_options;
 struct instance_identity;

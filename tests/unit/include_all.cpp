@@ -4,7 +4,13 @@
 #include <forewarn/forewarn.hpp>
 #include <forewarn/fwd.hpp>
 #include <forewarn/curl_transport.hpp>
+#include <forewarn/detect.hpp>
 #include <forewarn/diff.hpp>
+#include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/leader.hpp>
+#include <forewarn/poller.hpp>
+#include <forewarn/testing/manual_clock.hpp>
+#include <forewarn/detail/state_file.hpp>
+#include <forewarn/detail/wake_signal.hpp>
 #include <forewarn/testing/fake_transport.hpp>
 #include <forewarn/detail/json.hpp>

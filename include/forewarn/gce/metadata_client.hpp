@@ -322,7 +322,8 @@ inline result<std::optional<event>> preempted_event_from(std::string_view body) 
  * One thread uses a client at a time; cancel() may come from any thread. wait_for_change() runs
  * its second hanging GET on a thread of its own, on a copy of the transport.
  */
-template <class Transport = curl_transport>
+// The default, curl_transport, is given in fwd.hpp, where this template is declared first.
+template <class Transport>
 class basic_metadata_client {
 public:
     using transport_type = Transport;
