@@ -452,8 +452,9 @@ private:
                 return error(errc::timeout, message(outcome, what), x.response.status);
             }
             if (outcome == CURLE_ABORTED_BY_CALLBACK) return error(errc::cancelled, "request cancelled");
-            if (outcome == CURLE_UNSUPPORTED_PROTOCOL || outcome == CURLE_URL_MALFORMAT)
-                return error(errc::invalid_argument, message(outcome, "bad URL"));
+            // The scheme was checked above, so CURLE_UNSUPPORTED_PROTOCOL here is the server's doing
+            // (an HTTP/0.9 answer, say) and stays a transport error.
+            if (outcome == CURLE_URL_MALFORMAT) return error(errc::invalid_argument, message(outcome, "bad URL"));
             return error(errc::transport, message(outcome, "request to " + std::string(detail::url_authority(request.url)) + " failed"),
                          x.response.status);
         }

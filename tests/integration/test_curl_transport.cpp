@@ -644,6 +644,9 @@ TEST_CASE("curl_transport refuses X-Forwarded-For and malformed requests without
     SECTION("a non-HTTP URL") {
         req.url = "file:///etc/passwd";
     }
+    SECTION("a malformed http URL") {
+        req.url = "http://[::1/";
+    }
     SECTION("a zero timeout") {
         req.timeout = 0ms;
     }
@@ -683,6 +686,39 @@ TEST_CASE("curl_transport connection failures are errc::transport", "[curl_trans
         REQUIRE_FALSE(r.has_value());
         INFO(r.error().describe());
         CHECK(r.error().code == errc::transport);
+    }
+    SECTION("an answer that is not HTTP") {
+        raw_server junk([](int fd, const std::string&, const std::atomic<bool>&) {
+            forewarn_test::send_all(fd, "SSH-2.0-OpenSSH_9.2\r\n");
+        });
+        curl_transport t;
+        auto r = t.send(get_request(junk.url("/")));
+        INFO(why(r));
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == errc::transport);
+    }
+    SECTION("a header block larger than max_header_bytes") {
+        raw_server bloated([](int fd, const std::string&, const std::atomic<bool>&) {
+            std::string answer = "HTTP/1.1 200 OK\r\n";
+            for (int i = 0; i < 100; ++i) answer += "X-Padding-" + std::to_string(i) + ": " + std::string(1000, 'p') + "\r\n";
+            answer += "Content-Length: 2\r\n\r\nok";
+            forewarn_test::send_all(fd, answer);
+        });
+        curl_transport t;  // default cap 64 KiB; the block is ~100 KB
+        auto r = t.send(get_request(bloated.url("/")));
+        INFO(why(r));
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == errc::transport);
+        CHECK(r.error().message.find("headers") != std::string::npos);
+
+        curl_transport_options roomy;
+        roomy.max_header_bytes = 256 * 1024;
+        curl_transport t2(roomy);
+        auto ok = t2.send(get_request(bloated.url("/")));
+        INFO(why(ok));
+        REQUIRE(ok.has_value());
+        CHECK(ok->headers.size() == 101);
+        CHECK(ok->body == "ok");
     }
     SECTION("the server closes without answering") {
         raw_server mute([](int, const std::string&, const std::atomic<bool>&) {});
