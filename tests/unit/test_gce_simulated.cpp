@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+// gce::basic_metadata_client against the scenario engine (testing::simulated_transport): the same
+// GCE rules as forewarn-emulator, in-process, on a manual clock (no sleeping).
+#include <forewarn/gce/metadata_client.hpp>
+#include <forewarn/testing/scenario.hpp>
+#include <forewarn/testing/simulated_transport.hpp>
+
+#include "catch.hpp"
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+
+using namespace std::chrono_literals;
+using forewarn::cloud;
+using forewarn::document;
+using forewarn::errc;
+using forewarn::event_type;
+using forewarn::result;
+using forewarn::testing::scenario;
+using forewarn::testing::simulated_transport;
+namespace gce = forewarn::gce;
+
+namespace {
+
+using client = gce::basic_metadata_client<simulated_transport>;
+
+gce::client_options sim_options() {
+    gce::client_options o;
+    o.endpoint = "http://169.254.169.254";
+    o.rate_limit = false;
+    o.retry.initial_backoff = 1ms;
+    o.retry.max_backoff = 2ms;
+    return o;
+}
+
+// Runs wait_for_change on a thread; a call that hangs where it must not is cancelled after a
+// bounded real-time wait, so a broken client fails the test instead of hanging it.
+struct async_wait {
+    async_wait(client& c, const document& last, std::chrono::seconds timeout_sec)
+        : c_(c), f_(std::async(std::launch::async, [&c, last, timeout_sec] { return c.wait_for_change(last, timeout_sec); })) {}
+    result<document> get() {
+        if (f_.wait_for(10s) != std::future_status::ready) {
+            c_.cancel();
+            FAIL_CHECK("wait_for_change did not return");
+        }
+        return f_.get();
+    }
+    client& c_;
+    std::future<result<document>> f_;
+};
+
+}  // namespace
+
+TEST_CASE("simulated: fetch reads both keys; the incarnation is their ETags", "[gce][simulated]") {
+    auto s = std::make_shared<scenario>();
+    client c(sim_options(), simulated_transport(s));
+    auto doc = c.fetch();
+    REQUIRE(doc);
+    CHECK(doc->origin == cloud::gce);
+    CHECK(doc->events.empty());
+    CHECK(doc->incarnation ==
+          s->gce_etag("instance/maintenance-event") + "/" + s->gce_etag("instance/preempted"));
+}
+
+TEST_CASE("simulated: identity comes from the scenario's VM", "[gce][simulated]") {
+    auto s = std::make_shared<scenario>();
+    client c(sim_options(), simulated_transport(s));
+    auto id = c.identity();
+    REQUIRE(id);
+    CHECK(id->name == s->config().vms[0].name);
+    CHECK(id->id == s->config().vms[0].gce_id);
+    CHECK_FALSE(id->hostname.empty());
+    CHECK_FALSE(id->preemptible);
+    CHECK(id->on_host_maintenance == "MIGRATE");
+}
+
+TEST_CASE("simulated: wait_for_change holds both keys and wakes on either", "[gce][simulated]") {
+    const std::string key = GENERATE(std::string("instance/maintenance-event"), std::string("instance/preempted"));
+    auto s = std::make_shared<scenario>();
+    client c(sim_options(), simulated_transport(s));
+    REQUIRE(c.identity());
+    auto first = c.fetch();
+    REQUIRE(first);
+    async_wait w(c, *first, 60s);
+    REQUIRE(s->wait_until_hanging(2));
+    s->set_gce(key, key == "instance/preempted" ? "TRUE" : "MIGRATE_ON_HOST_MAINTENANCE");
+    auto next = w.get();
+    REQUIRE(next);
+    REQUIRE(next->events.size() == 1);
+    const auto& e = next->events[0];
+    CHECK(e.type == (key == "instance/preempted" ? event_type::preempted : event_type::live_migrate));
+    CHECK(e.affects(s->config().vms[0].name));
+    CHECK(next->incarnation ==
+          s->gce_etag("instance/maintenance-event") + "/" + s->gce_etag("instance/preempted"));
+}
+
+TEST_CASE("simulated: timeout_sec passing with no change gives the same snapshot", "[gce][simulated]") {
+    auto s = std::make_shared<scenario>();
+    client c(sim_options(), simulated_transport(s));
+    auto first = c.fetch();
+    REQUIRE(first);
+    s->clear_requests();
+    async_wait w(c, *first, 30s);
+    REQUIRE(s->wait_until_hanging(2));
+    s->advance(30s);
+    auto same = w.get();
+    REQUIRE(same);
+    CHECK(*same == *first);
+    CHECK(s->requests().size() == 2);  // one hanging GET per key, nothing else
+}
+
+TEST_CASE("simulated: a change between two calls is returned at once", "[gce][simulated]") {
+    auto s = std::make_shared<scenario>();
+    client c(sim_options(), simulated_transport(s));
+    auto first = c.fetch();
+    REQUIRE(first);
+    s->set_gce("instance/maintenance-event", "TERMINATE_ON_HOST_MAINTENANCE");
+    async_wait w(c, *first, 60s);  // no advance(): only last_etag can make it return
+    auto next = w.get();
+    REQUIRE(next);
+    REQUIRE(next->events.size() == 1);
+    CHECK(next->events[0].type == event_type::host_terminate);
+}
+
+TEST_CASE("simulated: a maintenance window from NONE to MIGRATE and back", "[gce][simulated]") {
+    auto s = std::make_shared<scenario>();
+    client c(sim_options(), simulated_transport(s));
+    auto doc = c.fetch();
+    REQUIRE(doc);
+    forewarn::testing::scenario_step begin;
+    begin.what = forewarn::testing::scenario_step::kind::gce_set;
+    begin.at = 10s;
+    begin.gce_values.emplace_back("instance/maintenance-event", std::string("MIGRATE_ON_HOST_MAINTENANCE"));
+    auto end = begin;
+    end.at = 70s;
+    end.gce_values.clear();
+    end.gce_values.emplace_back("instance/maintenance-event", std::string("NONE"));
+    s->add_step(begin);
+    s->add_step(end);
+
+    async_wait w1(c, *doc, 60s);
+    REQUIRE(s->wait_until_hanging(2));
+    s->advance(10s);
+    auto during = w1.get();
+    REQUIRE(during);
+    REQUIRE(during->events.size() == 1);
+    CHECK(during->events[0].id == "maintenance-event:MIGRATE_ON_HOST_MAINTENANCE");
+
+    async_wait w2(c, *during, 120s);
+    REQUIRE(s->wait_until_hanging(2));
+    s->advance(60s);
+    auto after = w2.get();
+    REQUIRE(after);
+    CHECK(after->events.empty());
+}
+
+TEST_CASE("simulated: a 503 on the watch is retried", "[gce][simulated]") {
+    auto s = std::make_shared<scenario>();
+    client c(sim_options(), simulated_transport(s));
+    auto first = c.fetch();
+    REQUIRE(first);
+    forewarn::testing::fault_spec f;
+    f.what = forewarn::testing::fault_spec::kind::status;
+    f.status = 503;
+    f.service = "gce";
+    f.path = "maintenance-event";
+    f.count = 1;
+    s->inject_fault(f);
+    s->clear_requests();
+    async_wait w(c, *first, 30s);
+    REQUIRE(s->wait_until_hanging(2));
+    s->set_gce("instance/maintenance-event", "MIGRATE_ON_HOST_MAINTENANCE");
+    auto next = w.get();
+    REQUIRE(next);
+    REQUIRE(next->events.size() == 1);
+    int maintenance_watches = 0;
+    for (const auto& r : s->requests())
+        if (r.target.find("maintenance-event?wait_for_change=true") != std::string::npos) ++maintenance_watches;
+    CHECK(maintenance_watches == 2);
+}
+
+TEST_CASE("simulated: cancel ends wait_for_change; reset makes the client usable", "[gce][simulated]") {
+    auto s = std::make_shared<scenario>();
+    client c(sim_options(), simulated_transport(s));
+    auto first = c.fetch();
+    REQUIRE(first);
+    async_wait w(c, *first, 60s);
+    REQUIRE(s->wait_until_hanging(2));
+    c.cancel();
+    auto r = w.get();
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == errc::cancelled);
+    c.reset();
+    REQUIRE(c.fetch());
+}
