@@ -877,7 +877,9 @@ public:
             r = text_response(404, "not found");
         }
         entry.status = r.status;
-        std::string line = std::string(request.method == http_method::post ? "POST " : "GET ") + entry.target + " -> ";
+        std::string verb = request.method == http_method::post ? "POST" : "GET";
+        if (const auto* m = find_header(request.headers, "X-Http-Method")) verb = *m;
+        std::string line = verb + " " + entry.target + " -> ";
         switch (r.what) {
         case emulated_response::action::answer: line += std::to_string(r.status); break;
         case emulated_response::action::close_mid_body: line += std::to_string(r.status) + " (closed mid-body)"; break;
