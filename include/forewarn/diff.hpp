@@ -57,15 +57,20 @@ struct change {
     recover_reason reason = recover_reason::none;
     /// For updated and for Scheduled -> Started: the event as it was before.
     std::optional<forewarn::event> previous;
+    cloud origin = cloud::none;  ///< the service of the document that showed the change
+    std::string incarnation;     ///< that document's incarnation (Azure DocumentIncarnation, GCE ETags)
 };
 
 namespace detail {
 
-inline change make_change(change_kind kind, const event& e, recover_reason reason = recover_reason::none) {
+inline change make_change(const document& d, change_kind kind, const event& e,
+                          recover_reason reason = recover_reason::none) {
     change c;
     c.kind = kind;
     c.event = e;
     c.reason = reason;
+    c.origin = d.origin;
+    c.incarnation = d.incarnation;
     return c;
 }
 
@@ -107,17 +112,17 @@ inline std::vector<change> diff(const document& previous, const document& curren
         const auto it = before.find(e.id);
         if (it == before.end()) {
             out.push_back(detail::make_change(
-                e.status == event_status::started ? change_kind::started : change_kind::prepare, e));
+                current, e.status == event_status::started ? change_kind::started : change_kind::prepare, e));
             continue;
         }
         const event& old = *it->second;
         if (old == e) continue;
         if (old.status != event_status::started && e.status == event_status::started) {
-            change c = detail::make_change(change_kind::started, e);
+            change c = detail::make_change(current, change_kind::started, e);
             c.previous = old;
             out.push_back(std::move(c));
         } else {
-            change c = detail::make_change(change_kind::updated, e);
+            change c = detail::make_change(current, change_kind::updated, e);
             c.previous = old;
             out.push_back(std::move(c));
         }
@@ -131,7 +136,7 @@ inline std::vector<change> diff(const document& previous, const document& curren
         const bool gce = previous.origin == cloud::gce || current.origin == cloud::gce;
         const recover_reason why = (!gce && e.status == event_status::scheduled) ? recover_reason::cancelled
                                                                                   : recover_reason::completed;
-        out.push_back(detail::make_change(change_kind::recover, e, why));
+        out.push_back(detail::make_change(current, change_kind::recover, e, why));
     }
     return out;
 }

@@ -59,6 +59,8 @@ TEST_CASE("diff: a new Scheduled event is prepare, a new Started event is starte
     CHECK(changes[1].event.id == "B");
     CHECK(changes[0].reason == recover_reason::none);
     CHECK_FALSE(changes[0].previous.has_value());
+    CHECK(changes[0].origin == cloud::azure);
+    CHECK(changes[0].incarnation == "1");
 }
 
 TEST_CASE("diff: an event of unknown status is prepared, never dropped", "[diff]") {
