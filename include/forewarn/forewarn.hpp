@@ -7,6 +7,8 @@
  * The umbrella header: everything a service needs. See README.md for a first program.
  */
 
+#include <forewarn/azure/parse.hpp>
+#include <forewarn/azure/scheduled_events_client.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/curl_transport.hpp>
 #include <forewarn/detect.hpp>
@@ -16,4 +18,5 @@
 #include <forewarn/leader.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/retry.hpp>
+#include <forewarn/time.hpp>
 #include <forewarn/transport.hpp>

@@ -3,6 +3,9 @@
 // without `inline` would now be defined twice and fail the link.
 #include <forewarn/forewarn.hpp>
 #include <forewarn/fwd.hpp>
+#include <forewarn/azure/parse.hpp>
+#include <forewarn/azure/scheduled_events_client.hpp>
+#include <forewarn/time.hpp>
 #include <forewarn/curl_transport.hpp>
 #include <forewarn/detect.hpp>
 #include <forewarn/diff.hpp>
