@@ -31,11 +31,12 @@ namespace {
 namespace testing = forewarn::testing;
 
 void usage(std::FILE* out) {
-    std::fputs("usage: forewarn-emulator [--listen HOST:PORT] [--scenario FILE] [--speed X] [--quiet]\n"
-               "                         [--exit-with-parent]\n"
+    std::fputs("usage: forewarn-emulator [--listen HOST:PORT] [--scenario FILE] [--speed X] [--rate-limit N]\n"
+               "                         [--quiet] [--exit-with-parent]\n"
                "  --listen HOST:PORT   address to serve (default 127.0.0.1:0, port 0: any free port)\n"
                "  --scenario FILE      a scenario file (docs/emulator.md); default: both services, nothing scheduled\n"
                "  --speed X            scenario seconds per real second (default: the scenario's, else 1)\n"
+               "  --rate-limit N       Azure requests per second before 429 (default: the scenario's, else 5; 0: off)\n"
                "  --quiet              print only the \"listening on\" line\n"
                "  --exit-with-parent   stop when the process that started it goes away (tests)\n"
                "The first stdout line is \"listening on http://HOST:PORT\". Control API: /emulator/v1/.\n",
@@ -117,6 +118,7 @@ int main(int argc, char** argv) {
     std::string listen = "127.0.0.1:0";
     std::string scenario_path;
     double speed = 0;
+    long rate_limit = -1;
     bool quiet = false, exit_with_parent = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -135,6 +137,14 @@ int main(int argc, char** argv) {
             speed = std::strtod(text, &end);
             if (end == text || *end != '\0' || !(speed > 0) || speed > 1e6) {
                 std::fprintf(stderr, "forewarn-emulator: --speed wants a number > 0, got \"%s\"\n", text);
+                return 2;
+            }
+        } else if (arg == "--rate-limit") {
+            char* end = nullptr;
+            const char* text = value("--rate-limit");
+            rate_limit = std::strtol(text, &end, 10);
+            if (end == text || *end != '\0' || rate_limit < 0 || rate_limit > 1000000) {
+                std::fprintf(stderr, "forewarn-emulator: --rate-limit wants an integer >= 0, got \"%s\"\n", text);
                 return 2;
             }
         } else if (arg == "--quiet") quiet = true;
@@ -171,6 +181,7 @@ int main(int argc, char** argv) {
         config = std::move(*loaded);
     }
     if (speed == 0) speed = config.speed;
+    if (rate_limit >= 0) config.rate_limit = static_cast<unsigned>(rate_limit);
 
     // Signals are taken by one thread with sigwait: every other thread (httplib's pool included)
     // inherits this mask, so a handler never runs in the middle of the engine.
