@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -80,6 +81,14 @@ class loopback_server {
 public:
     explicit loopback_server(const std::function<void(httplib::Server&, loopback_server&)>& setup) {
         server_.set_keep_alive_max_count(1000);
+        // httplib writes headers and body separately without TCP_NODELAY: on a kept-alive
+        // connection Nagle then waits for the client's delayed ACK, ~40 ms per answer. Accepted
+        // sockets inherit the option from the listener.
+        server_.set_socket_options([](socket_t sock) {
+            int yes = 1;
+            ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+            ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
+        });
         setup(server_, *this);
         port_ = server_.bind_to_any_port("127.0.0.1");
         if (port_ > 0) {
