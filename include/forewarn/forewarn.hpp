@@ -16,6 +16,7 @@
 #include <forewarn/event.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/leader.hpp>
+#include <forewarn/poller.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/retry.hpp>
 #include <forewarn/time.hpp>

@@ -11,5 +11,11 @@
 #include <forewarn/diff.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/leader.hpp>
+#include <forewarn/poller.hpp>
+#include <forewarn/testing/manual_clock.hpp>
+#include <forewarn/detail/state_file.hpp>
+#include <forewarn/detail/wake_signal.hpp>
 #include <forewarn/testing/fake_transport.hpp>
+#include <forewarn/testing/scenario.hpp>
+#include <forewarn/testing/simulated_transport.hpp>
 #include <forewarn/detail/json.hpp>
