@@ -294,6 +294,7 @@ public:
         return state_ ? state_->connections.load(std::memory_order_relaxed) : 0;
     }
 
+    /// The options this transport was built with (copies get the same).
     const curl_transport_options& options() const noexcept {
         static const curl_transport_options defaults{};
         return state_ ? state_->options : defaults;
