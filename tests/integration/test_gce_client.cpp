@@ -278,8 +278,9 @@ TEST_CASE("loopback: wait_for_change returns when either key changes during the 
     const double latency = std::chrono::duration<double, std::milli>(returned_at - changed_at).count();
     CHECK(latency < 5000);  // far below the 30 s timeout_sec; the figure itself is printed
     std::printf("gce loopback: change of %s reached the caller in %.2f ms\n", key.c_str(), latency);
-    // One hanging GET per key, then one plain read of the key that did not change.
+    // One hanging GET per key and nothing else: the key that did not change keeps its value.
     CHECK(s.count("wait_for_change=true") == 2);
+    CHECK(s.log().size() == 4);  // fetch (2) + the two watches
 
     // The next wait starts from the new ETags: nothing is reported twice.
     auto again = c.wait_for_change(**got, 1s);

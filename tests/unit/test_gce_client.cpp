@@ -659,6 +659,7 @@ std::vector<std::string> urls_with(const fake_transport& t, const std::string& p
 
 TEST_CASE("wait_for_change: a maintenance change cuts the preempted watch short", "[gce][watch]") {
     auto s = std::make_shared<watch_server>();
+    s->p_now = "TRUE";
     fake_transport t = serve(s);
     s->maintenance_watch = [](const http_request&) -> result<http_response> {
         return answer(200, "MIGRATE_ON_HOST_MAINTENANCE", google("m2"));
@@ -668,12 +669,14 @@ TEST_CASE("wait_for_change: a maintenance change cuts the preempted watch short"
     auto first = c.fetch();
     REQUIRE(first);
     REQUIRE(first->incarnation == "m1/p1");
+    REQUIRE(first->events.size() == 1);
 
     auto next = c.wait_for_change(*first, 30s);
     REQUIRE(next);
     CHECK(next->incarnation == "m2/p1");
-    REQUIRE(next->events.size() == 1);
+    REQUIRE(next->events.size() == 2);
     CHECK(next->events[0].type == event_type::live_migrate);
+    CHECK(next->events[1].type == event_type::preempted);  // kept from `first`, with its ETag
 
     const auto m = urls_with(t, "maintenance-event?wait_for_change=true");
     REQUIRE(m.size() == 1);
@@ -681,8 +684,8 @@ TEST_CASE("wait_for_change: a maintenance change cuts the preempted watch short"
     const auto p = urls_with(t, "preempted?wait_for_change=true");
     REQUIRE(p.size() == 1);
     CHECK(contains(p[0], "last_etag=p1&timeout_sec=30"));
-    // The preempted value was read again after its watch was cut short.
-    CHECK(urls_with(t, "preempted?alt=text").size() == 2);
+    // The cut-short key is not read again: its value and ETag come from `first`.
+    CHECK(urls_with(t, "preempted?alt=text").size() == 1);
     // The client is usable again: the cut-short lane was reset.
     CHECK_FALSE(t.cancelled());
     REQUIRE(c.get("instance/maintenance-event"));
@@ -690,6 +693,7 @@ TEST_CASE("wait_for_change: a maintenance change cuts the preempted watch short"
 
 TEST_CASE("wait_for_change: a preempted change cuts the maintenance watch short", "[gce][watch]") {
     auto s = std::make_shared<watch_server>();
+    s->m_now = "SOMETHING_NEW";
     fake_transport t = serve(s);
     s->maintenance_watch = [t](const http_request&) { return hang_until_cancelled(t); };
     s->preempted_watch = [](const http_request&) -> result<http_response> { return answer(200, "TRUE", google("p2")); };
@@ -699,9 +703,47 @@ TEST_CASE("wait_for_change: a preempted change cuts the maintenance watch short"
     auto next = c.wait_for_change(*first, 30s);
     REQUIRE(next);
     CHECK(next->incarnation == "m1/p2");
-    REQUIRE(next->events.size() == 1);
-    CHECK(next->events[0].type == event_type::preempted);
-    CHECK(urls_with(t, "maintenance-event?alt=text").size() == 2);
+    REQUIRE(next->events.size() == 2);
+    CHECK(next->events[0].id == "maintenance-event:SOMETHING_NEW");
+    CHECK(next->events[0].type == event_type::unknown);
+    CHECK(next->events[1].type == event_type::preempted);
+    CHECK(urls_with(t, "maintenance-event?alt=text").size() == 1);
+}
+
+TEST_CASE("wait_for_change: a change on the cut-short key is not lost: the next call returns it", "[gce][watch]") {
+    // A server with the real last_etag rule: a watch answers at once when its last_etag is not
+    // the key's current ETag, and hangs otherwise.
+    auto s = std::make_shared<watch_server>();
+    fake_transport t = serve(s);
+    s->maintenance_watch = [t, s](const http_request& r) -> result<http_response> {
+        if (!contains(r.url, "last_etag=" + s->m_etag + "&")) return answer(200, s->m_now, google(s->m_etag));
+        return hang_until_cancelled(t);
+    };
+    s->preempted_watch = [t, s](const http_request& r) -> result<http_response> {
+        if (!contains(r.url, "last_etag=" + s->p_etag + "&")) return answer(200, s->p_now, google(s->p_etag));
+        return hang_until_cancelled(t);
+    };
+    client c(test_options(), t);
+    auto first = c.fetch();
+    REQUIRE(first);
+
+    // maintenance-event changes: its watch answers, the preempted watch is cut short.
+    s->m_now = "MIGRATE_ON_HOST_MAINTENANCE";
+    s->m_etag = "m2";
+    auto second = c.wait_for_change(*first, 30s);
+    REQUIRE(second);
+    CHECK(second->incarnation == "m2/p1");
+
+    // preempted changed around the time its watch was cut short: the next call still carries
+    // p1 for it, so the server answers at once.
+    s->p_now = "TRUE";
+    s->p_etag = "p2";
+    auto third = c.wait_for_change(*second, 30s);
+    REQUIRE(third);
+    CHECK(third->incarnation == "m2/p2");
+    REQUIRE(third->events.size() == 2);
+    CHECK(third->events[0].type == event_type::live_migrate);
+    CHECK(third->events[1].type == event_type::preempted);
 }
 
 TEST_CASE("wait_for_change: no change by timeout_sec gives the same snapshot, one request per key",

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -175,11 +176,13 @@ inline result<std::string> normalize_endpoint(std::string_view e, std::string_vi
         if (b <= 0x20 || b == 0x7F || c == '?' || c == '#' || c == '\\')
             return error(errc::invalid_argument, std::string(what) + ": endpoint holds a space, control character, '?', '#' or '\\'");
     }
-    while (!out.empty() && out.back() == '/') out.pop_back();
+    // Never strip into the "//" of "scheme://": "http://" must stay host-less and be refused.
+    const std::size_t keep = scheme_end + 3;
+    while (out.size() > keep && out.back() == '/') out.pop_back();
     constexpr std::string_view root = "/computeMetadata/v1";
-    if (out.size() >= root.size() && std::string_view(out).substr(out.size() - root.size()) == root)
+    if (out.size() >= keep + root.size() && std::string_view(out).substr(out.size() - root.size()) == root)
         out.resize(out.size() - root.size());
-    while (!out.empty() && out.back() == '/') out.pop_back();
+    while (out.size() > keep && out.back() == '/') out.pop_back();
     if (forewarn::detail::url_authority(out).empty())
         return error(errc::invalid_argument, std::string(what) + ": endpoint has no host");
     return out;
@@ -299,6 +302,17 @@ inline result<std::optional<event>> preempted_event_from(std::string_view body) 
     return e;
 }
 
+/// The maintenance-event value a document of this client was made from ("NONE" when no event).
+inline std::string maintenance_value_in(const document& d) {
+    constexpr std::string_view prefix = "maintenance-event:";
+    for (const auto& e : d.events)
+        if (e.id.size() > prefix.size() && std::string_view(e.id).substr(0, prefix.size()) == prefix) return e.raw_type;
+    return "NONE";
+}
+
+/// The preempted value a document of this client was made from.
+inline std::string preempted_value_in(const document& d) { return d.find("preempted") ? "TRUE" : "FALSE"; }
+
 }  // namespace detail
 
 /**
@@ -333,6 +347,8 @@ public:
         : options_(std::move(options)),
           state_(std::make_unique<state>(std::move(transport), options_.retry)) {
         static_assert(is_transport_v<Transport>, "Transport must satisfy forewarn::is_transport");
+        static_assert(std::is_copy_constructible_v<Transport>,
+                      "wait_for_change holds two requests at once, on two copies of the transport");
         auto resolved = detail::resolve_endpoint(options_.endpoint, detail::default_host_endpoint);
         if (resolved) {
             state_->base = std::move(resolved->base);
@@ -389,8 +405,7 @@ public:
         if (!etags || etags->first.empty()) return fetch();
         const bool watch_preempted = !etags->second.empty();
 
-        // Each lane, once it has a change or an error, cuts the other one short: that one's
-        // value is then read again below, so nothing it might have seen is lost.
+        // Each lane, once it has a change or an error, cuts the other one short.
         std::optional<result<metadata_value>> preempted_result;
         std::thread worker;
         if (watch_preempted) {
@@ -410,14 +425,17 @@ public:
         restore_lanes();
         if (auto e = check_usable()) return *e;
 
-        // A lane cut short by the other one reads its key again, now, without waiting.
+        // A lane cut short by the other one's change keeps the value and ETag it had in `last`:
+        // no request, no wait. Had it changed meanwhile, its ETag now differs from the one in
+        // the returned incarnation, so the next call returns at once with it (last_etag).
         if (!maintenance_result && maintenance_result.error().code == errc::cancelled)
-            maintenance_result = get_on(0, maintenance_event_key, {});
+            maintenance_result = metadata_value{detail::maintenance_value_in(last), etags->first};
         if (!maintenance_result) return std::move(maintenance_result).error();
 
-        if (!preempted_result || (!*preempted_result && preempted_result->error().code == errc::cancelled) ||
-            (!*preempted_result && preempted_result->error().code == errc::not_found)) {
-            // Not watched (the key did not exist), cut short, or gone: read it plainly.
+        if (preempted_result && !*preempted_result && preempted_result->error().code == errc::cancelled)
+            preempted_result = result<metadata_value>(metadata_value{detail::preempted_value_in(last), etags->second});
+        if (!preempted_result || (!*preempted_result && preempted_result->error().code == errc::not_found)) {
+            // Not watched (the key did not exist) or gone while watched: read it plainly.
             auto p = get_preempted(0);
             if (!p) return std::move(p).error();
             return make_document(*maintenance_result, *p);
