@@ -638,6 +638,20 @@ TEST_CASE("control API: events, faults, GCE values, steps, advance, request log,
     CHECK(s.handle(control(http_method::get, "nowhere")).status == 404);
 }
 
+TEST_CASE("the request log survives bytes that are not UTF-8", "[scenario][control]") {
+    scenario s(quiet_config());
+    http_request r = gce_get("instance/%ff%c3");
+    r.headers.push_back({"X-Odd", std::string("a\xff\xc3(b\xe2\x82\xac", 8)});
+    r.body = std::string("\xc0\xaf", 2);
+    CHECK(s.handle(r).status == 404);
+    auto log = json(s.handle(control(http_method::get, "requests")).body);
+    REQUIRE(log["requests"].Size() == 1);
+    const auto& h = log["requests"][0]["headers"];
+    CHECK(str(h[1][1]) == "a?" "?(b\xe2\x82\xac");  // the euro sign is kept
+    CHECK(str(log["requests"][0]["body"]) == "??");
+    CHECK(tdetail::sanitize_utf8("\xed\xa0\x80") == "???");  // a UTF-16 surrogate is not UTF-8
+}
+
 TEST_CASE("scenario files: parse, reject typos with the member named", "[scenario][file]") {
     auto c = forewarn::testing::parse_scenario(R"({
         "name": "t", "speed": 60, "wall_epoch": "2022-04-11T22:11:58Z", "rate_limit": 0,

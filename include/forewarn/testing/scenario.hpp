@@ -2011,11 +2011,11 @@ private:
             w.key("method");
             w.string(r.method == http_method::post ? "POST" : "GET");
             w.key("target");
-            w.string(r.target);
+            w.string(detail::sanitize_utf8(r.target));
             w.key("service");
             w.string(r.service);
             w.key("vm");
-            w.string(r.vm);
+            w.string(detail::sanitize_utf8(r.vm));
             w.key("status");
             w.int64(r.status);
             w.key("fault");
@@ -2024,13 +2024,13 @@ private:
             w.begin_array();
             for (const auto& h : r.headers) {
                 w.begin_array();
-                w.string(h.name);
-                w.string(h.value);
+                w.string(detail::sanitize_utf8(h.name));
+                w.string(detail::sanitize_utf8(h.value));
                 w.end_array();
             }
             w.end_array();
             w.key("body");
-            w.string(r.body);
+            w.string(detail::sanitize_utf8(r.body));
             w.end_object();
         }
         w.end_array();

@@ -273,6 +273,39 @@ inline std::string content_etag(std::string_view content) {
     return out;
 }
 
+/// The text with every byte that is not part of a well-formed UTF-8 sequence replaced by '?', so
+/// that whatever a client sent can be echoed in the control API's JSON.
+inline std::string sanitize_utf8(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        std::size_t len = 0;
+        unsigned min = 0;
+        if (c < 0x80) len = 1;
+        else if (c >= 0xC2 && c <= 0xDF) len = 2, min = 0x80;
+        else if (c >= 0xE0 && c <= 0xEF) len = 3, min = 0x800;
+        else if (c >= 0xF0 && c <= 0xF4) len = 4, min = 0x10000;
+        bool ok = len > 0 && i + len <= s.size();
+        unsigned cp = len == 1 ? c : len == 2 ? (c & 0x1Fu) : len == 3 ? (c & 0x0Fu) : (c & 0x07u);
+        for (std::size_t k = 1; ok && k < len; ++k) {
+            const auto cc = static_cast<unsigned char>(s[i + k]);
+            if ((cc & 0xC0) != 0x80) ok = false;
+            cp = (cp << 6) | (cc & 0x3Fu);
+        }
+        if (ok && len > 1 && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) ok = false;
+        if (ok) {
+            out.append(s.data() + i, len);
+            i += len;
+        } else {
+            out += '?';
+            ++i;
+        }
+    }
+    return out;
+}
+
 /// splitmix64: a tiny deterministic generator for "a fraction of requests" faults.
 struct splitmix64 {
     std::uint64_t state;
