@@ -418,6 +418,12 @@ private:
         {
             std::lock_guard<std::mutex> lock(data_mutex_);
             changes = diff(delivered_, *fetched);
+            // An event this VM approved starts at once; if the poll missed its Started phase (a
+            // short Freeze between two polls), its disappearance is a completion, not a cancel.
+            for (auto& c : changes)
+                if (c.kind == change_kind::recover && c.reason == recover_reason::cancelled &&
+                    policy_.was_approved(c.event.id))
+                    c.reason = recover_reason::completed;
             last_fetched_ = *fetched;
             policy_.observe(*fetched, now_ns());
         }

@@ -156,7 +156,9 @@ TEST_CASE("poller: events present at start are delivered once", "[poller]") {
 TEST_CASE("poller: a whole life cycle, completed and cancelled", "[poller]") {
     auto s = std::make_shared<fake::service>();
     recorder r;
-    azure_poller p(fake::azure_client(s), r.handlers(), poller_options{}, manual_clock{});
+    poller_options o;
+    o.approval.scope = approval_scope::never;  // nothing approved: a vanished Scheduled event was cancelled
+    azure_poller p(fake::azure_client(s), r.handlers(), o, manual_clock{});
     s->set(doc("1", {}));
     p.poll_once();
     s->set(doc("2", {ev("A"), ev("C")}));
@@ -226,6 +228,18 @@ TEST_CASE("poller: approves once when on_prepare says ready, several ids in one 
     s->set(doc("2", {ev("A"), ev("B"), ev("X", event_status::scheduled, {"vm_7"}), ev("C")}));
     p.poll_once();
     CHECK(s->approved() == std::vector<strings>{{"A", "B"}, {"C"}});
+}
+
+TEST_CASE("poller: an approved event that vanishes between two polls completed, it was not cancelled", "[poller]") {
+    auto s = std::make_shared<fake::service>();
+    recorder r;
+    azure_poller p(fake::azure_client(s), r.handlers(), own_options(), manual_clock{});
+    s->set(doc("1", {ev("A"), ev("B", event_status::scheduled, {"vm_9"})}));
+    p.poll_once();
+    CHECK(s->approved() == std::vector<strings>{{"A"}});
+    s->set(doc("3", {}));  // A started and ended between two polls; B (not ours) was withdrawn
+    p.poll_once();
+    CHECK(r.take() == strings{"prepare:A", "prepare:B", "recover:A:completed", "recover:B:cancelled"});
 }
 
 TEST_CASE("poller: nothing is approved until the handle says ready, even later", "[poller]") {
@@ -322,7 +336,8 @@ TEST_CASE("poller: a handler that throws is reported and the poller goes on", "[
     CHECK(s->approved() == std::vector<strings>{{"C"}});  // A and B never said ready
     s->set(doc("2", {}));
     p.poll_once();
-    CHECK(r.take() == strings{"recover:A:cancelled", "recover:B:cancelled", "recover:C:cancelled"});
+    // C was approved, so it completed; A and B were never approved and vanished Scheduled.
+    CHECK(r.take() == strings{"recover:A:cancelled", "recover:B:cancelled", "recover:C:completed"});
 }
 
 TEST_CASE("poller: an on_error that throws does not kill the poller", "[poller]") {
@@ -477,12 +492,12 @@ TEST_CASE("poller: with a state file, a restart does not deliver or approve agai
         if (entry.path().filename().string().rfind(state.path.filename().string(), 0) == 0) ++files;
     CHECK(files == 1);
 
-    // While down, C was cancelled and D appeared.
+    // While down, C (approved before the restart) ended and D appeared.
     s->set(doc("2", {ev("A"), ev("B", event_status::started), ev("D")}));
     recorder r;
     azure_poller p(fake::azure_client(s), r.handlers(), o, manual_clock{});
     p.poll_once();
-    CHECK(r.take() == strings{"prepare:D", "recover:C:cancelled"});
+    CHECK(r.take() == strings{"prepare:D", "recover:C:completed"});  // the approval was remembered
     CHECK(r.take_errors().empty());
     CHECK(s->approved() == std::vector<strings>{{"A", "C"}, {"D"}});  // A not approved again
 }
@@ -571,7 +586,7 @@ TEST_CASE("poller thread: polls once per interval of the injected clock", "[poll
     s->set(doc("2", {}));
     REQUIRE(clock.advance_and_wait(1ms));
     CHECK(s->fetch_count() == 2);
-    CHECK(r.take() == strings{"recover:A:cancelled"});
+    CHECK(r.take() == strings{"recover:A:completed"});
     for (int i = 0; i < 5; ++i) REQUIRE(clock.advance_and_wait(1s));
     CHECK(s->fetch_count() == 7);
     p.stop();

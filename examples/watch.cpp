@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: MIT
+// forewarn-watch: watches Azure Scheduled Events or GCE maintenance notices (real or emulated),
+// prints one line per change, and can approve events. Run with --help for the flags.
+//
+//   forewarn-watch --json                                  # on an Azure or GCE VM
+//   forewarn-watch --endpoint http://127.0.0.1:8080 --cloud azure --self WestNO_0 --approve leader
+//
+// With --json, stdout carries nothing but one JSON object per change (flushed at once), so it can
+// be piped into jq or a log shipper; everything else (errors, approvals) goes to stderr.
+
+#include <forewarn/azure/scheduled_events_client.hpp>
+#include <forewarn/curl_transport.hpp>
+#include <forewarn/detail/json.hpp>
+#include <forewarn/detect.hpp>
+#include <forewarn/gce/metadata_client.hpp>
+#include <forewarn/poller.hpp>
+#include <forewarn/time.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+volatile std::sig_atomic_t g_signalled = 0;
+
+extern "C" void on_signal(int) { g_signalled = 1; }
+
+struct settings {
+    std::string cloud = "auto";  // azure | gce | auto
+    std::string endpoint;
+    bool json = false;
+    std::string self;
+    forewarn::approval_scope approve = forewarn::approval_scope::never;
+    std::chrono::milliseconds interval{1000};
+    std::optional<long long> exit_after;
+    std::string state_file;
+    std::optional<std::chrono::seconds> grace;
+};
+
+void usage(std::FILE* out) {
+    std::fputs(
+        "usage: forewarn-watch [options]\n"
+        "  --cloud azure|gce|auto   which metadata service (default auto: probe both)\n"
+        "  --endpoint URL           the service root, e.g. http://127.0.0.1:8080 (default: the real address)\n"
+        "  --json                   one JSON object per change on stdout, nothing else\n"
+        "  --self NAME              this VM's name as listed in Resources (default: ask the metadata)\n"
+        "  --approve never|own|leader|all\n"
+        "                           never (default); own: events naming this VM; leader: where this VM\n"
+        "                           is the elected leader (followers approve user events after a grace);\n"
+        "                           all: every event seen\n"
+        "  --grace SECONDS          the follower's grace for user events with --approve leader (default 30)\n"
+        "  --interval MS            Azure poll interval in milliseconds (default 1000, at least 200)\n"
+        "  --exit-after N           exit 0 after N change lines\n"
+        "  --state-file PATH        remember what was handled across restarts\n"
+        "  --help                   this text\n",
+        out);
+}
+
+bool parse_number(const char* text, long long& out) {
+    if (!text || !*text) return false;
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(text, &end, 10);
+    if (errno != 0 || *end != '\0' || v < 0) return false;
+    out = v;
+    return true;
+}
+
+/// The settings, or an exit code (0 after --help, 2 for a bad command line).
+std::optional<int> parse_args(int argc, char** argv, settings& s) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        auto value = [&](const char* name) -> const char* {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "forewarn-watch: %s needs a value\n", name);
+                return nullptr;
+            }
+            return argv[++i];
+        };
+        long long n = 0;
+        if (arg == "--help" || arg == "-h") {
+            usage(stdout);
+            return 0;
+        } else if (arg == "--json") {
+            s.json = true;
+        } else if (arg == "--cloud") {
+            const char* v = value("--cloud");
+            if (!v) return 2;
+            s.cloud = v;
+            if (s.cloud != "azure" && s.cloud != "gce" && s.cloud != "auto") {
+                std::fprintf(stderr, "forewarn-watch: --cloud must be azure, gce or auto, not \"%s\"\n", v);
+                return 2;
+            }
+        } else if (arg == "--endpoint") {
+            const char* v = value("--endpoint");
+            if (!v) return 2;
+            s.endpoint = v;
+        } else if (arg == "--self") {
+            const char* v = value("--self");
+            if (!v) return 2;
+            s.self = v;
+        } else if (arg == "--approve") {
+            const char* v = value("--approve");
+            if (!v) return 2;
+            const std::string_view a = v;
+            if (a == "never") s.approve = forewarn::approval_scope::never;
+            else if (a == "own") s.approve = forewarn::approval_scope::own;
+            else if (a == "leader") s.approve = forewarn::approval_scope::leader;
+            else if (a == "all") s.approve = forewarn::approval_scope::all;
+            else {
+                std::fprintf(stderr, "forewarn-watch: --approve must be never, own, leader or all, not \"%s\"\n", v);
+                return 2;
+            }
+        } else if (arg == "--interval") {
+            if (!parse_number(value("--interval"), n) || n == 0) {
+                std::fputs("forewarn-watch: --interval needs a positive number of milliseconds\n", stderr);
+                return 2;
+            }
+            s.interval = std::chrono::milliseconds(n);
+        } else if (arg == "--exit-after") {
+            if (!parse_number(value("--exit-after"), n) || n == 0) {
+                std::fputs("forewarn-watch: --exit-after needs a positive number of lines\n", stderr);
+                return 2;
+            }
+            s.exit_after = n;
+        } else if (arg == "--grace") {
+            if (!parse_number(value("--grace"), n)) {
+                std::fputs("forewarn-watch: --grace needs a number of seconds\n", stderr);
+                return 2;
+            }
+            s.grace = std::chrono::seconds(n);
+        } else if (arg == "--state-file") {
+            const char* v = value("--state-file");
+            if (!v) return 2;
+            s.state_file = v;
+        } else {
+            std::fprintf(stderr, "forewarn-watch: unknown option \"%s\" (see --help)\n", argv[i]);
+            return 2;
+        }
+    }
+    return std::nullopt;
+}
+
+std::string_view status_text(const forewarn::event& e) {
+    switch (e.status) {
+    case forewarn::event_status::scheduled: return "Scheduled";
+    case forewarn::event_status::started: return "Started";
+    case forewarn::event_status::unknown: break;
+    }
+    return e.raw_status;
+}
+
+std::optional<std::string_view> source_text(const forewarn::event& e) {
+    if (!e.source) return std::nullopt;
+    switch (*e.source) {
+    case forewarn::event_source::platform: return std::string_view("Platform");
+    case forewarn::event_source::user: return std::string_view("User");
+    case forewarn::event_source::unknown: break;
+    }
+    return std::string_view(e.raw_source);
+}
+
+/// The --json line of one change (without the newline).
+std::string json_line(const forewarn::change& c) {
+    const forewarn::event& e = c.event;
+    forewarn::detail::json_writer w;
+    w.begin_object();
+    w.key("change");
+    w.string(forewarn::to_string(c.kind));
+    w.key("cloud");
+    w.string(forewarn::to_string(c.origin));
+    w.key("id");
+    w.string(e.id);
+    w.key("type");
+    w.string(forewarn::to_string(e.type));
+    w.key("raw_type");
+    w.string(e.raw_type);
+    w.key("status");
+    w.string(status_text(e));
+    w.key("not_before");
+    if (e.not_before)
+        w.string(forewarn::format_iso8601(*e.not_before));
+    else
+        w.null();
+    w.key("resources");
+    w.begin_array();
+    for (const auto& r : e.resources) w.string(r);
+    w.end_array();
+    w.key("source");
+    if (auto src = source_text(e))
+        w.string(*src);
+    else
+        w.null();
+    w.key("duration_s");
+    if (auto d = e.duration())
+        w.int64(d->count());
+    else
+        w.null();
+    w.key("description");
+    w.string(e.description);
+    if (c.kind == forewarn::change_kind::recover) {
+        w.key("reason");
+        w.string(forewarn::to_string(c.reason));
+    }
+    w.key("incarnation");
+    w.string(c.incarnation);
+    w.end_object();
+    if (!w.ok()) {
+        // A wire string that is not valid UTF-8 cannot go into JSON as is: say so, still one line.
+        forewarn::detail::json_writer fallback;
+        fallback.begin_object();
+        fallback.key("change");
+        fallback.string(forewarn::to_string(c.kind));
+        fallback.key("cloud");
+        fallback.string(forewarn::to_string(c.origin));
+        fallback.key("error");
+        fallback.string("the event holds text that is not valid UTF-8");
+        fallback.end_object();
+        return fallback.str();
+    }
+    return w.str();
+}
+
+/// The line for a person.
+std::string text_line(const forewarn::change& c) {
+    const forewarn::event& e = c.event;
+    std::string out(forewarn::to_string(c.kind));
+    out.resize(8, ' ');
+    out += ' ';
+    out += forewarn::to_string(e.type);
+    out += ' ';
+    out += e.id;
+    out += ' ';
+    out += status_text(e);
+    if (c.kind == forewarn::change_kind::recover) {
+        out += " (";
+        out += forewarn::to_string(c.reason);
+        out += ')';
+    }
+    if (e.not_before) out += ", not before " + forewarn::format_iso8601(*e.not_before);
+    if (!e.resources.empty()) {
+        out += ", for ";
+        for (std::size_t i = 0; i < e.resources.size(); ++i) out += (i ? "," : "") + e.resources[i];
+    }
+    if (auto src = source_text(e)) out += ", source " + std::string(*src);
+    if (auto d = e.duration()) out += ", " + std::to_string(d->count()) + " s";
+    if (!e.description.empty()) out += ": " + e.description;
+    return out;
+}
+
+/// Where the handlers report to main().
+struct output {
+    std::mutex mutex;
+    std::condition_variable cv;
+    long long lines = 0;
+    bool done = false;
+};
+
+template <class Client>
+int watch(Client client, const settings& s, const std::string& where) {
+    output out;
+    forewarn::poller<Client>* poller = nullptr;
+    auto emit = [&](const forewarn::change& c) {
+        const std::string line = s.json ? json_line(c) : text_line(c);
+        std::lock_guard<std::mutex> lock(out.mutex);
+        if (out.done) return;
+        std::fwrite(line.data(), 1, line.size(), stdout);
+        std::fputc('\n', stdout);
+        std::fflush(stdout);
+        ++out.lines;
+        if (s.exit_after && out.lines >= *s.exit_after) {
+            out.done = true;
+            poller->stop();  // from the handler: nothing more is delivered
+            out.cv.notify_all();
+        }
+    };
+
+    forewarn::poller_handlers h;
+    h.on_prepare = [&](const forewarn::change& c, forewarn::approval_handle ready) {
+        emit(c);
+        // forewarn-watch has nothing to drain: it is ready at once, and the policy decides.
+        if (s.approve != forewarn::approval_scope::never) ready.ready();
+    };
+    h.on_started = emit;
+    h.on_recover = emit;
+    h.on_updated = emit;
+    h.on_error = [](const forewarn::error& e) { std::fprintf(stderr, "forewarn-watch: %s\n", e.describe().c_str()); };
+    h.on_approved = [](const std::vector<std::string>& ids) {
+        std::string text;
+        for (const auto& id : ids) text += " " + id;
+        std::fprintf(stderr, "forewarn-watch: approved%s\n", text.c_str());
+    };
+
+    forewarn::poller_options o;
+    o.interval = s.interval;
+    o.state_file = s.state_file;
+    o.approval.scope = s.approve;
+    o.approval.self = s.self;
+    if (s.grace) o.approval.follower_grace = *s.grace;
+
+    forewarn::poller<Client> p(std::move(client), h, o);
+    poller = &p;
+    std::fprintf(stderr, "forewarn-watch: watching %s at %s (approve: %s%s%s)\n",
+                 std::string(forewarn::to_string(Client::cloud_kind)).c_str(), where.c_str(),
+                 std::string(forewarn::to_string(s.approve)).c_str(), s.self.empty() ? "" : " as ", s.self.c_str());
+    if (auto started = p.start(); !started) {
+        std::fprintf(stderr, "forewarn-watch: %s\n", started.error().describe().c_str());
+        return 1;
+    }
+    {
+        // Signals only set a flag (all a handler may do portably); look at it ten times a second.
+        std::unique_lock<std::mutex> lock(out.mutex);
+        while (!out.done && !g_signalled) out.cv.wait_for(lock, std::chrono::milliseconds(100));
+    }
+    p.stop();
+    if (g_signalled) std::fputs("forewarn-watch: stopped by a signal\n", stderr);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    settings s;
+    if (auto code = parse_args(argc, argv, s)) return *code;
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+
+    std::string cloud = s.cloud;
+    if (cloud == "auto") {
+        forewarn::detect_options d;
+        d.azure_endpoint = s.endpoint;
+        d.gce_endpoint = s.endpoint;
+        auto found = forewarn::detect_cloud(d);
+        if (!found || found->found == forewarn::cloud::none) {
+            std::fputs("forewarn-watch: neither Azure IMDS nor a GCE metadata server answers here", stderr);
+            if (found)
+                std::fprintf(stderr, " (azure: %s; gce: %s)", found->azure_error.describe().c_str(),
+                             found->gce_error.describe().c_str());
+            else
+                std::fprintf(stderr, " (%s)", found.error().describe().c_str());
+            std::fputs("; use --cloud and --endpoint\n", stderr);
+            return 1;
+        }
+        cloud = std::string(forewarn::to_string(found->found));
+    }
+
+    if (cloud == "azure") {
+        forewarn::azure::client_options o;
+        o.endpoint = s.endpoint;
+        o.self_name = s.self;
+        forewarn::azure::scheduled_events_client client(o);
+        const std::string where = client.endpoint();
+        return watch(std::move(client), s, where);
+    }
+    forewarn::gce::client_options o;
+    o.endpoint = s.endpoint;
+    forewarn::gce::metadata_client client(o);
+    const std::string where = client.endpoint();
+    return watch(std::move(client), s, where);
+}
