@@ -2,7 +2,6 @@
 // A program outside forewarn's tree: parses a Scheduled Events document through the installed
 // (or fetched) package, prints it, and exits non-zero when the result is not the expected one.
 #include <forewarn/forewarn.hpp>
-#include <forewarn/azure/parse.hpp>
 
 #include <cstdio>
 #include <string>
