@@ -111,6 +111,39 @@ inline std::string_view json_string_view(const rapidjson::Value& v) noexcept {
     return {v.GetString(), v.GetStringLength()};
 }
 
+/// True when `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
+/// above U+10FFFF). Reads only inside `s`.
+inline bool is_valid_utf8(std::string_view s) noexcept {
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const auto b0 = static_cast<unsigned char>(s[i]);
+        if (b0 < 0x80) {
+            ++i;
+            continue;
+        }
+        std::size_t tail = 0;
+        std::uint32_t cp = 0, min = 0;
+        if ((b0 & 0xE0) == 0xC0) {
+            tail = 1, cp = b0 & 0x1Fu, min = 0x80;
+        } else if ((b0 & 0xF0) == 0xE0) {
+            tail = 2, cp = b0 & 0x0Fu, min = 0x800;
+        } else if ((b0 & 0xF8) == 0xF0) {
+            tail = 3, cp = b0 & 0x07u, min = 0x10000;
+        } else {
+            return false;
+        }
+        if (tail >= s.size() - i) return false;  // the sequence runs past the end
+        for (std::size_t k = 1; k <= tail; ++k) {
+            const auto b = static_cast<unsigned char>(s[i + k]);
+            if ((b & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | (b & 0x3Fu);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+        i += tail + 1;
+    }
+    return true;
+}
+
 /// Writes JSON text with RapidJSON's Writer; strings are checked to be valid UTF-8.
 class json_writer {
 public:
@@ -122,11 +155,14 @@ public:
     bool end_object() { return ok_ = ok_ && writer_.EndObject(); }
     bool begin_array() { return ok_ = ok_ && writer_.StartArray(); }
     bool end_array() { return ok_ = ok_ && writer_.EndArray(); }
+    // UTF-8 is checked here, before RapidJSON sees the text: 1.1.0's own check (Writer with
+    // kWriteValidateEncodingFlag) reads up to 3 bytes past the end of a string that ends in a
+    // truncated sequence (a heap over-read found by tests/fuzz/fuzz_approval).
     bool key(std::string_view k) {
-        return ok_ = ok_ && writer_.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()), true);
+        return ok_ = ok_ && is_valid_utf8(k) && writer_.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()), true);
     }
     bool string(std::string_view s) {
-        return ok_ = ok_ && writer_.String(s.data(), static_cast<rapidjson::SizeType>(s.size()), true);
+        return ok_ = ok_ && is_valid_utf8(s) && writer_.String(s.data(), static_cast<rapidjson::SizeType>(s.size()), true);
     }
     bool int64(std::int64_t v) { return ok_ = ok_ && writer_.Int64(v); }
     bool uint64(std::uint64_t v) { return ok_ = ok_ && writer_.Uint64(v); }
