@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: MIT
+// End to end: the forewarn-watch program against the forewarn-emulator program, over loopback
+// HTTP, driven through the emulator's control API. POSIX only (processes, signals), like the
+// emulator itself.
+#include <forewarn/detail/json.hpp>
+
+#include "catch.hpp"
+#include "emulator_process.hpp"
+
+#include <httplib.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if defined(FOREWARN_WATCH_PATH) && defined(FOREWARN_EMULATOR_PATH)
+
+using forewarn_test::emulator_process;
+using namespace std::chrono_literals;
+using strings = std::vector<std::string>;
+
+namespace {
+
+/// A child process with its stdout and stderr captured line by line; killed (SIGKILL) and reaped
+/// at scope exit if still running, so a failing test leaves nothing behind.
+class child_process {
+public:
+    explicit child_process(std::vector<std::string> args) {
+        int out[2], err[2];
+        if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+        posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
+        const int rc = ::posix_spawn(&pid_, args[0].c_str(), &actions, nullptr, argv.data(), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        ::close(out[1]);
+        ::close(err[1]);
+        if (rc != 0) {
+            ::close(out[0]);
+            ::close(err[0]);
+            throw std::runtime_error("cannot start " + args[0]);
+        }
+        readers_.emplace_back([this, fd = out[0]] { drain(fd, out_); });
+        readers_.emplace_back([this, fd = err[0]] { drain(fd, err_); });
+        waiter_ = std::thread([this] {
+            int status = 0;
+            while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+            }
+            std::lock_guard<std::mutex> lock(mutex_);
+            status_ = status;
+            cv_.notify_all();
+        });
+    }
+    child_process(const child_process&) = delete;
+    child_process& operator=(const child_process&) = delete;
+    ~child_process() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (!status_) ::kill(pid_, SIGKILL);
+        }
+        waiter_.join();
+        for (auto& t : readers_) t.join();
+    }
+
+    void signal(int sig) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!status_) ::kill(pid_, sig);
+    }
+
+    /// The exit code once it exited normally, -1 when killed by a signal; nothing after `timeout`.
+    std::optional<int> wait_exit(std::chrono::milliseconds timeout) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        // Exited, and both pipes drained: what it printed is all there.
+        if (!cv_.wait_for(lock, timeout, [&] { return status_.has_value() && eof_ == 2; })) return std::nullopt;
+        return WIFEXITED(*status_) ? WEXITSTATUS(*status_) : -1;
+    }
+
+    bool wait_for_lines(std::size_t n, std::chrono::milliseconds timeout) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        return cv_.wait_for(lock, timeout, [&] { return out_.size() >= n || (status_ && eof_ == 2); });
+    }
+    bool wait_for_stderr(const std::string& text, std::chrono::milliseconds timeout) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        return cv_.wait_for(lock, timeout, [&] {
+            for (const auto& l : err_)
+                if (l.find(text) != std::string::npos) return true;
+            return status_.has_value() && eof_ == 2;
+        }) && contains(err_, text);
+    }
+    strings out() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return out_;
+    }
+    std::string err() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::string s;
+        for (const auto& l : err_) s += l + "\n";
+        return s;
+    }
+
+private:
+    static bool contains(const strings& lines, const std::string& text) {
+        for (const auto& l : lines)
+            if (l.find(text) != std::string::npos) return true;
+        return false;
+    }
+    void drain(int fd, strings& lines) {
+        std::string partial;
+        char buf[4096];
+        for (;;) {
+            const ssize_t n = ::read(fd, buf, sizeof buf);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            partial.append(buf, static_cast<std::size_t>(n));
+            std::size_t nl;
+            while ((nl = partial.find('\n')) != std::string::npos) {
+                std::lock_guard<std::mutex> lock(mutex_);
+                lines.push_back(partial.substr(0, nl));
+                partial.erase(0, nl + 1);
+                cv_.notify_all();
+            }
+        }
+        ::close(fd);
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!partial.empty()) lines.push_back(partial);
+        ++eof_;
+        cv_.notify_all();
+    }
+
+    pid_t pid_ = -1;
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    strings out_, err_;
+    int eof_ = 0;
+    std::optional<int> status_;
+    std::vector<std::thread> readers_;
+    std::thread waiter_;
+};
+
+child_process watch(const emulator_process& emu, strings flags) {
+    strings args{FOREWARN_WATCH_PATH, "--endpoint", emu.base_url()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    return child_process(args);
+}
+
+httplib::Client control(const emulator_process& emu) {
+    httplib::Client c("127.0.0.1", emu.port());
+    c.set_connection_timeout(5, 0);
+    c.set_read_timeout(10, 0);
+    return c;
+}
+
+void post(const emulator_process& emu, const std::string& path, const std::string& body) {
+    auto c = control(emu);
+    auto r = c.Post(("/emulator/v1/" + path).c_str(), body, "application/json");
+    REQUIRE(r);
+    INFO(path << " -> " << r->status << " " << r->body);
+    REQUIRE(r->status == 200);
+}
+
+struct logged {
+    std::string method, target, body;
+};
+
+std::vector<logged> scheduled_events_requests(const emulator_process& emu) {
+    auto c = control(emu);
+    auto r = c.Get("/emulator/v1/requests");
+    REQUIRE(r);
+    REQUIRE(r->status == 200);
+    auto doc = forewarn::detail::parse_json(r->body);
+    REQUIRE(doc.has_value());
+    std::vector<logged> out;
+    const auto& reqs = (*doc)["requests"];
+    for (rapidjson::SizeType i = 0; i < reqs.Size(); ++i) {
+        logged l{reqs[i]["method"].GetString(), reqs[i]["target"].GetString(), reqs[i]["body"].GetString()};
+        if (l.target.find("/metadata/scheduledevents") == 0) out.push_back(l);
+    }
+    return out;
+}
+
+strings approval_bodies(const emulator_process& emu) {
+    strings out;
+    for (const auto& r : scheduled_events_requests(emu))
+        if (r.method == "POST") out.push_back(r.body);
+    return out;
+}
+
+/// Waits until the watcher has made `n` more Scheduled Events GETs (bounded, a safety net).
+void wait_for_polls(const emulator_process& emu, std::size_t n) {
+    auto count = [&] {
+        std::size_t k = 0;
+        for (const auto& r : scheduled_events_requests(emu)) k += r.method == "GET";
+        return k;
+    };
+    const auto target = count() + n;
+    const auto give_up = std::chrono::steady_clock::now() + 20s;
+    while (count() < target && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(50ms);
+    REQUIRE(count() >= target);
+}
+
+/// One --json line, checked for the documented members and nothing else.
+struct json_change {
+    std::string change, cloud, id, type, raw_type, status, description, incarnation;
+    std::optional<std::string> not_before, source, reason;
+    std::optional<long long> duration_s;
+    strings resources;
+};
+
+json_change parse_line(const std::string& line) {
+    INFO(line);
+    auto doc = forewarn::detail::parse_json(line);
+    REQUIRE(doc.has_value());
+    REQUIRE(doc->IsObject());
+    std::set<std::string> keys;
+    for (auto it = doc->MemberBegin(); it != doc->MemberEnd(); ++it) keys.insert(it->name.GetString());
+    std::set<std::string> expected{"change", "cloud", "id", "type", "raw_type", "status", "not_before", "resources",
+                                   "source", "duration_s", "description", "incarnation"};
+    if (keys.count("reason")) expected.insert("reason");
+    CHECK(keys == expected);
+    auto str = [&](const char* k) { return std::string((*doc)[k].GetString()); };
+    auto opt = [&](const char* k) -> std::optional<std::string> {
+        if ((*doc)[k].IsNull()) return std::nullopt;
+        return std::string((*doc)[k].GetString());
+    };
+    json_change c;
+    c.change = str("change");
+    c.cloud = str("cloud");
+    c.id = str("id");
+    c.type = str("type");
+    c.raw_type = str("raw_type");
+    c.status = str("status");
+    c.description = str("description");
+    c.incarnation = str("incarnation");
+    c.not_before = opt("not_before");
+    c.source = opt("source");
+    if (keys.count("reason")) c.reason = str("reason");
+    if (!(*doc)["duration_s"].IsNull()) c.duration_s = (*doc)["duration_s"].GetInt64();
+    for (const auto& r : (*doc)["resources"].GetArray()) c.resources.emplace_back(r.GetString());
+    CHECK((c.change == "recover") == c.reason.has_value());
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("watch end to end (Azure): the leader approves, one JSON object per change", "[watch][e2e]") {
+    emulator_process emu;
+    auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_0", "--approve", "leader", "--interval", "300",
+                         "--exit-after", "3"});
+    REQUIRE(w.wait_for_stderr("watching azure", 10s));
+    post(emu, "azure/events",
+         R"({"EventId":"F1","EventType":"Freeze","Resources":["WestNO_0","WestNO_1"],"DurationInSeconds":5,"impact":"2s"})");
+    const auto code = w.wait_exit(30s);
+    INFO(w.err());
+    REQUIRE(code == 0);
+    const auto lines = w.out();
+    REQUIRE(lines.size() == 3);
+    const auto prepare = parse_line(lines[0]);
+    CHECK(prepare.change == "prepare");
+    CHECK(prepare.cloud == "azure");
+    CHECK(prepare.id == "F1");
+    CHECK(prepare.type == "freeze");
+    CHECK(prepare.raw_type == "Freeze");
+    CHECK(prepare.status == "Scheduled");
+    REQUIRE(prepare.not_before.has_value());
+    CHECK(prepare.not_before->size() == 20);  // 2022-04-11T22:26:58Z
+    CHECK(prepare.not_before->back() == 'Z');
+    CHECK(prepare.resources == strings{"WestNO_0", "WestNO_1"});
+    CHECK(prepare.source == std::optional<std::string>("Platform"));
+    CHECK(prepare.duration_s == std::optional<long long>(5));
+    CHECK_FALSE(prepare.incarnation.empty());
+    const auto started = parse_line(lines[1]);
+    CHECK(started.change == "started");
+    CHECK(started.status == "Started");
+    CHECK_FALSE(started.not_before.has_value());  // "" once Started
+    const auto recover = parse_line(lines[2]);
+    CHECK(recover.change == "recover");
+    CHECK(recover.reason == std::optional<std::string>("completed"));
+    CHECK(approval_bodies(emu) == strings{R"({"StartRequests":[{"EventId":"F1"}]})"});
+    // Every request as the protocol wants it.
+    auto c = control(emu);
+    auto r = c.Get("/emulator/v1/requests");
+    REQUIRE(r);
+    CHECK(r->body.find("X-Forwarded-For") == std::string::npos);
+}
+
+TEST_CASE("watch end to end (Azure): a follower leaves platform events to the leader", "[watch][e2e]") {
+    emulator_process emu;
+    auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_1", "--approve", "leader", "--interval", "300",
+                         "--exit-after", "3"});
+    REQUIRE(w.wait_for_stderr("watching azure", 10s));
+    post(emu, "azure/events", R"({"EventId":"P1","EventType":"Reboot","Resources":["WestNO_0","WestNO_1"],"impact":"1s"})");
+    REQUIRE(w.wait_for_lines(1, 20s));
+    wait_for_polls(emu, 3);  // the follower polled on, and did not approve
+    CHECK(approval_bodies(emu).empty());
+    post(emu, "azure/events/P1/start", "{}");  // the leader (elsewhere) approved
+    const auto code = w.wait_exit(30s);
+    INFO(w.err());
+    REQUIRE(code == 0);
+    const auto lines = w.out();
+    REQUIRE(lines.size() == 3);
+    CHECK(parse_line(lines[0]).change == "prepare");
+    CHECK(parse_line(lines[1]).change == "started");
+    CHECK(parse_line(lines[2]).reason == std::optional<std::string>("completed"));
+    CHECK(approval_bodies(emu).empty());
+}
+
+TEST_CASE("watch end to end (Azure): a follower approves a user event after its grace", "[watch][e2e]") {
+    emulator_process emu;
+    auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_1", "--approve", "leader", "--grace", "1",
+                         "--interval", "300", "--exit-after", "2"});
+    REQUIRE(w.wait_for_stderr("watching azure", 10s));
+    post(emu, "azure/events",
+         R"({"EventId":"U1","EventType":"Reboot","EventSource":"User","Resources":["WestNO_0","WestNO_1"],"impact":"1m"})");
+    const auto code = w.wait_exit(30s);
+    INFO(w.err());
+    REQUIRE(code == 0);
+    const auto lines = w.out();
+    REQUIRE(lines.size() == 2);
+    CHECK(parse_line(lines[0]).change == "prepare");
+    CHECK(parse_line(lines[0]).source == std::optional<std::string>("User"));
+    CHECK(parse_line(lines[1]).change == "started");
+    CHECK(approval_bodies(emu) == strings{R"({"StartRequests":[{"EventId":"U1"}]})"});
+}
+
+TEST_CASE("watch end to end (Azure): --approve own approves only events naming --self", "[watch][e2e]") {
+    emulator_process emu;
+    auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "myss_1", "--approve", "own", "--interval", "300",
+                         "--exit-after", "3"});
+    REQUIRE(w.wait_for_stderr("watching azure", 10s));
+    post(emu, "azure/events", R"({"EventId":"T0","EventType":"Terminate","Resources":["myss_0"]})");
+    post(emu, "azure/events", R"({"EventId":"T1","EventType":"Terminate","Resources":["myss_1"],"impact":"1m"})");
+    const auto code = w.wait_exit(30s);
+    INFO(w.err());
+    REQUIRE(code == 0);
+    std::multiset<std::string> seen;
+    for (const auto& l : w.out()) {
+        const auto c = parse_line(l);
+        CHECK(c.type == "terminate");
+        seen.insert(c.change + ":" + c.id);
+    }
+    CHECK(seen == std::multiset<std::string>{"prepare:T0", "prepare:T1", "started:T1"});
+    CHECK(approval_bodies(emu) == strings{R"({"StartRequests":[{"EventId":"T1"}]})"});
+}
+
+TEST_CASE("watch end to end (GCE): a live migration, hanging GETs", "[watch][e2e][gce]") {
+    emulator_process emu;
+    auto w = watch(emu, {"--cloud", "gce", "--json", "--exit-after", "2"});
+    REQUIRE(w.wait_for_stderr("watching gce", 10s));
+    post(emu, "gce", R"({"instance/maintenance-event":"MIGRATE_ON_HOST_MAINTENANCE"})");
+    REQUIRE(w.wait_for_lines(1, 20s));
+    post(emu, "gce", R"({"instance/maintenance-event":"NONE"})");
+    const auto code = w.wait_exit(30s);
+    INFO(w.err());
+    REQUIRE(code == 0);
+    const auto lines = w.out();
+    REQUIRE(lines.size() == 2);
+    const auto prepare = parse_line(lines[0]);
+    CHECK(prepare.change == "prepare");
+    CHECK(prepare.cloud == "gce");
+    CHECK(prepare.id == "maintenance-event:MIGRATE_ON_HOST_MAINTENANCE");
+    CHECK(prepare.type == "live_migrate");
+    CHECK(prepare.raw_type == "MIGRATE_ON_HOST_MAINTENANCE");
+    CHECK_FALSE(prepare.source.has_value());
+    CHECK_FALSE(prepare.duration_s.has_value());
+    CHECK_FALSE(prepare.not_before.has_value());
+    const auto recover = parse_line(lines[1]);
+    CHECK(recover.change == "recover");
+    CHECK(recover.reason == std::optional<std::string>("completed"));
+    // Hanging GETs, not a 1 Hz poll: a handful of requests in all.
+    auto c = control(emu);
+    auto r = c.Get("/emulator/v1/requests");
+    REQUIRE(r);
+    CHECK(r->body.find("wait_for_change=true") != std::string::npos);
+}
+
+TEST_CASE("watch end to end: SIGTERM and SIGINT stop it cleanly, even mid hanging GET", "[watch][e2e]") {
+    for (int sig : {SIGTERM, SIGINT}) {
+        emulator_process emu;
+        auto w = watch(emu, {"--cloud", "gce", "--json"});
+        REQUIRE(w.wait_for_stderr("watching gce", 10s));
+        // The log shows a request once answered: wait for the first snapshot of the maintenance
+        // key, after which the watcher goes straight into its hanging GETs; give it a moment.
+        auto c = control(emu);
+        const auto give_up = std::chrono::steady_clock::now() + 10s;
+        for (;;) {
+            auto r = c.Get("/emulator/v1/requests");
+            REQUIRE(r);
+            if (r->body.find("maintenance-event") != std::string::npos) break;
+            REQUIRE(std::chrono::steady_clock::now() < give_up);
+            std::this_thread::sleep_for(20ms);
+        }
+        std::this_thread::sleep_for(300ms);
+        const auto t0 = std::chrono::steady_clock::now();
+        w.signal(sig);
+        const auto code = w.wait_exit(10s);
+        INFO(w.err());
+        CHECK(code == 0);
+        CHECK(std::chrono::steady_clock::now() - t0 < 5s);  // generous; the GET would hang 60 s
+        CHECK(w.out().empty());
+    }
+}
+
+TEST_CASE("watch end to end: --state-file, a restart does not repeat a change", "[watch][e2e]") {
+    emulator_process emu;
+    const auto state = std::filesystem::temp_directory_path() / ("forewarn-watch-state-" + std::to_string(::getpid()) + ".json");
+    std::filesystem::remove(state);
+    {
+        auto w = watch(emu, {"--cloud", "azure", "--json", "--interval", "300", "--state-file", state.string(),
+                             "--exit-after", "1"});
+        REQUIRE(w.wait_for_stderr("watching azure", 10s));
+        post(emu, "azure/events", R"({"EventId":"R1","EventType":"Redeploy","Resources":["WestNO_0"],"impact":"1m"})");
+        REQUIRE(w.wait_exit(30s) == 0);
+        REQUIRE(w.out().size() == 1);
+        CHECK(parse_line(w.out()[0]).change == "prepare");
+    }
+    REQUIRE(std::filesystem::exists(state));
+    auto w = watch(emu, {"--cloud", "azure", "--json", "--interval", "300", "--state-file", state.string(),
+                         "--exit-after", "1"});
+    REQUIRE(w.wait_for_stderr("watching azure", 10s));
+    wait_for_polls(emu, 3);
+    CHECK(w.out().empty());  // R1 is known: no second prepare
+    post(emu, "azure/events/R1/start", "{}");
+    REQUIRE(w.wait_exit(30s) == 0);
+    REQUIRE(w.out().size() == 1);
+    CHECK(parse_line(w.out()[0]).change == "started");
+    std::filesystem::remove(state);
+}
+
+TEST_CASE("watch end to end: --cloud auto finds the emulator; readable lines without --json", "[watch][e2e]") {
+    emulator_process emu;
+    auto w = watch(emu, {"--cloud", "auto", "--interval", "300", "--exit-after", "1"});
+    REQUIRE(w.wait_for_stderr("watching azure", 15s));
+    post(emu, "azure/events", R"({"EventId":"H1","EventType":"Freeze","Resources":["vm0"]})");
+    REQUIRE(w.wait_exit(30s) == 0);
+    const auto lines = w.out();
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].rfind("prepare", 0) == 0);
+    CHECK(lines[0].find("freeze H1 Scheduled") != std::string::npos);
+}
+
+TEST_CASE("watch: a bad command line exits 2, --help 0", "[watch]") {
+    for (const strings& bad : {strings{"--approve", "sometimes"}, strings{"--cloud", "aws"}, strings{"--interval", "x"},
+                               strings{"--exit-after", "0"}, strings{"--bogus"}, strings{"--self"}}) {
+        strings args{FOREWARN_WATCH_PATH};
+        args.insert(args.end(), bad.begin(), bad.end());
+        child_process p(args);
+        CHECK(p.wait_exit(10s) == 2);
+        CHECK(p.out().empty());
+        CHECK_FALSE(p.err().empty());
+    }
+    child_process help({FOREWARN_WATCH_PATH, "--help"});
+    CHECK(help.wait_exit(10s) == 0);
+    REQUIRE_FALSE(help.out().empty());
+    CHECK(help.out()[0].rfind("usage: forewarn-watch", 0) == 0);
+}
+
+TEST_CASE("the demo runs end to end and exits 0", "[watch][e2e][demo]") {
+    const std::string script = std::string(FOREWARN_SOURCE_DIR) + "/examples/demo.sh";
+    const std::string build = std::filesystem::path(FOREWARN_WATCH_PATH).parent_path().parent_path().string();
+    child_process demo({"/bin/bash", script, build});
+    const auto code = demo.wait_exit(90s);
+    INFO(demo.err());
+    REQUIRE(code == 0);
+    const auto lines = demo.out();
+    std::string all;
+    for (const auto& l : lines) all += l + "\n";
+    INFO(all);
+    CHECK(all.find("approved C7061BAC-AFDC-4513-B24B-AA5F13A16123") != std::string::npos);
+    CHECK(all.find("(cancelled)") != std::string::npos);
+    CHECK(all.find("live_migrate") != std::string::npos);
+    CHECK(all.find("demo: done.") != std::string::npos);
+}
+
+#endif  // FOREWARN_WATCH_PATH && FOREWARN_EMULATOR_PATH
