@@ -120,13 +120,14 @@ private:
 /// Checks the fields of a civil time and turns them into seconds since the epoch.
 inline result<std::int64_t> checked_epoch_seconds(const time_scanner& s, std::int64_t year, std::int64_t month,
                                                   std::int64_t day, std::int64_t hour, std::int64_t minute,
-                                                  std::int64_t second, std::size_t date_at, std::size_t time_at) {
-    if (month < 1 || month > 12) return s.fail("month " + std::to_string(month) + " is not 1..12", date_at);
+                                                  std::int64_t second, std::size_t month_at, std::size_t day_at,
+                                                  std::size_t time_at) {
+    if (month < 1 || month > 12) return s.fail("month " + std::to_string(month) + " is not 1..12", month_at);
     const auto dim = days_in_month(year, static_cast<unsigned>(month));
     if (day < 1 || day > static_cast<std::int64_t>(dim))
         return s.fail("day " + std::to_string(day) + " does not exist in " + std::string(month_names[month - 1]) + ' ' +
                           std::to_string(year),
-                      date_at);
+                      day_at);
     if (hour > 23) return s.fail("hour " + std::to_string(hour) + " is not 0..23", time_at);
     if (minute > 59) return s.fail("minute " + std::to_string(minute) + " is not 0..59", time_at);
     // 60 is a leap second; system_clock does not count them, so it lands on the next second.
@@ -156,6 +157,7 @@ inline result<std::chrono::system_clock::time_point> parse_rfc1123(std::string_v
     std::int64_t day = 0;
     if (!s.digits(2, day) && !s.digits(1, day)) return s.fail("expected the day of the month");
     if (!s.literal(' ')) return s.fail("expected ' ' after the day");
+    const auto month_at = s.pos();
     const int month = s.name3(month_names, 12);
     if (month < 0) return s.fail("expected a month name (Jan..Dec)");
     if (!s.literal(' ')) return s.fail("expected ' ' after the month");
@@ -170,7 +172,7 @@ inline result<std::chrono::system_clock::time_point> parse_rfc1123(std::string_v
         s.advance(3);
     else
         return s.fail("expected the zone GMT");
-    auto secs = checked_epoch_seconds(s, year, month + 1, day, hour, minute, second, date_at, time_at);
+    auto secs = checked_epoch_seconds(s, year, month + 1, day, hour, minute, second, month_at, date_at, time_at);
     if (!secs) return std::move(secs).error();
     return to_time_point(s, *secs, 0);
 }
@@ -220,7 +222,7 @@ inline result<std::chrono::system_clock::time_point> parse_iso8601(std::string_v
         return s.fail("expected Z or a zone offset");
     }
     if (!s.at_end()) return s.fail("unexpected text after the time");
-    auto secs = checked_epoch_seconds(s, year, month, day, hour, minute, second, 0, time_at);
+    auto secs = checked_epoch_seconds(s, year, month, day, hour, minute, second, 5, 8, time_at);
     if (!secs) return std::move(secs).error();
     return to_time_point(s, *secs - offset_s, nanos);
 }

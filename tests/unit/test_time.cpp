@@ -71,7 +71,11 @@ TEST_CASE("parse_time: an empty string is no time, not an error", "[time]") {
 }
 
 TEST_CASE("parse_time rejects impossible dates and times", "[time]") {
-    CHECK(rejected("2022-04-31T00:00:00Z").message.find("day 31") != std::string::npos);
+    auto april = rejected("2022-04-31T00:00:00Z");
+    CHECK(april.message.find("day 31") != std::string::npos);
+    CHECK(april.offset == 8);
+    CHECK(rejected("2022-13-01T00:00:00Z").offset == 5);
+    CHECK(rejected("Sun, 31 Apr 2022 00:00:00 GMT").offset == 5);
     CHECK(rejected("Sun, 31 Apr 2022 00:00:00 GMT").message.find("Apr") != std::string::npos);
     CHECK(rejected("2021-02-29T00:00:00Z").message.find("day 29") != std::string::npos);
     rejected("1900-02-29T00:00:00Z");  // divisible by 100, not by 400: not a leap year
