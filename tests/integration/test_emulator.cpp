@@ -271,7 +271,32 @@ TEST_CASE("forewarn-emulator stops cleanly on SIGINT and SIGTERM, even with a GE
     }
 }
 
-TEST_CASE("forewarn-emulator refuses a bad scenario file with a clear message", "[emulator]") {
-    CHECK_THROWS_WITH(emulator_process({"--scenario", "/nonexistent.json"}, emulator_process::default_program(), 5s),
-                      Catch::Contains("did not report its port"));
+TEST_CASE("forewarn-emulator refuses bad arguments and scenario files", "[emulator]") {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"--scenario", "/nonexistent.json"}, {"--speed", "0"}, {"--speed", "fast"},
+          {"--rate-limit", "-1"}, {"--bogus"}, {"--speed"}}) {
+        INFO(args.front());
+        CHECK_THROWS_WITH(emulator_process(args, emulator_process::default_program(), 5s),
+                          Catch::Contains("did not report its port"));
+    }
+}
+
+TEST_CASE("forewarn-emulator: the control API moves the real-time clock ahead", "[emulator][azure]") {
+    emulator_process emu({"--scenario", scenario_file("cancelled_maintenance"), "--speed", "1", "--rate-limit", "0"});
+    auto c = client_for(emu);
+    // the Redeploy appears at 10 s and Azure cancels it at 4 min: jump over both
+    auto r = c.Post("/emulator/v1/advance", R"({"by":"10s"})", "application/json");
+    REQUIRE(r);
+    REQUIRE(r->status == 200);
+    auto doc = json(c.Get(azure_path, azure_headers)->body);
+    REQUIRE(doc["Events"].Size() == 1);
+    CHECK(str(doc["Events"][0]["EventType"]) == "Redeploy");
+    CHECK(str(doc["Events"][0]["EventStatus"]) == "Scheduled");
+    REQUIRE(c.Post("/emulator/v1/advance", R"({"by":"4m"})", "application/json"));
+    doc = json(c.Get(azure_path, azure_headers)->body);
+    CHECK(doc["Events"].Size() == 0);
+    CHECK(emu.wait_for_output("removed (cancelled)", 5s));
+    auto state = json(c.Get("/emulator/v1/state")->body);
+    CHECK(state["time_ms"].GetInt64() >= 250000);
+    CHECK(str(state["events"][0]["ended"]) == "cancelled");
 }

@@ -652,6 +652,45 @@ TEST_CASE("the request log survives bytes that are not UTF-8", "[scenario][contr
     CHECK(tdetail::sanitize_utf8("\xed\xa0\x80") == "???");  // a UTF-16 surrogate is not UTF-8
 }
 
+TEST_CASE("hostile requests get an answer, never a crash or a hang", "[scenario][robustness]") {
+    scenario s(quiet_config());
+    s.add_azure_event({});
+    const std::vector<std::string> urls{"", "/", "?", "%", "/%", "/%4", "/%zz", "http://", "http://host", "http://host?x",
+                                        "/metadata/scheduledevents?&&=&api-version", "/metadata/scheduledevents?api-version=%",
+                                        "/computeMetadata/v1/instance/id?wait_for_change=maybe",
+                                        "/computeMetadata/v1/instance/id?timeout_sec=99999999999&wait_for_change=true",
+                                        "/computeMetadata/v1/../../etc/passwd", "/computeMetadata/v1//", "/emulator/v1/",
+                                        "/emulator/v1/azure/events/", "/emulator/v1/azure/events//cancel",
+                                        std::string(100000, '/'), "/computeMetadata/v1/" + std::string(5000, 'a')};
+    for (const auto& url : urls) {
+        INFO(url.substr(0, 80));
+        for (auto m : {http_method::get, http_method::post}) {
+            http_request r;
+            r.method = m;
+            r.url = url;
+            r.headers = {{"Metadata", "true"}, {"Metadata-Flavor", "Google"}};
+            r.body = std::string(10000, '[');
+            auto out = s.handle(r);
+            CHECK(out.status >= 200);
+            CHECK(out.status < 600);
+        }
+    }
+    for (const std::string& body : {std::string(1 << 20, '['), std::string("{\"StartRequests\":[") + std::string(100000, '{'),
+                                   std::string("\xff\xfe"), std::string("{\"StartRequests\":[{\"EventId\":\"\\ud800\"}]}")}) {
+        CHECK(s.handle(azure_post(body)).status == 400);
+        CHECK(s.handle(control(http_method::post, "steps", body)).status == 400);
+        CHECK(s.handle(control(http_method::post, "faults", body)).status == 400);
+        CHECK(s.handle(control(http_method::post, "azure/events", body)).status == 400);
+    }
+    for (const char* body : {"{\"by\":-5}", "{\"by\":\"forever\"}", "[]", "{\"by\":{}}"})
+        CHECK(s.handle(control(http_method::post, "advance", body)).status == 400);
+    CHECK(s.handle(control(http_method::post, "gce", "{\"instance/x\":5}")).status == 400);
+    CHECK(s.handle(control(http_method::post, "faults", "{\"kind\":\"status\",\"status\":99}")).status == 400);
+    CHECK(s.handle(control(http_method::post, "faults", "{\"fraction\":0}")).status == 400);
+    CHECK(s.handle(control(http_method::post, "faults", "{\"count\":0}")).status == 400);
+    CHECK(s.incarnation() == 2);  // nothing got through
+}
+
 TEST_CASE("scenario files: parse, reject typos with the member named", "[scenario][file]") {
     auto c = forewarn::testing::parse_scenario(R"({
         "name": "t", "speed": 60, "wall_epoch": "2022-04-11T22:11:58Z", "rate_limit": 0,
