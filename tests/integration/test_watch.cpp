@@ -230,7 +230,8 @@ json_change parse_line(const std::string& line) {
     REQUIRE(doc.has_value());
     REQUIRE(doc->IsObject());
     std::set<std::string> keys;
-    for (auto it = doc->MemberBegin(); it != doc->MemberEnd(); ++it) keys.insert(it->name.GetString());
+    const rapidjson::Value& root = *doc;  // const iterators: C++20 finds != ambiguous on mutable ones
+    for (auto it = root.MemberBegin(); it != root.MemberEnd(); ++it) keys.insert(it->name.GetString());
     std::set<std::string> expected{"change", "cloud", "id", "type", "raw_type", "status", "not_before", "resources",
                                    "source", "duration_s", "description", "incarnation"};
     if (keys.count("reason")) expected.insert("reason");
