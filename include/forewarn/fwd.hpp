@@ -38,6 +38,24 @@ class token_bucket;
 struct detect_options;
 struct detection;
 
+enum class change_kind;
+enum class recover_reason;
+struct change;
+enum class leader_rule;
+enum class approval_scope;
+struct approval_options;
+class leader_election;
+class approval_policy;
+class approval_handle;
+struct poller_handlers;
+struct poller_options;
+template <class Client, class Clock>
+class basic_poller;  // Clock defaults to std::chrono::steady_clock (poller.hpp)
+
+namespace testing {
+class manual_clock;
+}  // namespace testing
+
 namespace gce {
 struct client_options;
 struct get_options;
