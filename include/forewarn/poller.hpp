@@ -162,7 +162,8 @@ public:
     result<void> start() {
         std::lock_guard<std::mutex> control(control_mutex_);
         if (thread_.joinable()) {
-            if (running_.load()) return error(errc::invalid_argument, "the poller is already running");
+            if (running_.load() && !stop_requested())
+                return error(errc::invalid_argument, "the poller is already running");
             thread_.join();  // stopped from a handler: the thread has ended or is about to
         }
         {
@@ -310,7 +311,14 @@ private:
             st.last = delivered_;
             st.approved = policy_.approved_ids();
         }
-        auto r = detail::write_file_atomically(options_.state_file, detail::write_state(st));
+        auto text = detail::write_state(st);
+        if (!text) {
+            error e = text.error();
+            e.message = "cannot save the state file " + options_.state_file + ": " + e.message;
+            report(e);
+            return;
+        }
+        auto r = detail::write_file_atomically(options_.state_file, *text);
         if (r)
             dirty_ = false;
         else

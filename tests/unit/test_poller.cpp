@@ -548,10 +548,35 @@ TEST_CASE("poller: the state file keeps every field of an event", "[poller][stat
     odd.raw_status = "Pending";
     st.last.events.push_back(odd);
     st.approved = {"A"};
-    auto back = forewarn::detail::read_state(forewarn::detail::write_state(st));
+    auto text = forewarn::detail::write_state(st);
+    REQUIRE(text.has_value());
+    auto back = forewarn::detail::read_state(*text);
     REQUIRE(back.has_value());
     CHECK(back->last == st.last);
     CHECK(back->approved == st.approved);
+}
+
+TEST_CASE("poller: text that JSON cannot hold is reported, never a broken state file", "[poller][state]") {
+    temp_path state("utf8.json");
+    auto s = std::make_shared<fake::service>();
+    auto bad = ev("A");
+    bad.raw_type = std::string("Fr\xff\xfe" "eze", 7);  // not UTF-8 (a GCE value can be anything)
+    s->set(doc("1", {bad}));
+    recorder r;
+    poller_options o;
+    o.state_file = state.str();
+    o.approval.scope = approval_scope::never;
+    azure_poller p(fake::azure_client(s), r.handlers(), o, manual_clock{});
+    REQUIRE(p.poll_once().has_value());
+    CHECK(r.take() == strings{"prepare:A"});
+    auto errors = r.take_errors();
+    REQUIRE(errors.size() == 2);  // no file yet; cannot save
+    CHECK(errors[1].message.find("not valid UTF-8") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(state.path));
+    s->set(doc("2", {}));
+    p.poll_once();  // the poller goes on, and saves once it can
+    CHECK(r.take() == strings{"recover:A:cancelled"});
+    CHECK(std::filesystem::exists(state.path));
 }
 
 TEST_CASE("poller: a state file that cannot be written is reported, never fatal", "[poller][state]") {

@@ -63,7 +63,8 @@ inline event_source state_event_source(std::string_view name) noexcept {
     return event_source::unknown;
 }
 
-inline std::string write_state(const poller_state& st) {
+/// The state as JSON text; an error when a string in it is not valid UTF-8 (JSON cannot hold it).
+inline result<std::string> write_state(const poller_state& st) {
     json_writer w;
     w.begin_object();
     w.key("format");
@@ -117,6 +118,7 @@ inline std::string write_state(const poller_state& st) {
     for (const auto& id : st.approved) w.string(id);
     w.end_array();
     w.end_object();
+    if (!w.complete()) return error(errc::invalid_argument, "the state holds text that is not valid UTF-8");
     return w.str();
 }
 
