@@ -54,6 +54,15 @@ class basic_poller;  // Clock defaults to std::chrono::steady_clock (poller.hpp)
 
 namespace testing {
 class manual_clock;
+class fake_transport;
+class scenario;
+struct scenario_config;
+struct scenario_step;
+struct azure_event_spec;
+struct fault_spec;
+struct vm_identity;
+struct emulated_response;
+class simulated_transport;
 }  // namespace testing
 
 namespace gce {
