@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -24,36 +25,99 @@ struct json_limits {
     std::size_t max_depth = 64;  ///< arrays and objects nested deeper are refused
 };
 
+/// Bytes that need no attention inside a JSON string: printable ASCII but '"' and '\\'.
+struct json_byte_table {
+    bool plain[256];
+};
+
+constexpr json_byte_table make_json_plain_string_bytes() noexcept {
+    json_byte_table t{};
+    for (int c = 0x20; c < 0x80; ++c) t.plain[c] = c != '"' && c != '\\';
+    return t;
+}
+
+inline constexpr json_byte_table json_plain_string_bytes = make_json_plain_string_bytes();
+
+/// True when none of the 8 bytes of `w` needs attention inside a JSON string (no '"', '\\',
+/// control character or non-ASCII byte): the scan below then skips them at once.
+constexpr bool json_plain_word(std::uint64_t w) noexcept {
+    constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    const std::uint64_t q = w ^ (ones * static_cast<unsigned char>('"'));
+    const std::uint64_t b = w ^ (ones * static_cast<unsigned char>('\\'));
+    // (x - ones) & ~x & highs is non-zero exactly when some byte of x is zero (resp. below 0x20).
+    const std::uint64_t special = ((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w;
+    return (special & highs) == 0;
+}
+
+/// Length of the well-formed UTF-8 sequence (Unicode table 3-7: no overlong form, no surrogate,
+/// nothing above U+10FFFF) that starts with the non-ASCII byte at `p`, or 0 when it is malformed.
+inline std::size_t utf8_sequence_length(const unsigned char* p, std::size_t left) noexcept {
+    const unsigned c = p[0];
+    auto follows = [&](std::size_t i, unsigned lo, unsigned hi) { return i < left && p[i] >= lo && p[i] <= hi; };
+    if (c >= 0xC2 && c <= 0xDF) return follows(1, 0x80, 0xBF) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+        return follows(1, lo, hi) && follows(2, 0x80, 0xBF) ? 3 : 0;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+        return follows(1, lo, hi) && follows(2, 0x80, 0xBF) && follows(3, 0x80, 0xBF) ? 4 : 0;
+    }
+    return 0;
+}
+
 /**
  * Parses a whole body: iterative parser (no recursion, so no stack overflow on deep input),
  * UTF-8 validated, nothing but whitespace allowed after the value, nesting depth limited.
  * The text is copied into the document, so `text` need not outlive the result.
  */
 inline result<rapidjson::Document> parse_json(std::string_view text, const json_limits& limits = {}) {
-    // Depth check first, in one linear pass that skips strings, so that 10^6 '[' are refused
-    // before RapidJSON allocates a stack for them.
+    // One linear pass first, that skips strings: the depth check, so that 10^6 '[' are refused
+    // before RapidJSON allocates a stack for them; raw NUL bytes (RapidJSON reads one as the end
+    // of input: "[1]\0junk" would pass); and UTF-8 validity. Validating here, with a fast path for
+    // plain ASCII, instead of with kParseValidateEncodingFlag cut the cost of a parse by about 3x
+    // (that flag decodes every byte of every string through RapidJSON's transcoder).
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    const std::size_t n = text.size();
+    auto refuse = [](const char* what, std::size_t at) {
+        error e(errc::parse_error, what);
+        e.offset = at;
+        return e;
+    };
     std::size_t depth = 0;
-    bool in_string = false, escaped = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (c == '\0') {
-            // RapidJSON's memory stream reads a NUL as the end of input: "[1]\0junk" would pass.
-            error e(errc::parse_error, "malformed JSON: NUL byte in the text");
-            e.offset = i;
-            return e;
-        }
-        if (in_string) {
-            if (escaped)
-                escaped = false;
-            else if (c == '\\')
-                escaped = true;
-            else if (c == '"')
-                in_string = false;
+    std::size_t i = 0;
+    while (i < n) {
+        const unsigned c = s[i];
+        if (c == '"') {
+            ++i;
+            while (i < n) {
+                for (std::uint64_t w = 0; i + 8 <= n; i += 8) {
+                    std::memcpy(&w, s + i, 8);
+                    if (!json_plain_word(w)) break;
+                }
+                while (i < n && json_plain_string_bytes.plain[s[i]]) ++i;
+                if (i >= n) break;
+                const unsigned d = s[i];
+                if (d == '"') {
+                    ++i;
+                    break;
+                }
+                if (d == '\\') {
+                    i += 2;  // the escape itself is RapidJSON's to check; it cannot end the string
+                } else if (d == 0) {
+                    return refuse("malformed JSON: NUL byte in the text", i);
+                } else if (d < 0x80) {
+                    ++i;  // a control character: RapidJSON refuses it with its own message
+                } else {
+                    const std::size_t k = utf8_sequence_length(s + i, n - i);
+                    if (k == 0) return refuse("malformed JSON: invalid UTF-8", i);
+                    i += k;
+                }
+            }
             continue;
         }
-        if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
+        if (c == 0) return refuse("malformed JSON: NUL byte in the text", i);
+        if (c == '[' || c == '{') {
             if (++depth > limits.max_depth) {
                 error e(errc::parse_error, "JSON nested deeper than " + std::to_string(limits.max_depth) + " levels");
                 e.offset = i;
@@ -61,12 +125,23 @@ inline result<rapidjson::Document> parse_json(std::string_view text, const json_
             }
         } else if ((c == ']' || c == '}') && depth > 0) {
             --depth;
+        } else if (c >= 0x80) {
+            const std::size_t k = utf8_sequence_length(s + i, n - i);
+            if (k == 0) return refuse("malformed JSON: invalid UTF-8", i);
+            i += k;
+            continue;
         }
+        ++i;
     }
 
+    // Parsed in place in a copy owned by the document's own allocator (it moves with the
+    // document): RapidJSON then points into that copy instead of copying every string again.
     rapidjson::Document doc;
-    constexpr unsigned flags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
-    doc.Parse<flags>(text.data(), text.size());
+    char* buffer = static_cast<char*>(doc.GetAllocator().Malloc(n + 1));
+    if (buffer == nullptr) return error(errc::parse_error, "out of memory for the JSON text");
+    if (n != 0) std::memcpy(buffer, text.data(), n);
+    buffer[n] = '\0';
+    doc.ParseInsitu<rapidjson::kParseIterativeFlag>(buffer);
     if (doc.HasParseError()) {
         error e(errc::parse_error, std::string("malformed JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()));
         e.offset = doc.GetErrorOffset();
