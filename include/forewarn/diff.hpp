@@ -103,19 +103,26 @@ inline std::vector<change> diff(const document& previous, const document& curren
         previous.origin == current.origin)
         return out;
 
-    const auto before = detail::index_events(previous);
-    std::unordered_map<std::string_view, const event*> seen;  // ids of `current` already handled
-    seen.reserve(current.events.size());
+    // One index for both documents: per id, its first event in `previous` and whether `current`
+    // has shown it yet (one hash map instead of two halves the hashing and the allocations).
+    struct slot {
+        const event* before = nullptr;
+        bool seen = false;
+    };
+    std::unordered_map<std::string_view, slot> index;
+    index.reserve(previous.events.size() + current.events.size());
+    for (const auto& e : previous.events) index.emplace(e.id, slot{&e, false});
 
     for (const auto& e : current.events) {
-        if (!seen.emplace(e.id, &e).second) continue;  // duplicate id in one document
-        const auto it = before.find(e.id);
-        if (it == before.end()) {
+        slot& s = index[e.id];
+        if (s.seen) continue;  // duplicate id in one document: the first wins
+        s.seen = true;
+        if (s.before == nullptr) {
             out.push_back(detail::make_change(
                 current, e.status == event_status::started ? change_kind::started : change_kind::prepare, e));
             continue;
         }
-        const event& old = *it->second;
+        const event& old = *s.before;
         if (old == e) continue;
         if (old.status != event_status::started && e.status == event_status::started) {
             change c = detail::make_change(current, change_kind::started, e);
@@ -129,11 +136,10 @@ inline std::vector<change> diff(const document& previous, const document& curren
     }
 
     // The same first-wins rule for `previous`, so a duplicated id disappears once.
+    const bool gce = previous.origin == cloud::gce || current.origin == cloud::gce;
     for (const auto& e : previous.events) {
-        const auto first = before.find(e.id);
-        if (first->second != &e) continue;
-        if (seen.count(e.id) != 0) continue;
-        const bool gce = previous.origin == cloud::gce || current.origin == cloud::gce;
+        const slot& s = index.find(e.id)->second;
+        if (s.before != &e || s.seen) continue;
         const recover_reason why = (!gce && e.status == event_status::scheduled) ? recover_reason::cancelled
                                                                                   : recover_reason::completed;
         out.push_back(detail::make_change(current, change_kind::recover, e, why));

@@ -195,6 +195,7 @@ inline result<document> parse_document(std::string_view body, std::string_view a
     const bool preview = is_preview_api_version(api_version);
     doc.events.reserve(events->Size());
     std::unordered_set<std::string_view> ids;
+    ids.reserve(events->Size());
     for (rapidjson::SizeType i = 0; i < events->Size(); ++i) {
         auto e = detail::parse_event((*events)[i], i, preview);
         if (!e) return std::move(e).error();
