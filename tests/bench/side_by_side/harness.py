@@ -1,0 +1,494 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Runs forewarn's benchmarks against forewarn-emulator and prints one markdown report.
+
+Called by tests/bench/run-all.sh (which builds the Release tree first); stdlib only. Every figure
+is a median over repetitions (these machines are noisy), and the alternatives of the side-by-side
+run are interleaved round by round so that a burst of load hits them all alike.
+
+  harness.py --build DIR --source DIR [--quick] [--skip micro,polls,latency,idle,compile]
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def log(*a):
+    print("[bench]", *a, file=sys.stderr, flush=True)
+
+
+def median(v):
+    return statistics.median(v) if v else float("nan")
+
+
+def percentile(v, p):
+    """Nearest-rank percentile (p in 0..100) of a list of numbers."""
+    if not v:
+        return float("nan")
+    s = sorted(v)
+    k = max(0, min(len(s) - 1, int(-(-p * len(s) // 100)) - 1))
+    return s[k]
+
+
+# --- processes ------------------------------------------------------------------------------------
+
+class Emulator:
+    """One forewarn-emulator on a free loopback port; stopped with SIGTERM by its own pid."""
+
+    def __init__(self, program, args):
+        self.proc = subprocess.Popen([program, "--listen", "127.0.0.1:0", "--quiet", "--exit-with-parent"] + args,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.proc.stdout.readline().strip()
+        m = re.match(r"listening on (http://\S+)", line)
+        if not m:
+            self.stop()
+            raise RuntimeError("forewarn-emulator did not start: %r" % line)
+        self.base = m.group(1)
+        # Drain stdout so that the emulator never blocks on a full pipe.
+        threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+RUNNER = None  # forewarn-bench-run, set in main()
+
+
+def run_rusage(cmd, env=None):
+    """Runs cmd under forewarn-bench-run: (cpu_s, wall_s, maxrss_kb, stdout). CPU covers the process
+    and every descendant it waited for (a shell's curl processes count). Forked from that small
+    program rather than from this Python process, whose peak RSS Linux would carry into the child."""
+    r, w = os.pipe()
+    out_file = tempfile.TemporaryFile()
+    err_file = tempfile.TemporaryFile()
+    proc = subprocess.Popen([RUNNER, "--report-fd", str(w)] + cmd, stdout=out_file, stderr=err_file, env=env,
+                            pass_fds=(w,))
+    os.close(w)
+    with os.fdopen(r) as f:
+        report_line = f.read()
+    proc.wait()
+    out_file.seek(0)
+    err_file.seek(0)
+    out = out_file.read().decode(errors="replace")
+    err = err_file.read().decode(errors="replace")
+    if proc.returncode != 0 or not report_line.strip():
+        raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), proc.returncode, err[-2000:]))
+    rep = json.loads(report_line)
+    return rep["cpu_s"], rep["wall_s"], rep["maxrss_kb"], out
+
+
+def no_proxy_env():
+    env = dict(os.environ)
+    for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        env.pop(k, None)
+    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+    return env
+
+
+# --- micro-benchmarks -----------------------------------------------------------------------------
+
+def run_micro(build, quick):
+    exe = os.path.join(build, "tests", "bench", "forewarn-bench-micro")
+    if not os.path.exists(exe):
+        log("forewarn-bench-micro was not built (Google Benchmark missing?): skipped")
+        return None
+    reps = 3 if quick else 5
+    log("micro-benchmarks (%d repetitions) ..." % reps)
+    out = subprocess.run([exe, "--benchmark_format=json", "--benchmark_repetitions=%d" % reps,
+                          "--benchmark_report_aggregates_only=true",
+                          "--benchmark_min_time=%s" % ("0.05" if quick else "0.2")],
+                         check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+    data = json.loads(out)
+    res = {"context": data.get("context", {}), "median": {}, "bigo": {}, "rms": {}}
+    for b in data["benchmarks"]:
+        name = b.get("run_name", b["name"])
+        agg = b.get("aggregate_name", "")
+        if agg == "median":
+            res["median"][name] = b["cpu_time"] * unit_ns(b.get("time_unit", "ns"))
+        elif b["name"].endswith("_BigO"):
+            res["bigo"][b["name"][:-5]] = (b["cpu_coefficient"] * unit_ns(b.get("time_unit", "ns")), b.get("big_o", ""))
+        elif b["name"].endswith("_RMS"):
+            res["rms"][b["name"][:-4]] = b["rms"]
+    return res
+
+
+def unit_ns(u):
+    return {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}[u]
+
+
+# --- side by side ---------------------------------------------------------------------------------
+
+def run_polls(build, source, emulator, quick):
+    n = 200 if quick else 1000
+    rounds = 3 if quick else 5
+    base = emulator.base
+    url = base + "/metadata/scheduledevents?api-version=2020-07-01"
+    bench = os.path.join(build, "tests", "bench")
+    py = "/usr/bin/python3"
+    alts = [
+        ("forewarn", "(a) forewarn poller (poll_once, libcurl keep-alive, parse + diff)",
+         lambda k: [os.path.join(bench, "forewarn-bench-forewarn-polls"), base, str(k)]),
+        ("python", "(b) Azure seed's Python loop (requests.get per poll)",
+         lambda k: [py, os.path.join(HERE, "seed_loop.py"), base, str(k)]),
+        ("libcurl", "(c) raw libcurl keep-alive GET loop, no parsing (the floor)",
+         lambda k: [os.path.join(bench, "forewarn-bench-raw-libcurl"), url, str(k)]),
+        ("curl", "(d) one curl process per poll (shell loop)",
+         lambda k: ["/bin/bash", os.path.join(HERE, "curl_per_poll.sh"), url, str(k)]),
+    ]
+    env = no_proxy_env()
+    log("side by side: %d polls x %d rounds per alternative, plus startup-only runs ..." % (n, rounds))
+    full = {a[0]: [] for a in alts}
+    empty = {a[0]: [] for a in alts}
+    for r in range(rounds):
+        for key, _, cmd in alts:
+            empty[key].append(run_rusage(cmd(0), env))
+            full[key].append(run_rusage(cmd(n), env))
+    res = {"n": n, "rounds": rounds, "alts": []}
+    for key, label, _ in alts:
+        cpu_n = median([x[0] for x in full[key]])
+        cpu_0 = median([x[0] for x in empty[key]])
+        wall_n = median([x[1] for x in full[key]])
+        wall_0 = median([x[1] for x in empty[key]])
+        rss = median([x[2] for x in full[key]])
+        loop = [json.loads(x[3].strip().splitlines()[-1]) for x in full[key] if x[3].strip()]
+        res["alts"].append({
+            "key": key, "label": label,
+            "cpu_per_poll_us": max(cpu_n - cpu_0, 0.0) / n * 1e6,
+            "wall_per_poll_us": max(wall_n - wall_0, 0.0) / n * 1e6,
+            "loop_cpu_per_poll_us": median([l["loop_cpu_s"] for l in loop]) / n * 1e6 if loop else None,
+            "startup_cpu_ms": cpu_0 * 1e3,
+            "total_cpu_per_poll_us": cpu_n / n * 1e6,
+            "peak_rss_kb": rss,
+        })
+    return res
+
+
+# --- latency, stop, idle --------------------------------------------------------------------------
+
+def run_latency(build, emulator, quick):
+    exe = os.path.join(build, "tests", "bench", "forewarn-bench-latency")
+    res = {}
+    for mode, count in (("azure", 6 if quick else 15), ("gce", 15 if quick else 50), ("stop", 5 if quick else 20)):
+        log("latency %s (%d) ..." % (mode, count))
+        out = subprocess.run([exe, mode, emulator.base, str(count)], check=True, stdout=subprocess.PIPE,
+                             env=no_proxy_env()).stdout.decode()
+        res[mode] = json.loads(out.strip().splitlines()[-1])
+    return res
+
+
+def start_idle(build, base, seconds):
+    exe = os.path.join(build, "tests", "bench", "forewarn-bench-idle")
+    procs = {}
+    for mode in ("azure", "gce"):
+        procs[mode] = subprocess.Popen([exe, mode, base, str(seconds)], stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, env=no_proxy_env())
+    return procs
+
+
+def finish_idle(procs):
+    res = {}
+    for mode, p in procs.items():
+        out, err = p.communicate()
+        if p.returncode != 0:
+            log("idle %s failed: %s" % (mode, err.decode(errors="replace")[-500:]))
+        res[mode] = json.loads(out.decode().strip().splitlines()[-1])
+    return res
+
+
+# --- compile cost ---------------------------------------------------------------------------------
+
+def run_compile(build, source, quick):
+    cxx = None
+    cache = os.path.join(build, "CMakeCache.txt")
+    if os.path.exists(cache):
+        for line in open(cache):
+            if line.startswith("CMAKE_CXX_COMPILER:"):
+                cxx = line.split("=", 1)[1].strip()
+    cxx = cxx or shutil.which("c++") or "g++"
+    inc = os.path.join(source, "include")
+    units = [
+        ("forewarn_include.cpp", "`#include <forewarn/forewarn.hpp>`"),
+        ("forewarn_poller.cpp", "`<forewarn/forewarn.hpp>` + an Azure and a GCE poller instantiated"),
+        ("curl_rapidjson.cpp", "`<curl/curl.h>` + `<rapidjson/document.h>` only"),
+        ("nlohmann_json.cpp", "`<nlohmann/json.hpp>` (for comparison)"),
+    ]
+    reps = 1 if quick else 3
+    log("compile cost (%s, -std=c++17 -O2, %d runs each) ..." % (os.path.basename(cxx), reps))
+    res = {"compiler": subprocess.run([cxx, "--version"], stdout=subprocess.PIPE, text=True).stdout.splitlines()[0],
+           "units": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, label in units:
+            src = os.path.join(source, "tests", "bench", "compile", name)
+            runs = [run_rusage([cxx, "-std=c++17", "-O2", "-I", inc, "-c", src, "-o", os.path.join(tmp, name + ".o")])
+                    for _ in range(reps)]
+            res["units"].append({"name": name, "label": label, "cpu_s": median([r[0] for r in runs]),
+                                 "wall_s": median([r[1] for r in runs]), "rss_kb": median([r[2] for r in runs])})
+    return res
+
+
+# --- report ---------------------------------------------------------------------------------------
+
+def fmt(x, digits=1):
+    if x is None or x != x:
+        return "n/a"
+    return ("%." + str(digits) + "f") % x
+
+
+def fmt_ns(ns):
+    if ns is None:
+        return "n/a"
+    if ns < 1e3:
+        return "%.0f ns" % ns
+    if ns < 1e6:
+        return "%.1f µs" % (ns / 1e3)
+    return "%.2f ms" % (ns / 1e6)
+
+
+def machine():
+    cpu = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal"):
+                mem = "%.1f GiB RAM" % (int(line.split()[1]) / 1048576)
+    except OSError:
+        pass
+    load = os.getloadavg()
+    return "%s, %d cores, %s; %s %s; load average at start %.2f" % (cpu, os.cpu_count() or 0, mem, platform.system(),
+                                                                    platform.release(), load[0])
+
+
+def versions():
+    v = []
+    try:
+        v.append(subprocess.run(["curl", "--version"], stdout=subprocess.PIPE, text=True).stdout.split("\n")[0])
+    except OSError:
+        pass
+    v.append("Python " + subprocess.run(["/usr/bin/python3", "-c",
+                                         "import sys, requests; print(sys.version.split()[0], '/ requests', requests.__version__)"],
+                                        stdout=subprocess.PIPE, text=True).stdout.strip())
+    return v
+
+
+def report(r):
+    out = []
+    p = out.append
+    p("# forewarn benchmarks\n")
+    p("Machine: %s  " % r["machine"])
+    p("Date: %s; command: `%s`  " % (r["date"], r["command"]))
+    p("Versions: %s\n" % "; ".join(r["versions"]))
+    goals = []
+
+    polls = r.get("polls")
+    if polls:
+        alts = {a["key"]: a for a in polls["alts"]}
+        floor = alts["libcurl"]["cpu_per_poll_us"]
+        pyc = alts["python"]["cpu_per_poll_us"]
+        p("## Cost per poll, side by side (%d polls of the same document, median of %d rounds)\n" % (polls["n"], polls["rounds"]))
+        p("Per poll = (median cost of a run of %d polls - median cost of a run of 0 polls) / %d: startup is "
+          "shown apart. CPU is user+sys of the whole process tree (wait4).\n" % (polls["n"], polls["n"]))
+        p("| alternative | CPU/poll | wall/poll | peak RSS | CPU vs raw libcurl (c) | CPU vs Python (b) | startup CPU |")
+        p("|---|---:|---:|---:|---:|---:|---:|")
+        for a in polls["alts"]:
+            p("| %s | %s µs | %s µs | %s MiB | %sx | %s | %s ms |" % (
+                a["label"], fmt(a["cpu_per_poll_us"]), fmt(a["wall_per_poll_us"]), fmt(a["peak_rss_kb"] / 1024.0),
+                fmt(a["cpu_per_poll_us"] / floor if floor else None, 2),
+                ("1/%sx" % fmt(pyc / a["cpu_per_poll_us"], 1)) if a["cpu_per_poll_us"] else "n/a",
+                fmt(a["startup_cpu_ms"])))
+        fw = alts["forewarn"]
+        p("")
+        goals.append(("CPU per poll within 1.5x of the raw libcurl floor",
+                      "%sx (%s vs %s µs)" % (fmt(fw["cpu_per_poll_us"] / floor, 2), fmt(fw["cpu_per_poll_us"]), fmt(floor)),
+                      fw["cpu_per_poll_us"] <= 1.5 * floor))
+        goals.append(("CPU per poll at least 20x below the Python loop",
+                      "%sx below" % fmt(pyc / fw["cpu_per_poll_us"], 1), pyc >= 20 * fw["cpu_per_poll_us"]))
+        goals.append(("RSS under 8 MiB (side-by-side poller, peak)", "%s MiB" % fmt(fw["peak_rss_kb"] / 1024.0),
+                      fw["peak_rss_kb"] < 8 * 1024))
+
+    micro = r.get("micro")
+    if micro:
+        med = micro["median"]
+        p("## Parse and diff scaling (Google Benchmark, CPU time, median of repetitions)\n")
+        p("| benchmark | 1 | 10 | 100 | 1,000 | 10,000 | fitted cost per event | fit RMS |")
+        p("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for fam, label in (("parse_document", "parse (Azure document)"), ("diff_same_content", "diff, same events, new incarnation"),
+                           ("diff_all_new", "diff, every event new"), ("parse_and_diff", "parse + diff (one event changed)"),
+                           ("write_start_requests", "approval body (N EventIds)")):
+            cells = [fmt_ns(med.get("%s/%d" % (fam, n))) for n in (1, 10, 100, 1000, 10000)]
+            bigo = micro["bigo"].get(fam)
+            rms = micro["rms"].get(fam)
+            p("| %s | %s | %s (%s) | %s |" % (label, " | ".join(cells), fmt_ns(bigo[0]) if bigo else "n/a",
+                                              bigo[1] if bigo else "", ("%.0f %%" % (rms * 100)) if rms is not None else "n/a"))
+        p("")
+        p("| single operation | CPU time |")
+        p("|---|---:|")
+        for name, label in (("gce_maintenance_value/none", "GCE maintenance-event `NONE`"),
+                            ("gce_maintenance_value/migrate", "GCE maintenance-event `MIGRATE_ON_HOST_MAINTENANCE`"),
+                            ("gce_preempted_value/false", "GCE preempted `FALSE`"),
+                            ("gce_preempted_value/true", "GCE preempted `TRUE`"),
+                            ("gce_client_fetch", "GCE snapshot (two keys) over an in-process transport"),
+                            ("azure_client_fetch", "Azure fetch (1 event) over an in-process transport"),
+                            ("poller_poll_once", "poller poll_once (1 event) over an in-process transport")):
+            p("| %s | %s |" % (label, fmt_ns(med.get(name))))
+        p("")
+        pd = med.get("parse_and_diff/1000")
+        if pd is not None:
+            goals.append(("parse + diff of 1,000 events under 1 ms", fmt_ns(pd), pd < 1e6))
+        rms_ok = all(v < 0.1 for k, v in micro["rms"].items())
+        goals.append(("cost grows linearly with size (BigO fit O(N), RMS < 10 %)",
+                      ", ".join("%s %.0f %%" % (k, v * 100) for k, v in sorted(micro["rms"].items())), rms_ok))
+
+    lat = r.get("latency")
+    if lat:
+        p("## Notification latency (emulator state change -> handler call) and stop()\n")
+        p("| what | samples | median | p99 | max |")
+        p("|---|---:|---:|---:|---:|")
+        rows = []
+        if "azure" in lat:
+            rows += [("Azure, poller at 1 Hz: new event -> on_prepare", lat["azure"]["prepare_ms"]),
+                     ("Azure, poller at 1 Hz: event cancelled -> on_recover", lat["azure"]["recover_ms"])]
+        if "gce" in lat:
+            rows += [("GCE hanging GET: MIGRATE_ON_HOST_MAINTENANCE -> on_prepare", lat["gce"]["prepare_ms"]),
+                     ("GCE hanging GET: back to NONE -> on_recover", lat["gce"]["recover_ms"])]
+        if "stop" in lat:
+            rows += [("stop() of a GCE poller in the middle of its hanging GET", lat["stop"]["gce_hanging_get_ms"]),
+                     ("stop() of an Azure poller in the middle of its 1 s wait", lat["stop"]["azure_interval_ms"])]
+        for label, v in rows:
+            ok = [x for x in v if x >= 0]
+            p("| %s | %d%s | %s ms | %s ms | %s ms |" % (label, len(ok), (" (%d lost)" % (len(v) - len(ok))) if len(ok) != len(v) else "",
+                                                       fmt(median(ok)), fmt(percentile(ok, 99)), fmt(max(ok) if ok else None)))
+        p("")
+        if "gce" in lat:
+            g = [x for x in lat["gce"]["prepare_ms"] + lat["gce"]["recover_ms"] if x >= 0]
+            goals.append(("GCE notification under 20 ms (p99)", "median %s ms, p99 %s ms" % (fmt(median(g)), fmt(percentile(g, 99))),
+                          percentile(g, 99) < 20 and len(g) == len(lat["gce"]["prepare_ms"]) * 2))
+        if "azure" in lat:
+            a = [x for x in lat["azure"]["prepare_ms"] + lat["azure"]["recover_ms"] if x >= 0]
+            goals.append(("Azure notification within the interval + 50 ms (max)", "median %s ms, max %s ms" % (fmt(median(a)), fmt(max(a) if a else None)),
+                          bool(a) and max(a) <= 1050 and len(a) == len(lat["azure"]["prepare_ms"]) * 2))
+        if "stop" in lat:
+            s = lat["stop"]["gce_hanging_get_ms"] + lat["stop"]["azure_interval_ms"]
+            goals.append(("stop() under 50 ms (max)", "median %s ms, max %s ms" % (fmt(median(s)), fmt(max(s))), max(s) < 50))
+
+    idle = r.get("idle")
+    if idle:
+        p("## Idle cost (a poller left alone for %d s)\n" % r["idle_seconds"])
+        p("| poller | CPU seconds | share of one core | wake-ups/s (voluntary switches) | involuntary switches | threads | RSS | of which private (RssAnon) | of which shared-library pages (RssFile) |")
+        p("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for mode, label in (("azure", "Azure, 1 Hz"), ("gce", "GCE, hanging GETs (timeout_sec 60)")):
+            d = idle.get(mode)
+            if not d:
+                continue
+            p("| %s | %s | %s %% | %s | %d | %d | %s MiB | %s MiB | %s MiB |" % (
+                label, fmt(d["cpu_s"], 3), fmt(100 * d["cpu_s"] / d["wall_s"], 3), fmt(d["voluntary_switches"] / d["wall_s"], 1),
+                d["involuntary_switches"], d["threads"], fmt(d["rss_kb"] / 1024.0), fmt(d["rss_anon_kb"] / 1024.0),
+                fmt(d["rss_file_kb"] / 1024.0)))
+        p("")
+        for mode in ("azure", "gce"):
+            d = idle.get(mode)
+            if d:
+                share = 100 * d["cpu_s"] / d["wall_s"]
+                goals.append(("idle CPU under 0.1 %% of a core (%s)" % mode, "%s %%" % fmt(share, 3), share < 0.1))
+                goals.append(("RSS under 8 MiB (idle %s poller)" % mode,
+                              "%s MiB, of which %s MiB private and %s MiB shared-library pages" % (
+                                  fmt(d["rss_kb"] / 1024.0), fmt(d["rss_anon_kb"] / 1024.0), fmt(d["rss_file_kb"] / 1024.0)),
+                              d["rss_kb"] < 8 * 1024))
+
+    comp = r.get("compile")
+    if comp:
+        p("## Compile cost (%s, `-std=c++17 -O2 -c`, median)\n" % comp["compiler"])
+        p("| translation unit | CPU | peak compiler RSS |")
+        p("|---|---:|---:|")
+        for u in comp["units"]:
+            p("| %s | %s s | %s MiB |" % (u["label"], fmt(u["cpu_s"], 2), fmt(u["rss_kb"] / 1024.0)))
+        p("")
+
+    if goals:
+        p("## Goals (reported, never asserted)\n")
+        p("| goal | measured | met |")
+        p("|---|---|:-:|")
+        for g, m, ok in goals:
+            p("| %s | %s | %s |" % (g, m, "yes" if ok else "**no**"))
+        p("")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions and a 10 s idle run (a smoke test)")
+    ap.add_argument("--skip", default="", help="comma-separated: micro,polls,latency,idle,compile")
+    ap.add_argument("--json", help="also write the raw results here")
+    ap.add_argument("--command", default="tests/bench/run-all.sh")
+    a = ap.parse_args()
+    global RUNNER
+    RUNNER = os.path.join(a.build, "tests", "bench", "forewarn-bench-run")
+    skip = set(x for x in a.skip.split(",") if x)
+    emulator_exe = os.path.join(a.build, "tests", "emulator", "forewarn-emulator")
+    r = {"machine": machine(), "versions": versions(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+         "command": a.command, "idle_seconds": 10 if a.quick else 60}
+
+    if "micro" not in skip:
+        r["micro"] = run_micro(a.build, a.quick)
+    if "polls" not in skip:
+        scenario = os.path.join(HERE, "scenario.json")
+        with Emulator(emulator_exe, ["--scenario", scenario]) as emu:
+            r["polls"] = run_polls(a.build, a.source, emu, a.quick)
+    idle_procs = None
+    idle_emu = None
+    if "idle" not in skip:
+        # Its own emulator (rate limit as IMDS's), so the latency run's events never reach it.
+        idle_emu = Emulator(emulator_exe, [])
+        log("idle: an Azure and a GCE poller for %d s (the latency runs meanwhile) ..." % r["idle_seconds"])
+        idle_procs = start_idle(a.build, idle_emu.base, r["idle_seconds"])
+    try:
+        if "latency" not in skip:
+            with Emulator(emulator_exe, ["--rate-limit", "0"]) as emu:
+                r["latency"] = run_latency(a.build, emu, a.quick)
+        if idle_procs:
+            r["idle"] = finish_idle(idle_procs)
+    finally:
+        if idle_emu:
+            idle_emu.stop()
+    if "compile" not in skip:
+        r["compile"] = run_compile(a.build, a.source, a.quick)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(r, f, indent=1)
+    print(report(r))
+
+
+if __name__ == "__main__":
+    main()
