@@ -394,6 +394,25 @@ TEST_CASE("GCE: maintenance-event NONE to MIGRATE and back, ETag changes exactly
     CHECK(s.gce_etag("instance/preempted") == tdetail::content_etag("FALSE"));
 }
 
+TEST_CASE("GCE: the 60 s warning is given only if maintenance-event was read since the last maintenance", "[scenario][gce]") {
+    auto c = forewarn::testing::parse_scenario(R"({"gce_warning_requires_read": true, "steps": [
+        {"at": "1m", "gce_maintenance": {"value": "MIGRATE_ON_HOST_MAINTENANCE", "for": "60s"}},
+        {"at": "5m", "gce_maintenance": {"value": "MIGRATE_ON_HOST_MAINTENANCE", "for": "60s"}},
+        {"at": "9m", "gce_maintenance": {"value": "MIGRATE_ON_HOST_MAINTENANCE", "for": "60s"}}]})");
+    REQUIRE(c.has_value());
+    scenario s(*c);
+    s.advance(1min);  // never read: the first migration comes unannounced
+    CHECK(s.gce_value("instance/maintenance-event") == "NONE");
+    s.advance(2min);
+    CHECK(s.handle(gce_get("instance/maintenance-event")).body == "NONE");  // read once
+    s.advance(2min);  // 5 min: announced
+    CHECK(s.handle(gce_get("instance/maintenance-event")).body == "MIGRATE_ON_HOST_MAINTENANCE");
+    s.advance(1min);
+    CHECK(s.gce_value("instance/maintenance-event") == "NONE");
+    s.advance(3min);  // 9 min: not read since the last maintenance ended
+    CHECK(s.gce_value("instance/maintenance-event") == "NONE");
+}
+
 TEST_CASE("GCE: identity keys, scheduling, directories, alt, recursive, 404, 403, redirect", "[scenario][gce]") {
     scenario_config c = quiet_config();
     c.gce.emplace_back("instance/scheduling/preemptible", "TRUE");

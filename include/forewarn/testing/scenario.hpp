@@ -133,6 +133,9 @@ struct scenario_step {
     std::vector<std::pair<std::string, std::optional<std::string>>> gce_values;
     fault_spec fault;
     std::int64_t incarnation = 1;
+    /// gce_set only: this is the start (+1) or end (-1) of a maintenance announced by
+    /// "gce_maintenance", for scenario_config::gce_warning_requires_read.
+    int maintenance_edge = 0;
 };
 
 /// A whole scenario: who the VMs are, the service's behaviour, and the timeline.
@@ -146,6 +149,9 @@ struct scenario_config {
     unsigned rate_limit = 5;            ///< Azure requests per second before 429 (0: off), IMDS's limit
     scenario_duration enablement_delay{0};  ///< the slow first Azure call (IMDS: up to 2 min)
     std::int64_t initial_incarnation = 1;
+    /// GCE gives its ~60 s warning only when maintenance-event was read since the last
+    /// maintenance: when set, a "gce_maintenance" nobody watched happens without the warning.
+    bool gce_warning_requires_read = false;
     std::vector<vm_identity> vms{vm_identity{}};  ///< the first is the default VM
     std::vector<std::pair<std::string, std::string>> gce;  ///< initial GCE keys (override defaults)
     std::vector<scenario_step> steps;
@@ -459,7 +465,9 @@ inline result<void> parse_steps_into(const json_value& v, const std::string& fie
             begin.at = at;
             begin.what = scenario_step::kind::gce_set;
             begin.gce_values.emplace_back("instance/maintenance-event", value);
+            begin.maintenance_edge = 1;
             scenario_step end = begin;
+            end.maintenance_edge = -1;
             end.at = at + lasts;
             end.gce_values.clear();
             end.gce_values.emplace_back("instance/maintenance-event", std::string("NONE"));
@@ -516,7 +524,8 @@ inline result<scenario_config> parse_scenario(std::string_view text) {
     const auto& root = *doc;
     if (!root.IsObject()) return forewarn::detail::json_type_error("", "object", root);
     if (auto k = detail::json_known_members(root, "", {"name", "description", "speed", "wall_epoch", "seed", "rate_limit",
-                                                       "enablement_delay", "initial_incarnation", "vms", "gce", "steps"});
+                                                       "enablement_delay", "initial_incarnation", "gce_warning_requires_read",
+                                                       "vms", "gce", "steps"});
         !k)
         return k.error();
     scenario_config c;
@@ -551,6 +560,9 @@ inline result<scenario_config> parse_scenario(std::string_view text) {
             auto n = detail::json_int(m, name);
             if (!n) return n.error();
             c.initial_incarnation = *n;
+        } else if (name == "gce_warning_requires_read") {
+            if (!m.IsBool()) return forewarn::detail::json_type_error(name, "boolean", m);
+            c.gce_warning_requires_read = m.GetBool();
         } else if (name == "vms") {
             if (!m.IsArray() || m.Empty()) return scenario_error(name, "vms is a non-empty array");
             c.vms.clear();
@@ -966,6 +978,8 @@ private:
         enabling_ = false;
         id_counter_ = 0;
         rng_ = detail::splitmix64{config_.seed};
+        gce_maintenance_read_ = false;
+        skipped_warning_ = false;
         gce_.clear();
         gce_["instance/maintenance-event"] = "NONE";
         gce_["instance/preempted"] = "FALSE";
@@ -1057,6 +1071,19 @@ private:
             return true;
         }
         case scenario_step::kind::gce_set:
+            if (s.maintenance_edge > 0 && config_.gce_warning_requires_read && !gce_maintenance_read_) {
+                log_locked("gce: maintenance-event not read since the last maintenance: no warning is given");
+                skipped_warning_ = true;
+                return false;
+            }
+            if (s.maintenance_edge < 0) {
+                gce_maintenance_read_ = false;  // a new maintenance needs a new read
+                if (skipped_warning_) {
+                    skipped_warning_ = false;
+                    log_locked("gce: the unannounced maintenance is over");
+                    return false;
+                }
+            }
             for (const auto& kv : s.gce_values) {
                 if (kv.second) set_gce_locked(kv.first, *kv.second);
                 else if (gce_.erase(kv.first)) log_locked("gce: " + kv.first + " deleted");
@@ -1647,6 +1674,8 @@ private:
         }
         auto content = gce_content(leaves, key);
         if (!content) return gce_error(404, "Not found.\n");
+        if (key == "instance/maintenance-event" || ((key.empty() || key == "instance/") && recursive))
+            gce_maintenance_read_ = true;
 
         // Faults come before the hang: a 503 answers at once, as the real server's would.
         std::optional<fault_spec> fault = take_fault_locked(request, t.path, "gce");
@@ -2062,6 +2091,8 @@ private:
     std::uint64_t id_counter_ = 0;
     detail::splitmix64 rng_{1};
     bool shutdown_ = false;
+    bool gce_maintenance_read_ = false;
+    bool skipped_warning_ = false;
     std::size_t hanging_ = 0;
     std::function<void(const std::string&)> logger_;
 };
