@@ -487,9 +487,9 @@ TEST_CASE("GCE wait_for_change: timeout_sec answers the unchanged value; cancel 
     auto s = std::make_shared<scenario>(quiet_config());
     const std::string etag = s->gce_etag("instance/preempted");
     emulated_response waited;
-    std::thread waiter([&] {
-        waited = s->handle(gce_get("instance/preempted?wait_for_change=true&timeout_sec=30&last_etag=" + etag));
-    });
+    http_request watch = gce_get("instance/preempted?wait_for_change=true&timeout_sec=30&last_etag=" + etag);
+    watch.timeout = 35s;  // a client's own timeout has a margin above timeout_sec
+    std::thread waiter([&] { waited = s->handle(watch); });
     REQUIRE(s->wait_until_hanging(1));
     s->advance(29s);
     CHECK(s->hanging() == 1);
@@ -497,6 +497,7 @@ TEST_CASE("GCE wait_for_change: timeout_sec answers the unchanged value; cancel 
     waiter.join();
     CHECK(waited.status == 200);
     CHECK(waited.body == "FALSE");
+    REQUIRE(waited.header("ETag"));
     CHECK(*waited.header("ETag") == etag);
 
     std::atomic<bool> cancel{false};
