@@ -36,7 +36,7 @@ enum class event_status {
     started,    ///< in progress (or about to be, with no way to delay it)
 };
 
-/// Who asked for the event (Azure EventSource, api-version 2020-07-01 and later).
+/// Who asked for the event (Azure EventSource, in the api-versions that have it).
 enum class event_source { unknown, platform, user };
 
 /// One maintenance event, cloud-neutral. Wire strings are kept raw beside their enumerators.
@@ -51,9 +51,9 @@ struct event {
     /// The earliest time the event may start; empty when the wire value is absent or "".
     std::optional<std::chrono::system_clock::time_point> not_before;
     std::string description;
-    std::optional<event_source> source;  ///< absent before api-version 2020-07-01
+    std::optional<event_source> source;  ///< absent in api-versions that predate EventSource
     std::string raw_source;
-    /// Azure DurationInSeconds as sent: -1 means the platform does not know; absent before 2020-07-01.
+    /// Azure DurationInSeconds as sent: -1 means the platform does not know; absent in api-versions that predate it.
     std::optional<std::int64_t> duration_in_seconds;
 
     /// The expected impact, or nothing when absent or unknown (-1).
