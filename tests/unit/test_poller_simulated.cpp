@@ -18,7 +18,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 using forewarn::approval_handle;
@@ -586,4 +588,63 @@ TEST_CASE("simulated thread: GCE hanging GETs wake on the change, stop() cuts on
     CHECK(r.snapshot() == strings{"prepare:" + m, "recover:" + m + ":completed"});
     CHECK(r.errors.empty());
     CHECK(clock.sleeps() == 0);  // no fixed sleep anywhere
+}
+
+TEST_CASE("simulated thread: a handler that throws is reported, a handler may stop the poller", "[poller][simulated][thread]") {
+    auto s = two_vms();
+    manual_clock clock;
+    recorder r;
+    poller_options o;
+    o.approval.scope = approval_scope::own;
+    azure_poller* self = nullptr;
+    auto h = r.handlers();
+    h.on_prepare = [&](const change& c, approval_handle a) {
+        r.add("prepare:" + c.event.id);
+        a.ready();  // said before the throw: the approval still goes out
+        throw std::runtime_error("drain script failed");
+    };
+    h.on_recover = [&](const change& c) {
+        r.add("recover:" + c.event.id + ":" + std::string(forewarn::to_string(c.reason)));
+        self->stop();  // from the poller's own thread: must not deadlock
+    };
+    azure_poller p(azure_client(azure_options(), simulated_transport(s)), h, o, clock);
+    self = &p;
+    p.start();
+    REQUIRE(clock.wait_for_sleepers(1));
+    azure_event_spec spec;
+    spec.id = "F";
+    s->add_azure_event(spec);
+    for (int i = 0; i < 10 && p.running(); ++i) {
+        const auto before = clock.sleeps();
+        s->advance(1s);
+        clock.advance(1s);
+        // Either the poller goes back to sleep, or it stopped itself in on_recover.
+        const auto give_up = std::chrono::steady_clock::now() + 10s;
+        while (p.running() && !clock.wait_for_sleeps(before, 20ms) && std::chrono::steady_clock::now() < give_up) {
+        }
+    }
+    p.stop();
+    CHECK_FALSE(p.running());
+    CHECK(r.snapshot() == strings{"prepare:F", "started:F", "recover:F:completed"});
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].code == forewarn::errc::handler_failed);
+    CHECK(r.errors[0].message.find("drain script failed") != std::string::npos);
+    CHECK(approval_posts(*s).size() == 1);
+}
+
+TEST_CASE("simulated: the slow first call that enables the service is waited for", "[poller][simulated]") {
+    scenario_config c;
+    c.rate_limit = 0;
+    c.enablement_delay = std::chrono::minutes(2);  // IMDS: up to two minutes
+    auto s = std::make_shared<scenario>(c);
+    azure_event_spec spec;
+    spec.id = "E";
+    s->add_azure_event(spec);
+    manual_clock clock;
+    recorder r;
+    azure_poller p(azure_client(azure_options(), simulated_transport(s)), r.handlers(), {}, clock);
+    auto first = p.poll_once();  // the client's first-call timeout (150 s) outlasts the delay
+    INFO((first ? std::string("ok") : first.error().describe()));
+    REQUIRE(first.has_value());
+    CHECK(r.snapshot() == strings{"prepare:E"});
 }
