@@ -321,16 +321,19 @@ def report(r):
         p("## Cost per poll, side by side (%d polls of the same document, median of %d rounds)\n" % (polls["n"], polls["rounds"]))
         p("Per poll = (median cost of a run of %d polls - median cost of a run of 0 polls) / %d: startup is "
           "shown apart. CPU is user+sys of the whole process tree (wait4).\n" % (polls["n"], polls["n"]))
-        p("| alternative | CPU/poll | wall/poll | peak RSS | CPU vs raw libcurl (c) | CPU vs Python (b) | startup CPU |")
-        p("|---|---:|---:|---:|---:|---:|---:|")
+        p("| alternative | CPU/poll | wall/poll | peak RSS | CPU vs raw libcurl (c) | CPU vs Python (b) | startup CPU | CPU/poll inside the loop |")
+        p("|---|---:|---:|---:|---:|---:|---:|---:|")
         for a in polls["alts"]:
-            p("| %s | %s µs | %s µs | %s MiB | %sx | %s | %s ms |" % (
+            p("| %s | %s µs | %s µs | %s MiB | %sx | %s | %s ms | %s |" % (
                 a["label"], fmt(a["cpu_per_poll_us"]), fmt(a["wall_per_poll_us"]), fmt(a["peak_rss_kb"] / 1024.0),
                 fmt(a["cpu_per_poll_us"] / floor if floor else None, 2),
-                ("1/%sx" % fmt(pyc / a["cpu_per_poll_us"], 1)) if a["cpu_per_poll_us"] else "n/a",
-                fmt(a["startup_cpu_ms"])))
+                ("%sx less" % fmt(pyc / a["cpu_per_poll_us"], 1)) if a["cpu_per_poll_us"] else "n/a",
+                fmt(a["startup_cpu_ms"]),
+                ("%s µs" % fmt(a["loop_cpu_per_poll_us"])) if a["loop_cpu_per_poll_us"] is not None else "n/a"))
         fw = alts["forewarn"]
         p("")
+        p("The last column is the program's own getrusage around its poll loop (no start-up or exit), "
+          "a second view of the same cost; the ratios use the whole-process figure.\n")
         goals.append(("CPU per poll within 1.5x of the raw libcurl floor",
                       "%sx (%s vs %s µs)" % (fmt(fw["cpu_per_poll_us"] / floor, 2), fmt(fw["cpu_per_poll_us"]), fmt(floor)),
                       fw["cpu_per_poll_us"] <= 1.5 * floor))
@@ -368,9 +371,15 @@ def report(r):
         pd = med.get("parse_and_diff/1000")
         if pd is not None:
             goals.append(("parse + diff of 1,000 events under 1 ms", fmt_ns(pd), pd < 1e6))
-        rms_ok = all(v < 0.1 for k, v in micro["rms"].items())
-        goals.append(("cost grows linearly with size (BigO fit O(N), RMS < 10 %)",
-                      ", ".join("%s %.0f %%" % (k, v * 100) for k, v in sorted(micro["rms"].items())), rms_ok))
+        # Linear: the cost per event at 10,000 events within 1.5x of that at 100 (N log N would
+        # double it over that range; cache misses on a working set that leaves L2 add some).
+        growth = {}
+        for fam in ("parse_document", "diff_same_content", "diff_all_new", "parse_and_diff", "write_start_requests"):
+            a100, a10k = med.get("%s/100" % fam), med.get("%s/10000" % fam)
+            if a100 and a10k:
+                growth[fam] = (a10k / 10000) / (a100 / 100)
+        goals.append(("cost grows linearly with size (cost per event at 10,000 vs at 100 events)",
+                      ", ".join("%s %.2fx" % (k, v) for k, v in growth.items()), all(v < 1.5 for v in growth.values())))
 
     lat = r.get("latency")
     if lat:
