@@ -79,7 +79,10 @@ echo "emulator listening on $url"
 echo
 
 # The emulator's own account of each state change, beside the callbacks.
-tail -n +1 -f "$work/emulator.log" 2>/dev/null | grep --line-buffered -E '\] (azure|gce): ' \
+# GNU tail's --pid ends it with the emulator (killing the grep alone would leave tail behind).
+follow=(tail -n +1 -f)
+tail --version 2>/dev/null | grep -q GNU && follow+=(--pid="${pids[0]}")
+"${follow[@]}" "$work/emulator.log" 2>/dev/null | grep --line-buffered -E '\] (azure|gce): ' \
     > >(label "[emulator]" "$c_emu") &
 pids+=($!)
 
