@@ -69,7 +69,9 @@ inline std::size_t utf8_sequence_length(const unsigned char* p, std::size_t left
 /**
  * Parses a whole body: iterative parser (no recursion, so no stack overflow on deep input),
  * UTF-8 validated, nothing but whitespace allowed after the value, nesting depth limited.
- * The text is copied into the document, so `text` need not outlive the result.
+ * The text is copied into the document, so `text` need not outlive the result. Strings point
+ * into that copy (in-situ parse): a value copied into another document with CopyFrom keeps
+ * pointing there, so this document must outlive such a copy.
  */
 inline result<rapidjson::Document> parse_json(std::string_view text, const json_limits& limits = {}) {
     // One linear pass first, that skips strings: the depth check, so that 10^6 '[' are refused
