@@ -188,35 +188,18 @@ inline std::string_view json_string_view(const rapidjson::Value& v) noexcept {
     return {v.GetString(), v.GetStringLength()};
 }
 
-/// True when `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
-/// above U+10FFFF). Reads only inside `s`.
+/// True when `s` is well-formed UTF-8 (no overlong form, no surrogate, nothing above U+10FFFF).
+/// Reads only inside `s`.
 inline bool is_valid_utf8(std::string_view s) noexcept {
-    std::size_t i = 0;
-    while (i < s.size()) {
-        const auto b0 = static_cast<unsigned char>(s[i]);
-        if (b0 < 0x80) {
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    for (std::size_t i = 0; i < s.size();) {
+        if (p[i] < 0x80) {
             ++i;
             continue;
         }
-        std::size_t tail = 0;
-        std::uint32_t cp = 0, min = 0;
-        if ((b0 & 0xE0) == 0xC0) {
-            tail = 1, cp = b0 & 0x1Fu, min = 0x80;
-        } else if ((b0 & 0xF0) == 0xE0) {
-            tail = 2, cp = b0 & 0x0Fu, min = 0x800;
-        } else if ((b0 & 0xF8) == 0xF0) {
-            tail = 3, cp = b0 & 0x07u, min = 0x10000;
-        } else {
-            return false;
-        }
-        if (tail >= s.size() - i) return false;  // the sequence runs past the end
-        for (std::size_t k = 1; k <= tail; ++k) {
-            const auto b = static_cast<unsigned char>(s[i + k]);
-            if ((b & 0xC0) != 0x80) return false;
-            cp = (cp << 6) | (b & 0x3Fu);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-        i += tail + 1;
+        const std::size_t k = utf8_sequence_length(p + i, s.size() - i);
+        if (k == 0) return false;
+        i += k;
     }
     return true;
 }
