@@ -202,6 +202,9 @@ int main(int argc, char** argv) {
     // httplib writes the headers and the body separately; with Nagle on, the body of every answer
     // on a kept-alive connection waited for the client's delayed ACK (~40 ms per request).
     server.set_tcp_nodelay(true);
+    // IMDS keeps a poller's connection open; httplib's default closes it after 5 requests, which
+    // would make every client here pay a reconnect each fifth poll.
+    server.set_keep_alive_max_count(100000);
     auto handler = [&engine](const httplib::Request& req, httplib::Response& res) { serve(engine, req, res); };
     server.Get(".*", handler);
     server.Post(".*", handler);
