@@ -133,7 +133,8 @@ struct poller_options {
  *     ready.ready();
  * };
  * h.on_recover = [](const forewarn::change&) { restore_traffic(); };
- * forewarn::poller<forewarn::azure::scheduled_events_client> p({}, h);
+ * forewarn::azure::scheduled_events_client client;  // needs <forewarn/forewarn.hpp> (curl_transport)
+ * forewarn::poller<forewarn::azure::scheduled_events_client> p(std::move(client), h);
  * p.start();  // until p.stop() or the poller is destroyed
  * @endcode
  */
