@@ -2,7 +2,7 @@
 // libFuzzer target: diff() over pairs of fuzzed documents. The documents are either two fuzzed
 // Azure bodies run through parse_document (first byte even) or built directly from the bytes
 // (odd: small id alphabet, so ids collide and repeat, duplicates included, any status, origins
-// and incarnations). Invariants (the issue's, and what the poller relies on):
+// and incarnations). Invariants (the ones the poller relies on):
 //   - never crash; diff(d, d) is empty;
 //   - every change refers to an event of one of the two documents: prepare/started/updated to
 //     the first event of `current` with that id, recover to the first of `previous`;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Writes the seed corpora in tests/fuzz/corpus/ from the protocol documents' examples
-(tests/unit/data/azure/, taken verbatim from /work/shared/seeds) and the GCE values and times
+(tests/unit/data/azure/, taken verbatim from the Azure documentation) and the GCE values and times
 the seeds show. Run it again after changing the seeds; the output is deterministic."""
 import hashlib
 import pathlib

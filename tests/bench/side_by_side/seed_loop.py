@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 # Alternative (b): the Azure Linux seed's Python sample (requests, one GET per poll, no session),
-# copied from /work/shared/seeds/000_*.txt with only the address changed, polled N times.
+# copied from Azure's Scheduled Events for Linux documentation with only the address changed, polled N times.
 #
 #   /usr/bin/python3 seed_loop.py URL N      URL: base address, e.g. http://127.0.0.1:8080
 import json
