@@ -69,7 +69,7 @@ public:
     }
     void on_success() {
         std::lock_guard<std::mutex> lock(mutex_);
-        tokens_ = std::min(capacity_, tokens_ + per_success_);
+        tokens_ = (std::min)(capacity_, tokens_ + per_success_);
     }
     double available() const {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -121,7 +121,7 @@ public:
     using clock = std::chrono::steady_clock;
 
     token_bucket(double per_second, double burst)
-        : per_second_(per_second), burst_(std::max(1.0, burst)), tokens_(std::max(1.0, burst)), last_(clock::now()) {}
+        : per_second_(per_second), burst_((std::max)(1.0, burst)), tokens_((std::max)(1.0, burst)), last_(clock::now()) {}
 
     /// Takes a token if one is there; otherwise returns how long until one will be (and takes nothing).
     std::chrono::nanoseconds try_acquire() {
@@ -162,7 +162,7 @@ private:
     void refill(clock::time_point now) {
         const std::chrono::duration<double> dt = now - last_;
         last_ = now;
-        tokens_ = std::min(burst_, tokens_ + dt.count() * per_second_);
+        tokens_ = (std::min)(burst_, tokens_ + dt.count() * per_second_);
     }
 
     std::mutex mutex_;
@@ -186,7 +186,7 @@ public:
         double d = static_cast<double>(options_.initial_backoff.count());
         for (int i = 1; i < retry && d < static_cast<double>(options_.max_backoff.count()); ++i)
             d *= options_.multiplier;
-        d = std::min(d, static_cast<double>(options_.max_backoff.count()));
+        d = (std::min)(d, static_cast<double>(options_.max_backoff.count()));
         const double j = std::clamp(options_.jitter, 0.0, 1.0);
         thread_local std::minstd_rand rng(std::random_device{}());
         std::uniform_real_distribution<double> dist(1.0 - j, 1.0);

@@ -137,7 +137,7 @@ inline result<std::string> encode_key(std::string_view key) {
     }
     std::size_t start = 0;
     while (start <= key.size()) {
-        const auto end = std::min(key.find('/', start), key.size());
+        const auto end = (std::min)(key.find('/', start), key.size());
         const auto segment = key.substr(start, end - start);
         if (segment == "." || segment == "..")
             return error(errc::invalid_argument, "metadata key holds a '.' or '..' segment");
@@ -654,7 +654,7 @@ private:
         req.url += query;
         req.headers.push_back({"Metadata-Flavor", "Google"});
         req.timeout = total_timeout;
-        req.connect_timeout = std::min(options_.connect_timeout, total_timeout);
+        req.connect_timeout = (std::min)(options_.connect_timeout, total_timeout);
         req.max_body = options_.max_body;
 
         auto sent = l.transport.send(req);

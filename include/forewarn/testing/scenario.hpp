@@ -833,7 +833,7 @@ public:
     /// shutdown() or `cancelled` interrupted it. Front ends use it to carry out delays.
     bool pause(scenario_duration d, const std::atomic<bool>* cancelled = nullptr) {
         std::unique_lock<std::mutex> lock(mutex_);
-        const bool forever = d == scenario_duration::max();
+        const bool forever = d == (scenario_duration::max)();
         const scenario_duration until = forever ? d : now_locked() + d;
         for (;;) {
             if (shutdown_ || (cancelled && cancelled->load())) return false;
@@ -1302,7 +1302,7 @@ private:
         case fault_spec::kind::delay: r.delay = f.duration; break;
         case fault_spec::kind::stall:
             r.what = emulated_response::action::stall;
-            r.delay = f.duration.count() > 0 ? f.duration : scenario_duration::max();
+            r.delay = f.duration.count() > 0 ? f.duration : (scenario_duration::max)();
             r.body.clear();
             break;
         case fault_spec::kind::empty_body:
@@ -1310,7 +1310,7 @@ private:
             r.body.clear();
             break;
         case fault_spec::kind::truncated_json:
-            r.body.resize(f.bytes > 0 ? std::min(f.bytes, r.body.size()) : r.body.size() / 2);
+            r.body.resize(f.bytes > 0 ? (std::min)(f.bytes, r.body.size()) : r.body.size() / 2);
             break;
         case fault_spec::kind::malformed_json:
             r.status = 200;
@@ -1318,7 +1318,7 @@ private:
             break;
         case fault_spec::kind::close_mid_body:
             r.what = emulated_response::action::close_mid_body;
-            r.close_after = f.bytes > 0 ? std::min(f.bytes, r.body.size() > 0 ? r.body.size() - 1 : 0) : r.body.size() / 2;
+            r.close_after = f.bytes > 0 ? (std::min)(f.bytes, r.body.size() > 0 ? r.body.size() - 1 : 0) : r.body.size() / 2;
             break;
         case fault_spec::kind::body:
             r.status = f.status;

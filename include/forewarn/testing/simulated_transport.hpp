@@ -68,7 +68,7 @@ public:
         case emulated_response::action::timed_out:
             return error(errc::timeout, "no answer within " + std::to_string(request.timeout.count()) + " ms (scenario time)");
         case emulated_response::action::stall:
-            if (outlasts || r.delay == scenario_duration::max())
+            if (outlasts || r.delay == (scenario_duration::max)())
                 return error(errc::timeout, "no answer within " + std::to_string(request.timeout.count()) + " ms (stalled)");
             return error(errc::transport, "connection closed without an answer");
         case emulated_response::action::close_mid_body:
