@@ -46,7 +46,7 @@ public:
     /// Moves time forward and wakes every thread waiting on this clock to look again.
     void advance(duration d) {
         if (d.count() > 0) state_->now.fetch_add(d.count());
-        std::vector<std::weak_ptr<detail::wake_signal>> targets;
+        std::vector<std::weak_ptr<forewarn::detail::wake_signal>> targets;
         {
             std::lock_guard<std::mutex> lock(state_->mutex);
             for (const auto& w : state_->waiters) targets.push_back(w.signal);
@@ -98,7 +98,7 @@ public:
 
     /// The hook the poller calls (through detail::wait_until) to sleep until `deadline`.
     template <class Pred>
-    bool wait_until(const std::shared_ptr<detail::wake_signal>& signal, std::unique_lock<std::mutex>& lock,
+    bool wait_until(const std::shared_ptr<forewarn::detail::wake_signal>& signal, std::unique_lock<std::mutex>& lock,
                     time_point deadline, Pred pred) const {
         typename std::list<waiter>::iterator self;
         {
@@ -130,7 +130,7 @@ public:
 
 private:
     struct waiter {
-        std::weak_ptr<detail::wake_signal> signal;
+        std::weak_ptr<forewarn::detail::wake_signal> signal;
     };
     struct state {
         std::atomic<rep> now{0};
