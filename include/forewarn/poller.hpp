@@ -149,7 +149,7 @@ public:
     explicit basic_poller(Client client, poller_handlers h = {}, poller_options o = {}, Clock clock = Clock())
         : client_(std::move(client)), handlers_(std::move(h)), options_(std::move(o)), clock_(std::move(clock)),
           policy_(options_.approval), shared_(std::make_shared<detail::poller_shared>()) {
-        options_.interval = std::max(options_.interval, std::chrono::milliseconds(200));
+        options_.interval = (std::max)(options_.interval, std::chrono::milliseconds(200));
         if (options_.gce_timeout < std::chrono::seconds(1)) options_.gce_timeout = std::chrono::seconds(1);
     }
 
@@ -172,6 +172,7 @@ public:
             shared_->stopping = false;
         }
         client_.reset();
+        have_fetched_ = false;  // a stop from a handler may have left changes undelivered: fetch first
         running_.store(true);
         thread_ = std::thread([this] { run(); });
         return {};
@@ -183,14 +184,14 @@ public:
      * thread ends once the handler returns.
      */
     void stop() noexcept {
-        {
-            std::lock_guard<std::mutex> lock(shared_->mutex);
-            shared_->stopping = true;
+        if (poller_thread_.load() == std::this_thread::get_id()) {
+            request_stop();
+            return;
         }
-        shared_->cv.notify_all();
-        client_.cancel();
-        if (poller_thread_.load() == std::this_thread::get_id()) return;
+        // Under the control mutex, so that a start() racing on another thread cannot clear the
+        // request and leave this call joining a thread that was never asked to stop.
         std::lock_guard<std::mutex> control(control_mutex_);
+        request_stop();
         if (thread_.joinable()) thread_.join();
     }
 
@@ -277,6 +278,15 @@ private:
         }
     }
 
+    void request_stop() noexcept {
+        {
+            std::lock_guard<std::mutex> lock(shared_->mutex);
+            shared_->stopping = true;
+        }
+        shared_->cv.notify_all();
+        client_.cancel();
+    }
+
     void load_state() {
         if (state_loaded_) return;
         state_loaded_ = true;
@@ -298,7 +308,11 @@ private:
         {
             std::lock_guard<std::mutex> lock(data_mutex_);
             delivered_ = st->last;
-            last_fetched_ = st->last;
+            // The service may have started its incarnation over while this process was away (24 h
+            // without a request): the first document is diffed by content, never skipped because
+            // its incarnation happens to equal the saved one.
+            delivered_.incarnation.clear();
+            last_fetched_ = delivered_;
             policy_.observe(st->last, now_ns());
             policy_.mark_approved(st->approved);
         }

@@ -6,6 +6,7 @@
 #include "catch.hpp"
 #include "poller_fake_client.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -577,6 +578,34 @@ TEST_CASE("poller: text that JSON cannot hold is reported, never a broken state 
     p.poll_once();  // the poller goes on, and saves once it can
     CHECK(r.take() == strings{"recover:A:cancelled"});
     CHECK(std::filesystem::exists(state.path));
+}
+
+TEST_CASE("poller: after a restart the first document is diffed by content, even with the saved incarnation",
+          "[poller][state][regression]") {
+    // The service may start DocumentIncarnation over while the process is away (24 h without a
+    // request) and reach the saved number again with other events: trusting the saved tag made
+    // diff() skip that document, and B's prepare was lost.
+    temp_path state("incarnation.json");
+    auto s = std::make_shared<fake::service>();
+    poller_options o;
+    o.state_file = state.str();
+    o.approval.scope = approval_scope::never;
+    {
+        s->set(doc("3", {ev("A")}));
+        recorder r;
+        azure_poller p(fake::azure_client(s), r.handlers(), o, manual_clock{});
+        REQUIRE(p.poll_once().has_value());
+        CHECK(r.take() == strings{"prepare:A"});
+    }
+    s->set(doc("3", {ev("B")}));
+    recorder r;
+    azure_poller p(fake::azure_client(s), r.handlers(), o, manual_clock{});
+    REQUIRE(p.poll_once().has_value());
+    auto got = r.take();
+    std::sort(got.begin(), got.end());
+    CHECK(got == strings{"prepare:B", "recover:A:cancelled"});
+    REQUIRE(p.poll_once().has_value());
+    CHECK(r.take().empty());  // and nothing twice
 }
 
 TEST_CASE("poller: a state file that cannot be written is reported, never fatal", "[poller][state]") {
