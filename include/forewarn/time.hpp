@@ -141,10 +141,12 @@ inline result<std::chrono::system_clock::time_point> to_time_point(const time_sc
                                                                    std::int64_t nanos) {
     using namespace std::chrono;
     using tp = system_clock::time_point;
-    const auto max_s = duration_cast<seconds>(tp::max().time_since_epoch()).count() - 1;
-    const auto min_s = duration_cast<seconds>(tp::min().time_since_epoch()).count() + 1;
+    const auto max_s = duration_cast<seconds>((tp::max)().time_since_epoch()).count() - 1;
+    const auto min_s = duration_cast<seconds>((tp::min)().time_since_epoch()).count() + 1;
     if (secs > max_s || secs < min_s) return s.fail("time outside the range of system_clock", 0);
-    return tp(duration_cast<system_clock::duration>(seconds(secs) + nanoseconds(nanos)));
+    // Each part converted on its own: seconds + nanoseconds would be computed in nanoseconds,
+    // which overflow after 2262 where system_clock itself reaches further (MSVC, libc++).
+    return tp(duration_cast<system_clock::duration>(seconds(secs)) + duration_cast<system_clock::duration>(nanoseconds(nanos)));
 }
 
 /// "Mon, 11 Apr 2022 22:26:58 GMT" (RFC 1123; the day may have one digit; GMT or UTC).

@@ -94,9 +94,17 @@ inline result<std::string> write_state(const poller_state& st) {
         for (const auto& r : e.resources) w.string(r);
         w.end_array();
         if (e.not_before) {
-            w.key("not_before_ns");
-            w.int64(static_cast<std::int64_t>(
-                std::chrono::duration_cast<std::chrono::nanoseconds>(e.not_before->time_since_epoch()).count()));
+            // Nanoseconds since the epoch overflow int64 after 2262; where system_clock reaches
+            // further (MSVC, libc++), such a time is kept as whole seconds instead.
+            const auto since = e.not_before->time_since_epoch();
+            const auto secs = std::chrono::duration_cast<std::chrono::seconds>(since).count();
+            if (secs > -9'000'000'000LL && secs < 9'000'000'000LL) {
+                w.key("not_before_ns");
+                w.int64(static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(since).count()));
+            } else {
+                w.key("not_before_s");
+                w.int64(static_cast<std::int64_t>(secs));
+            }
         }
         w.key("description");
         w.string(e.description);
@@ -185,6 +193,12 @@ inline result<poller_state> read_state(std::string_view text) {
             if (!nb->IsInt64()) return json_type_error(where + "not_before_ns", "integer", *nb);
             e.not_before = std::chrono::system_clock::time_point(
                 std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(nb->GetInt64())));
+        } else if (const auto* nbs = json_member(ev, "not_before_s")) {
+            using tp = std::chrono::system_clock::time_point;
+            const auto max_s = std::chrono::duration_cast<std::chrono::seconds>((tp::max)().time_since_epoch()).count() - 1;
+            if (!nbs->IsInt64() || nbs->GetInt64() > max_s || nbs->GetInt64() < -max_s)
+                return json_type_error(where + "not_before_s", "integer seconds within system_clock's range", *nbs);
+            e.not_before = tp(std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::seconds(nbs->GetInt64())));
         }
         auto desc = state_string(ev, "description", where, false);
         if (!desc) return desc.error();
