@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <forewarn/azure/endpoint.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/json.hpp>
 #include <forewarn/detail/strings.hpp>
@@ -49,21 +50,6 @@ namespace detail {
 
 /// Azure's instance metadata, the same request the Azure client's identity() makes.
 inline constexpr std::string_view azure_probe_path = "/metadata/instance/compute?api-version=2021-02-01";
-
-inline result<std::string> detect_azure_endpoint(std::string_view option) {
-    std::string chosen(trim(option));
-    std::string_view what = "detect_options::azure_endpoint";
-    if (chosen.empty()) {
-        for (const char* var : {"FOREWARN_AZURE_ENDPOINT", "SCHEDULEDEVENTSIP"}) {
-            chosen = std::string(trim(gce::detail::getenv_string(var)));
-            what = var;
-            if (!chosen.empty()) break;
-        }
-    }
-    if (chosen.empty()) return std::string(gce::detail::default_ip_endpoint);
-    // Same URL rules as GCE's; only the suffix it strips differs, and Azure's never has it.
-    return gce::detail::normalize_endpoint(chosen, what);
-}
 
 // Azure answers 200 with a JSON object; it sends no header of its own that a client could check,
 // so the body must be what IMDS sends. A GCE server refuses the request (no flavor header).
@@ -126,7 +112,7 @@ result<void> probe_gce(Transport& t, const std::string& base, std::chrono::milli
 template <class Transport = curl_transport>
 result<detection> detect_cloud(const detect_options& options = {}, Transport transport = Transport()) {
     static_assert(is_transport_v<Transport>, "Transport must satisfy forewarn::is_transport");
-    auto azure_base = detail::detect_azure_endpoint(options.azure_endpoint);
+    auto azure_base = azure::detail::resolve_endpoint(options.azure_endpoint, "detect_options::azure_endpoint");
     if (!azure_base) return std::move(azure_base).error();
     auto gce_base = gce::detail::resolve_endpoint(options.gce_endpoint, gce::detail::default_ip_endpoint);
     if (!gce_base) return std::move(gce_base).error();

@@ -5,6 +5,7 @@
 // <forewarn/curl_transport.hpp> (or <forewarn/forewarn.hpp>) to use the default transport, so
 // that a program with its own transport never pulls in libcurl.
 
+#include <forewarn/azure/endpoint.hpp>
 #include <forewarn/azure/parse.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/json.hpp>
@@ -16,7 +17,7 @@
 #include <forewarn/transport.hpp>
 
 #include <chrono>
-#include <cstdlib>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,51 +64,6 @@ struct client_options {
 };
 
 namespace detail {
-
-/// An environment variable, or "" when unset; no POSIX-only call, and no MSVC deprecation warning.
-inline std::string azure_getenv(const char* name) {
-#if defined(_MSC_VER)
-    char* value = nullptr;
-    std::size_t len = 0;
-    if (_dupenv_s(&value, &len, name) != 0 || value == nullptr) return {};
-    std::string out(value);
-    std::free(value);
-    return out;
-#else
-    const char* value = std::getenv(name);
-    return value ? std::string(value) : std::string();
-#endif
-}
-
-/// "host", "1.2.3.4", "http://host:8080/" -> "http://host", ..., "http://host:8080" (no trailing '/').
-inline std::string azure_normalise_endpoint(std::string_view e) {
-    e = forewarn::detail::trim(e);
-    const auto scheme = e.find("://");
-    const std::size_t keep = scheme == std::string_view::npos ? 0 : scheme + 3;  // never eat "://"
-    while (e.size() > keep && e.back() == '/') e.remove_suffix(1);
-    if (e.empty()) return {};
-    if (scheme != std::string_view::npos) return std::string(e);
-    // A bare IPv6 address needs brackets to become a URL authority.
-    if (e.find(':') != e.rfind(':') && e.front() != '[') return "http://[" + std::string(e) + ']';
-    return "http://" + std::string(e);
-}
-
-/// The endpoint after the precedence rules of client_options::endpoint.
-inline std::string azure_resolve_endpoint(const std::string& explicit_endpoint) {
-    if (auto e = azure_normalise_endpoint(explicit_endpoint); !e.empty()) return e;
-    if (auto e = azure_normalise_endpoint(azure_getenv("FOREWARN_AZURE_ENDPOINT")); !e.empty()) return e;
-    if (auto e = azure_normalise_endpoint(azure_getenv("SCHEDULEDEVENTSIP")); !e.empty()) return e;
-    return "http://169.254.169.254";
-}
-
-inline result<void> azure_check_endpoint(const std::string& endpoint) {
-    const bool http = endpoint.rfind("http://", 0) == 0 || endpoint.rfind("https://", 0) == 0;
-    if (!http || forewarn::detail::url_authority(endpoint).empty())
-        return error(errc::invalid_argument, "Azure endpoint \"" + endpoint + "\" is not an http:// URL");
-    if (endpoint.find_first_of("?# \t\r\n") != std::string::npos)
-        return error(errc::invalid_argument, "Azure endpoint \"" + endpoint + "\" must not carry a query or spaces");
-    return {};
-}
 
 /// The error for a status the Scheduled Events endpoint should not send.
 inline error azure_status_error(int status, std::string_view what, std::string_view api_version) {
@@ -179,14 +135,16 @@ public:
     explicit basic_scheduled_events_client(client_options options = {}, Transport transport = Transport())
         : options_(std::move(options)),
           transport_(std::move(transport)),
-          endpoint_(detail::azure_resolve_endpoint(options_.endpoint)),
           policy_(retry_rules::azure, options_.retry),
           sleep_(std::make_unique<interruptible_sleep>()) {
         static_assert(is_transport_v<Transport>, "Transport must model forewarn::is_transport");
-        if (auto ok = detail::azure_check_endpoint(endpoint_); !ok)
-            config_error_ = std::move(ok).error();
-        else if (auto v = validate_api_version(options_.api_version); !v)
-            config_error_ = std::move(v).error();
+        auto endpoint = detail::resolve_endpoint(options_.endpoint, "client_options::endpoint");
+        if (!endpoint) {
+            config_error_ = std::move(endpoint).error();
+        } else {
+            endpoint_ = std::move(*endpoint);
+            if (auto v = validate_api_version(options_.api_version); !v) config_error_ = std::move(v).error();
+        }
         if (options_.rate_limit) bucket_ = token_bucket::for_host(forewarn::detail::url_authority(endpoint_));
     }
 

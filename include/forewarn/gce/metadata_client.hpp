@@ -2,6 +2,7 @@
 #pragma once
 
 #include <forewarn/config.hpp>
+#include <forewarn/detail/endpoint.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
@@ -13,7 +14,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -78,21 +78,6 @@ inline constexpr std::string_view default_host_endpoint = "http://metadata.googl
 inline constexpr std::string_view default_ip_endpoint = "http://169.254.169.254";
 inline constexpr std::string_view root_path = "/computeMetadata/v1/";
 
-/// An environment variable, or "" when unset. (getenv without MSVC's deprecation warning.)
-inline std::string getenv_string(const char* name) {
-#if defined(_MSC_VER)
-    char* buffer = nullptr;
-    std::size_t length = 0;
-    if (_dupenv_s(&buffer, &length, name) != 0 || buffer == nullptr) return {};
-    std::string out(buffer);
-    std::free(buffer);
-    return out;
-#else
-    const char* v = std::getenv(name);
-    return v ? std::string(v) : std::string();
-#endif
-}
-
 constexpr bool is_unreserved(char c) noexcept {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
            c == '_' || c == '~';
@@ -152,40 +137,18 @@ inline result<std::string> encode_key(std::string_view key) {
  * "/computeMetadata/v1/" is dropped, so the root URL from Google's docs works too.
  */
 inline result<std::string> normalize_endpoint(std::string_view e, std::string_view what) {
-    e = forewarn::detail::trim(e);
-    std::string out;
-    if (e.find("://") == std::string_view::npos) {
-        out = "http://";
-        // A bare IPv6 address needs brackets to become a URL authority.
-        if (e.find(':') != e.rfind(':') && !e.empty() && e.front() != '[') {
-            out += '[';
-            out.append(e.data(), e.size());
-            out += ']';
-        } else {
-            out.append(e.data(), e.size());
-        }
-    } else {
-        out.append(e.data(), e.size());
-    }
-    const auto scheme_end = out.find("://");
-    const std::string_view scheme(out.data(), scheme_end);
-    if (!forewarn::detail::iequals(scheme, "http") && !forewarn::detail::iequals(scheme, "https"))
-        return error(errc::invalid_argument, std::string(what) + ": only http:// and https:// endpoints are supported");
-    for (const char c : out) {
-        const auto b = static_cast<unsigned char>(c);
-        if (b <= 0x20 || b == 0x7F || c == '?' || c == '#' || c == '\\')
-            return error(errc::invalid_argument, std::string(what) + ": endpoint holds a space, control character, '?', '#' or '\\'");
-    }
-    // Never strip into the "//" of "scheme://": "http://" must stay host-less and be refused.
-    const std::size_t keep = scheme_end + 3;
-    while (out.size() > keep && out.back() == '/') out.pop_back();
+    auto r = forewarn::detail::normalize_endpoint(e, what);
+    if (!r) return r;
+    // A root given with the path GCE's own clients append ("http://host/computeMetadata/v1").
+    std::string& out = *r;
     constexpr std::string_view root = "/computeMetadata/v1";
-    if (out.size() >= keep + root.size() && std::string_view(out).substr(out.size() - root.size()) == root)
+    if (out.size() > root.size() && std::string_view(out).substr(out.size() - root.size()) == root) {
         out.resize(out.size() - root.size());
-    while (out.size() > keep && out.back() == '/') out.pop_back();
-    if (forewarn::detail::url_authority(out).empty())
-        return error(errc::invalid_argument, std::string(what) + ": endpoint has no host");
-    return out;
+        forewarn::detail::strip_trailing_slashes(out);
+        if (forewarn::detail::url_authority(out).empty())
+            return error(errc::invalid_argument, std::string(what) + ": endpoint has no host");
+    }
+    return r;
 }
 
 /// Where the endpoint came from: the option, a variable, or the built-in default.
@@ -196,19 +159,12 @@ struct resolved_endpoint {
 
 /// An explicit option beats $FOREWARN_GCE_ENDPOINT, which beats $GCE_METADATA_HOST.
 inline result<resolved_endpoint> resolve_endpoint(std::string_view option, std::string_view fallback_default) {
-    if (!forewarn::detail::trim(option).empty()) {
-        auto r = normalize_endpoint(option, "client_options::endpoint");
-        if (!r) return std::move(r).error();
-        return resolved_endpoint{std::move(*r), false};
-    }
-    for (const char* var : {"FOREWARN_GCE_ENDPOINT", "GCE_METADATA_HOST"}) {
-        const std::string v = getenv_string(var);
-        if (forewarn::detail::trim(v).empty()) continue;
-        auto r = normalize_endpoint(v, var);
-        if (!r) return std::move(r).error();
-        return resolved_endpoint{std::move(*r), false};
-    }
-    return resolved_endpoint{std::string(fallback_default), true};
+    const auto chosen = forewarn::detail::choose_endpoint(option, "client_options::endpoint",
+                                                          {"FOREWARN_GCE_ENDPOINT", "GCE_METADATA_HOST"});
+    if (chosen.text.empty()) return resolved_endpoint{std::string(fallback_default), true};
+    auto r = normalize_endpoint(chosen.text, chosen.source);
+    if (!r) return std::move(r).error();
+    return resolved_endpoint{std::move(*r), false};
 }
 
 /// True when the answer says it comes from Google's metadata server.
