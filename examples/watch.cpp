@@ -155,6 +155,8 @@ std::string_view status_text(const forewarn::event& e) {
     switch (e.status) {
     case forewarn::event_status::scheduled: return "Scheduled";
     case forewarn::event_status::started: return "Started";
+    case forewarn::event_status::completed:
+    case forewarn::event_status::cancelled:
     case forewarn::event_status::unknown: break;
     }
     return e.raw_status;

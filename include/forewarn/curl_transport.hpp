@@ -360,7 +360,7 @@ private:
                                                               : headers.append(h.name + ": " + h.value);
                 if (!ok) return error(errc::transport, "out of memory building the header list");
             }
-            if (request.method == http_method::post) {
+            if (request.method != http_method::get) {
                 // libcurl would wait up to a second for a 100 Continue on large bodies, and would label
                 // the body form-urlencoded; the metadata services want neither.
                 if (!headers.append("Expect:")) return error(errc::transport, "out of memory building the header list");
@@ -500,10 +500,12 @@ private:
             if (!has_user_agent && !options.user_agent.empty())
                 set(curl_easy_setopt(easy, CURLOPT_USERAGENT, options.user_agent.c_str()));
             set(curl_easy_setopt(easy, CURLOPT_VERBOSE, options.verbose ? 1L : 0L));
-            if (request.method == http_method::post) {
+            if (request.method != http_method::get) {
                 set(curl_easy_setopt(easy, CURLOPT_POST, 1L));
                 set(curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size())));
                 set(curl_easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data()));
+                // PUT with the body in memory: libcurl's own PUT would read it from a callback.
+                if (request.method == http_method::put) set(curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "PUT"));
             } else {
                 set(curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L));
             }

@@ -14,27 +14,39 @@
 FOREWARN_BEGIN_NAMESPACE
 
 /// Which metadata service a document or event came from.
-enum class cloud { none, azure, gce };
+enum class cloud { none, azure, gce, aws };
 
-/// What kind of maintenance an event announces. Azure's five kinds, then GCE's three.
+/// What kind of maintenance an event announces, cloud-neutral. The mapping of each cloud's
+/// wire words is in docs/architecture.md ("The model"); event::raw_type keeps the word itself.
 enum class event_type {
     unknown,         ///< a wire value this version does not know; see event::raw_type
     freeze,          ///< Azure Freeze: paused for seconds (memory-preserving maintenance)
-    reboot,          ///< Azure Reboot
+    reboot,          ///< Azure Reboot; AWS instance-reboot, system-reboot
     redeploy,        ///< Azure Redeploy: moved to another host, temporary disk lost
-    preempt,         ///< Azure Preempt: Spot VM eviction
+    preempt,         ///< Azure Preempt (Spot eviction); AWS spot instance-action terminate
     terminate,       ///< Azure Terminate: scale-set deletion
     live_migrate,    ///< GCE maintenance-event MIGRATE_ON_HOST_MAINTENANCE
     host_terminate,  ///< GCE maintenance-event TERMINATE_ON_HOST_MAINTENANCE
     preempted,       ///< GCE instance/preempted TRUE
+    maintenance,     ///< host maintenance of unannounced impact: AWS system-maintenance, GCE upcoming-maintenance
+    retirement,      ///< AWS instance-retirement: the host is going away for good
+    stop,            ///< AWS instance-stop; AWS spot instance-action stop
+    hibernate,       ///< AWS spot instance-action hibernate
+    rebalance,       ///< AWS rebalance recommendation: a Spot instance at elevated risk of interruption
 };
 
-/// Where an event is in its life. Azure has no "completed": a finished event disappears.
+/// Where an event is in its life. Azure and GCE have no "completed": a finished event
+/// disappears. AWS keeps finished scheduled events in its list with a final State.
 enum class event_status {
     unknown,    ///< a wire value this version does not know; see event::raw_status
     scheduled,  ///< announced; waits for approval or NotBefore
     started,    ///< in progress (or about to be, with no way to delay it)
+    completed,  ///< over, as the service says (AWS State completed)
+    cancelled,  ///< withdrawn before it started, as the service says (AWS State canceled)
 };
+
+/// True for completed and cancelled: the service itself says the event is over.
+constexpr bool is_final(event_status s) noexcept { return s == event_status::completed || s == event_status::cancelled; }
 
 /// Who asked for the event (Azure EventSource, in the api-versions that have it).
 enum class event_source { unknown, platform, user };
@@ -82,9 +94,13 @@ struct event {
 /// A snapshot of the scheduled events, with the service's version tag for it.
 struct document {
     cloud origin = cloud::none;
-    /// Opaque: Azure DocumentIncarnation as decimal text, or GCE's ETags combined. It may start over.
+    /// Informative and opaque: Azure's DocumentIncarnation as decimal text, GCE's ETags. It may
+    /// start over. Same non-empty incarnation, same content; the sources keep their own cursors.
     std::string incarnation;
     std::vector<event> events;
+    /// The service's own time when it answered (its `Date` header), when it sent one: what
+    /// NotBefore is judged against when an event disappears.
+    std::optional<std::chrono::system_clock::time_point> service_time;
 
     /// The event with this id, or nullptr.
     const event* find(std::string_view event_id) const {
@@ -93,17 +109,19 @@ struct document {
         return nullptr;
     }
 
+    /// Same service, incarnation and events (service_time is when it was asked, not content).
     friend bool operator==(const document& a, const document& b) {
         return a.origin == b.origin && a.incarnation == b.incarnation && a.events == b.events;
     }
     friend bool operator!=(const document& a, const document& b) { return !(a == b); }
 };
 
-/// "azure", "gce" or "none".
+/// "azure", "gce", "aws" or "none".
 constexpr std::string_view to_string(cloud c) noexcept {
     switch (c) {
     case cloud::azure: return "azure";
     case cloud::gce: return "gce";
+    case cloud::aws: return "aws";
     case cloud::none: break;
     }
     return "none";
@@ -120,16 +138,23 @@ constexpr std::string_view to_string(event_type t) noexcept {
     case event_type::live_migrate: return "live_migrate";
     case event_type::host_terminate: return "host_terminate";
     case event_type::preempted: return "preempted";
+    case event_type::maintenance: return "maintenance";
+    case event_type::retirement: return "retirement";
+    case event_type::stop: return "stop";
+    case event_type::hibernate: return "hibernate";
+    case event_type::rebalance: return "rebalance";
     case event_type::unknown: break;
     }
     return "unknown";
 }
 
-/// "scheduled", "started" or "unknown".
+/// "scheduled", "started", "completed", "cancelled" or "unknown".
 constexpr std::string_view to_string(event_status s) noexcept {
     switch (s) {
     case event_status::scheduled: return "scheduled";
     case event_status::started: return "started";
+    case event_status::completed: return "completed";
+    case event_status::cancelled: return "cancelled";
     case event_status::unknown: break;
     }
     return "unknown";
@@ -145,29 +170,29 @@ constexpr std::string_view to_string(event_source s) noexcept {
     return "unknown";
 }
 
-
-/// Azure EventType wire string to enumerator (case-insensitive); unknown strings give unknown.
-constexpr event_type azure_event_type(std::string_view wire) noexcept {
-    if (detail::iequals(wire, "Freeze")) return event_type::freeze;
-    if (detail::iequals(wire, "Reboot")) return event_type::reboot;
-    if (detail::iequals(wire, "Redeploy")) return event_type::redeploy;
-    if (detail::iequals(wire, "Preempt")) return event_type::preempt;
-    if (detail::iequals(wire, "Terminate")) return event_type::terminate;
+/// The enumerators back from their to_string() names ("unknown" for any other text).
+constexpr cloud cloud_from_string(std::string_view name) noexcept {
+    for (auto c : {cloud::azure, cloud::gce, cloud::aws})
+        if (to_string(c) == name) return c;
+    return cloud::none;
+}
+constexpr event_type event_type_from_string(std::string_view name) noexcept {
+    for (auto t : {event_type::freeze, event_type::reboot, event_type::redeploy, event_type::preempt, event_type::terminate,
+                   event_type::live_migrate, event_type::host_terminate, event_type::preempted, event_type::maintenance,
+                   event_type::retirement, event_type::stop, event_type::hibernate, event_type::rebalance})
+        if (to_string(t) == name) return t;
     return event_type::unknown;
 }
-
-/// Azure EventStatus wire string to enumerator (case-insensitive).
-constexpr event_status azure_event_status(std::string_view wire) noexcept {
-    if (detail::iequals(wire, "Scheduled")) return event_status::scheduled;
-    if (detail::iequals(wire, "Started")) return event_status::started;
+constexpr event_status event_status_from_string(std::string_view name) noexcept {
+    for (auto st : {event_status::scheduled, event_status::started, event_status::completed, event_status::cancelled})
+        if (to_string(st) == name) return st;
     return event_status::unknown;
 }
-
-/// Azure EventSource wire string to enumerator (case-insensitive).
-constexpr event_source azure_event_source(std::string_view wire) noexcept {
-    if (detail::iequals(wire, "Platform")) return event_source::platform;
-    if (detail::iequals(wire, "User")) return event_source::user;
+constexpr event_source event_source_from_string(std::string_view name) noexcept {
+    for (auto src : {event_source::platform, event_source::user})
+        if (to_string(src) == name) return src;
     return event_source::unknown;
 }
+
 
 FOREWARN_END_NAMESPACE

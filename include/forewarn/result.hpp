@@ -16,7 +16,8 @@ FOREWARN_BEGIN_NAMESPACE
 
 /// What went wrong in an I/O call. The numeric values are not stable across versions.
 enum class errc {
-    invalid_argument = 1,  ///< a bad option, URL, id or path given by the caller
+    unknown = 0,           ///< a default-constructed error: nothing is known about it
+    invalid_argument,      ///< a bad option, URL, id or path given by the caller
     transport,             ///< the connection failed (refused, reset, DNS, TLS, closed mid-body)
     timeout,               ///< the total or connect timeout passed
     cancelled,             ///< cancel() was called (stop in progress)
@@ -35,6 +36,7 @@ enum class errc {
 /// A short lower-case name for a code, e.g. "http_status".
 constexpr std::string_view to_string(errc code) noexcept {
     switch (code) {
+    case errc::unknown: return "unknown";
     case errc::invalid_argument: return "invalid_argument";
     case errc::transport: return "transport";
     case errc::timeout: return "timeout";
@@ -55,11 +57,13 @@ constexpr std::string_view to_string(errc code) noexcept {
 
 /// The error half of a result: a code plus everything needed to say what failed.
 struct error {
-    errc code = errc::transport;
+    errc code = errc::unknown;
     int http_status = 0;       ///< the HTTP status when one was received, else 0
     std::string message;       ///< a human-readable sentence
     std::string field;         ///< the JSON member at fault (e.g. "Events[2].EventId"), if any
     std::size_t offset = npos; ///< byte offset of a parse error, if any
+    std::string url;           ///< the URL of the request it concerns, if any
+    std::string event_id;      ///< the event it concerns, if any (several: comma-separated)
 
     static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
@@ -87,9 +91,38 @@ struct error {
             out += ": ";
             out += message;
         }
+        if (!event_id.empty()) {
+            out += " (event ";
+            out += event_id;
+            out += ')';
+        }
+        if (!url.empty()) {
+            out += " [";
+            out += url;
+            out += ']';
+        }
         return out;
     }
+
+    /// This error with the URL it concerns (kept when one is set already).
+    error&& at_url(std::string_view u) && {
+        if (url.empty()) url = std::string(u);
+        return std::move(*this);
+    }
+    /// This error with the event it concerns (kept when one is set already).
+    error&& for_event(std::string_view id) && {
+        if (event_id.empty()) event_id = std::string(id);
+        return std::move(*this);
+    }
 };
+
+namespace detail {
+/// What error() gives on a result that holds a value: not undefined behaviour, an error that says so.
+inline const error& no_error() noexcept {
+    static const error e(errc::unknown, "no error: the result holds a value");
+    return e;
+}
+}  // namespace detail
 
 /// Thrown by result<T>::value() when the result holds an error.
 class bad_result_access : public std::exception {
@@ -147,9 +180,15 @@ public:
         return has_value() ? **this : static_cast<T>(std::forward<U>(fallback));
     }
 
-    /// Precondition: !has_value().
-    const forewarn::error& error() const& noexcept { return *std::get_if<1>(&storage_); }
-    forewarn::error&& error() && noexcept { return std::move(*std::get_if<1>(&storage_)); }
+    /// The error; on a result that holds a value, an errc::unknown error that says so.
+    const forewarn::error& error() const& noexcept {
+        const auto* e = std::get_if<1>(&storage_);
+        return e ? *e : detail::no_error();
+    }
+    forewarn::error error() && {
+        auto* e = std::get_if<1>(&storage_);
+        return e ? std::move(*e) : detail::no_error();
+    }
 
 private:
     void check() const {
@@ -173,8 +212,9 @@ public:
     void value() const {
         if (failed_) throw bad_result_access(error_);
     }
-    const forewarn::error& error() const& noexcept { return error_; }
-    forewarn::error&& error() && noexcept { return std::move(error_); }
+    /// The error; on a success, an errc::unknown error that says so.
+    const forewarn::error& error() const& noexcept { return failed_ ? error_ : detail::no_error(); }
+    forewarn::error error() && { return failed_ ? std::move(error_) : detail::no_error(); }
 
 private:
     forewarn::error error_;

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/strings.hpp>
+#include <forewarn/log.hpp>
 #include <forewarn/result.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -81,53 +82,23 @@ private:
     double capacity_, per_success_, tokens_;
 };
 
-/// A sleep that another thread can cut short (the clients' cancel() uses it). Sticky like cancel().
-class interruptible_sleep {
-public:
-    /// Sleeps up to `d`; false when interrupted (before or during the sleep).
-    bool sleep_for(std::chrono::nanoseconds d) {
-        std::unique_lock<std::mutex> lock(mutex_);
-        return !cv_.wait_for(lock, d, [this] { return interrupted_; });
-    }
-    void interrupt() noexcept {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            interrupted_ = true;
-        }
-        cv_.notify_all();
-    }
-    void reset() noexcept {
-        std::lock_guard<std::mutex> lock(mutex_);
-        interrupted_ = false;
-    }
-    bool interrupted() const noexcept {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return interrupted_;
-    }
-
-private:
-    mutable std::mutex mutex_;
-    std::condition_variable cv_;
-    bool interrupted_ = false;
-};
-
 /**
  * A token bucket that keeps a process at or below a request rate towards one host. IMDS answers
  * 429 beyond 5 requests per second across all of a VM's IMDS calls, so every client of the same
- * host shares one bucket: see for_host(). Thread-safe.
+ * host shares one bucket: see for_host(). Time is the clock's (a manual clock refills it only
+ * when a test advances it). Thread-safe.
  */
 class token_bucket {
 public:
-    using clock = std::chrono::steady_clock;
-
-    token_bucket(double per_second, double burst)
-        : per_second_(per_second), burst_((std::max)(1.0, burst)), tokens_((std::max)(1.0, burst)), last_(clock::now()) {}
+    token_bucket(double per_second, double burst, forewarn::clock c = {})
+        : clock_(std::move(c)), per_second_(per_second), burst_((std::max)(1.0, burst)),
+          tokens_((std::max)(1.0, burst)), last_(clock_.now()) {}
 
     /// Takes a token if one is there; otherwise returns how long until one will be (and takes nothing).
     std::chrono::nanoseconds try_acquire() {
         std::lock_guard<std::mutex> lock(mutex_);
         if (per_second_ <= 0) return std::chrono::nanoseconds(0);
-        refill(clock::now());
+        refill(clock_.now());
         if (tokens_ >= 1.0) {
             tokens_ -= 1.0;
             return std::chrono::nanoseconds(0);
@@ -136,7 +107,7 @@ public:
         return std::chrono::nanoseconds(static_cast<std::int64_t>(wait_s * 1e9) + 1);
     }
 
-    /// Waits for a token; false when `sleep` was interrupted first.
+    /// Waits for a token on `sleep` (which should be on this bucket's clock); false when it was interrupted first.
     bool acquire(interruptible_sleep& sleep) {
         for (;;) {
             const auto wait = try_acquire();
@@ -146,28 +117,31 @@ public:
     }
 
     double rate() const noexcept { return per_second_; }
+    const forewarn::clock& clock() const noexcept { return clock_; }
 
-    /// The process-wide bucket for a host ("169.254.169.254:80"): 5 requests/s, burst of 5.
-    static std::shared_ptr<token_bucket> for_host(std::string_view authority) {
+    /// The process-wide bucket for a host ("169.254.169.254:80") on a clock: 5 requests/s, burst
+    /// of 5. Clients on one clock share it; a manual clock gets buckets of its own (each bucket
+    /// keeps its clock alive, so a clock's address is never reused while its buckets exist).
+    static std::shared_ptr<token_bucket> for_host(std::string_view authority, const forewarn::clock& c = {}) {
         static std::mutex m;
-        static std::map<std::string, std::shared_ptr<token_bucket>, std::less<>> buckets;
+        static std::map<std::pair<std::string, const void*>, std::shared_ptr<token_bucket>> buckets;
         std::lock_guard<std::mutex> lock(m);
-        auto it = buckets.find(authority);
-        if (it == buckets.end())
-            it = buckets.emplace(std::string(authority), std::make_shared<token_bucket>(5.0, 5.0)).first;
-        return it->second;
+        auto& slot = buckets[std::make_pair(std::string(authority), static_cast<const void*>(c.impl().get()))];
+        if (!slot) slot = std::make_shared<token_bucket>(5.0, 5.0, c);
+        return slot;
     }
 
 private:
-    void refill(clock::time_point now) {
+    void refill(forewarn::clock::time_point now) {
         const std::chrono::duration<double> dt = now - last_;
         last_ = now;
         tokens_ = (std::min)(burst_, tokens_ + dt.count() * per_second_);
     }
 
+    forewarn::clock clock_;
     std::mutex mutex_;
     double per_second_, burst_, tokens_;
-    clock::time_point last_;
+    forewarn::clock::time_point last_;
 };
 
 /// Retry rules, backoff and budget of one client. Copies share the budget.
@@ -195,12 +169,14 @@ public:
 
     /**
      * Runs `attempt` (a callable returning result<R>) until it succeeds, fails for good, or the
-     * policy says stop. Sleeps between tries on `sleep`, so cancel() cuts a backoff short.
-     * Returns the last result.
+     * policy says stop. Sleeps between tries on `sleep` (on its clock), so cancel() cuts a
+     * backoff short. Each retry decision is logged at info, with what failed. Returns the last
+     * result.
      */
     template <class Attempt>
-    auto run(Attempt&& attempt, interruptible_sleep& sleep) const -> decltype(attempt()) {
-        const auto start = std::chrono::steady_clock::now();
+    auto run(Attempt&& attempt, interruptible_sleep& sleep, const logger& log = {}) const -> decltype(attempt()) {
+        const forewarn::clock& clock = sleep.clock();
+        const auto start = clock.now();
         for (int tries = 1;; ++tries) {
             auto r = attempt();
             if (r.has_value()) {
@@ -209,15 +185,28 @@ public:
             }
             const error& e = r.error();
             if (!is_retryable(e, rules_)) return r;
-            const auto elapsed = std::chrono::steady_clock::now() - start;
+            const auto elapsed = clock.now() - start;
             const bool gone = rules_ == retry_rules::azure && e.code == errc::http_status && e.http_status == 410;
+            const char* why_not = nullptr;
             if (gone) {
-                if (elapsed >= options_.gone_window) return r;
-            } else if (tries >= options_.max_attempts || elapsed >= options_.max_elapsed) {
+                if (elapsed >= options_.gone_window) why_not = "410 for longer than the gone window";
+            } else if (tries >= options_.max_attempts) {
+                why_not = "out of attempts";
+            } else if (elapsed >= options_.max_elapsed) {
+                why_not = "out of time";
+            }
+            if (!why_not && !budget_->try_spend()) why_not = "the retry budget is spent";
+            if (why_not) {
+                if (log.enabled(log_level::info))
+                    log(log_level::info, "not retrying (" + std::string(why_not) + "): " + e.describe(), e.url);
                 return r;
             }
-            if (!budget_->try_spend()) return r;
-            if (!sleep.sleep_for(backoff(tries))) return error(errc::cancelled, "cancelled while waiting to retry");
+            const auto delay = backoff(tries);
+            if (log.enabled(log_level::info))
+                log(log_level::info,
+                    "retry " + std::to_string(tries) + " in " + std::to_string(delay.count()) + " ms after " + e.describe(),
+                    e.url);
+            if (!sleep.sleep_for(delay)) return error(errc::cancelled, "cancelled while waiting to retry");
         }
     }
 

@@ -15,7 +15,18 @@
 
 FOREWARN_BEGIN_NAMESPACE
 
-enum class http_method { get, post };
+/// The methods forewarn's clients use: GET and POST (Azure, GCE, etcd), PUT (AWS's token).
+enum class http_method { get, post, put };
+
+/// "GET", "POST" or "PUT".
+constexpr std::string_view to_string(http_method m) noexcept {
+    switch (m) {
+    case http_method::get: return "GET";
+    case http_method::post: return "POST";
+    case http_method::put: return "PUT";
+    }
+    return "GET";
+}
 
 /// One header line. Names compare case-insensitively (see find_header).
 struct http_header {
@@ -38,7 +49,7 @@ struct http_request {
     http_method method = http_method::get;
     std::string url;  ///< absolute: "http://169.254.169.254/metadata/scheduledevents?api-version=..."
     http_headers headers;
-    std::string body;  ///< sent as is for POST (Content-Type given in headers)
+    std::string body;  ///< sent as is for POST and PUT (Content-Type given in headers)
     std::chrono::milliseconds timeout{std::chrono::seconds(10)};         ///< whole exchange
     std::chrono::milliseconds connect_timeout{std::chrono::seconds(2)};  ///< TCP connect only
     std::size_t max_body = std::size_t(1) << 20;  ///< a longer body fails with errc::body_too_large

@@ -36,8 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const auto& e : r->events) {
             FOREWARN_FUZZ_CHECK(!e.id.empty(), "empty EventId accepted");
             FOREWARN_FUZZ_CHECK(ids.insert(e.id).second, "duplicate EventId accepted");
-            FOREWARN_FUZZ_CHECK(e.type == forewarn::azure_event_type(e.raw_type), "type does not match raw_type");
-            FOREWARN_FUZZ_CHECK(e.status == forewarn::azure_event_status(e.raw_status), "status does not match raw_status");
+            FOREWARN_FUZZ_CHECK(e.type == forewarn::azure::event_type_of(e.raw_type), "type does not match raw_type");
+            FOREWARN_FUZZ_CHECK(e.status == forewarn::azure::event_status_of(e.raw_status), "status does not match raw_status");
         }
         // Parsing is a function of the bytes: a second parse gives the same document.
         auto again = forewarn::azure::parse_document(body, version);

@@ -49,9 +49,9 @@ document built(FuzzedDataProvider& in) {
         event e;
         e.id = ids[in.ConsumeIntegralInRange<std::size_t>(0, std::size(ids) - 1)];
         e.raw_status = statuses[in.ConsumeIntegralInRange<std::size_t>(0, std::size(statuses) - 1)];
-        e.status = forewarn::azure_event_status(e.raw_status);
+        e.status = forewarn::azure::event_status_of(e.raw_status);
         e.raw_type = types[in.ConsumeIntegralInRange<std::size_t>(0, std::size(types) - 1)];
-        e.type = forewarn::azure_event_type(e.raw_type);
+        e.type = forewarn::azure::event_type_of(e.raw_type);
         if (in.ConsumeBool()) e.resources.push_back(in.ConsumeBool() ? "vm0" : "vm1");
         if (in.ConsumeBool())
             e.not_before = std::chrono::system_clock::time_point(std::chrono::seconds(in.ConsumeIntegralInRange(0, 3)));

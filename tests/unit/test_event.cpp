@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <forewarn/azure/vocabulary.hpp>
 #include <forewarn/event.hpp>
 
 #include "catch.hpp"
@@ -37,22 +38,22 @@ TEST_CASE("to_string names every enumerator in lower case", "[event]") {
 }
 
 TEST_CASE("Azure wire strings map to enumerators, case-insensitively", "[event]") {
-    CHECK(forewarn::azure_event_type("Freeze") == event_type::freeze);
-    CHECK(forewarn::azure_event_type("Reboot") == event_type::reboot);
-    CHECK(forewarn::azure_event_type("Redeploy") == event_type::redeploy);
-    CHECK(forewarn::azure_event_type("Preempt") == event_type::preempt);
-    CHECK(forewarn::azure_event_type("Terminate") == event_type::terminate);
-    CHECK(forewarn::azure_event_type("tErMiNaTe") == event_type::terminate);
-    CHECK(forewarn::azure_event_type("") == event_type::unknown);
-    CHECK(forewarn::azure_event_type("Freeze ") == event_type::unknown);
-    CHECK(forewarn::azure_event_type("LiveMigration") == event_type::unknown);
-    CHECK(forewarn::azure_event_status("Scheduled") == event_status::scheduled);
-    CHECK(forewarn::azure_event_status("STARTED") == event_status::started);
-    CHECK(forewarn::azure_event_status("Completed") == event_status::unknown);
-    CHECK(forewarn::azure_event_source("Platform") == event_source::platform);
-    CHECK(forewarn::azure_event_source("user") == event_source::user);
-    CHECK(forewarn::azure_event_source("Customer") == event_source::unknown);
-    static_assert(forewarn::azure_event_type("Reboot") == event_type::reboot);
+    CHECK(forewarn::azure::event_type_of("Freeze") == event_type::freeze);
+    CHECK(forewarn::azure::event_type_of("Reboot") == event_type::reboot);
+    CHECK(forewarn::azure::event_type_of("Redeploy") == event_type::redeploy);
+    CHECK(forewarn::azure::event_type_of("Preempt") == event_type::preempt);
+    CHECK(forewarn::azure::event_type_of("Terminate") == event_type::terminate);
+    CHECK(forewarn::azure::event_type_of("tErMiNaTe") == event_type::terminate);
+    CHECK(forewarn::azure::event_type_of("") == event_type::unknown);
+    CHECK(forewarn::azure::event_type_of("Freeze ") == event_type::unknown);
+    CHECK(forewarn::azure::event_type_of("LiveMigration") == event_type::unknown);
+    CHECK(forewarn::azure::event_status_of("Scheduled") == event_status::scheduled);
+    CHECK(forewarn::azure::event_status_of("STARTED") == event_status::started);
+    CHECK(forewarn::azure::event_status_of("Completed") == event_status::unknown);
+    CHECK(forewarn::azure::event_source_of("Platform") == event_source::platform);
+    CHECK(forewarn::azure::event_source_of("user") == event_source::user);
+    CHECK(forewarn::azure::event_source_of("Customer") == event_source::unknown);
+    static_assert(forewarn::azure::event_type_of("Reboot") == event_type::reboot);
 }
 
 TEST_CASE("event::affects matches a resource name exactly", "[event]") {

@@ -4,6 +4,7 @@
 // The Azure Scheduled Events wire format: the GET document and the approval (StartRequests) body.
 // Public so that users (and the emulator) can parse and write documents without a client.
 
+#include <forewarn/azure/vocabulary.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/json.hpp>
 #include <forewarn/event.hpp>
@@ -98,12 +99,12 @@ inline result<event> parse_event(const rapidjson::Value& v, std::size_t i, bool 
     auto type = required_string(v, i, "EventType");
     if (!type) return std::move(type).error();
     e.raw_type = std::move(*type);
-    e.type = azure_event_type(e.raw_type);
+    e.type = event_type_of(e.raw_type);
 
     auto status = required_string(v, i, "EventStatus");
     if (!status) return std::move(status).error();
     e.raw_status = std::move(*status);
-    e.status = azure_event_status(e.raw_status);
+    e.status = event_status_of(e.raw_status);
 
     if (const auto* m = optional_member(v, "ResourceType")) {
         if (!m->IsString()) return json_type_error(event_field(i, "ResourceType"), "string", *m);
@@ -140,7 +141,7 @@ inline result<event> parse_event(const rapidjson::Value& v, std::size_t i, bool 
     if (const auto* m = optional_member(v, "EventSource")) {
         if (!m->IsString()) return json_type_error(event_field(i, "EventSource"), "string", *m);
         e.raw_source = std::string(json_string_view(*m));
-        e.source = azure_event_source(e.raw_source);
+        e.source = event_source_of(e.raw_source);
     }
     if (const auto* m = optional_member(v, "DurationInSeconds")) {
         if (!m->IsInt64()) return json_type_error(event_field(i, "DurationInSeconds"), "integer", *m);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <type_traits>
@@ -11,13 +11,6 @@
 
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
-
-/// The mutex and condition variable a poller sleeps on. Shared (shared_ptr) so that whoever may
-/// wake it (an approval handle, a manual clock) can outlive the poller safely.
-struct wake_signal {
-    std::mutex mutex;
-    std::condition_variable cv;
-};
 
 /// Whether Clock sleeps its waiters itself (a manual clock), instead of real time passing.
 template <class Clock, class = void>
