@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
         if (arg == "--endpoint" && i + 1 < argc) client_options.endpoint = argv[++i];
-        else if (arg == "--self" && i + 1 < argc) client_options.self_name = options.approval.self = argv[++i];
+        else if (arg == "--self" && i + 1 < argc) client_options.self_name = argv[++i];
         else if (arg == "--drain-seconds" && i + 1 < argc) drain_seconds = std::atoi(argv[++i]);
         else if (arg == "--once") once = true;  // exit after the first recovery
         else {

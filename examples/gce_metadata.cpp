@@ -54,8 +54,9 @@ int main(int argc, char** argv) {
         }
     }
 
-    forewarn::gce::metadata_client client(options);
     const std::chrono::seconds timeout_sec(watch_seconds);
+    if (watch_seconds > 0) options.watch_timeout = timeout_sec;
+    forewarn::gce::metadata_client client(options);
 
     if (!key.empty()) {
         auto v = client.get(key);
@@ -76,11 +77,11 @@ int main(int argc, char** argv) {
     std::printf("instance %s (id %s, host %s), preemptible %s, on-host-maintenance %s, endpoint %s\n",
                 id->name.c_str(), id->id.c_str(), id->hostname.c_str(), id->preemptible ? "yes" : "no",
                 id->on_host_maintenance.c_str(), client.endpoint().c_str());
-    auto doc = client.fetch();
+    auto doc = client.next();  // the first call reads plainly; later ones hang until a change
     if (!doc) return fail(doc.error());
     print(*doc);
     while (watch_seconds > 0) {
-        auto next = client.wait_for_change(*doc, timeout_sec);
+        auto next = client.next();
         if (!next) return fail(next.error());
         if (*next != *doc) print(*next);
         doc = std::move(next);

@@ -10,10 +10,11 @@
 
 #include <forewarn/azure/scheduled_events_client.hpp>
 #include <forewarn/curl_transport.hpp>
-#include <forewarn/detail/json.hpp>
+#include <forewarn/json.hpp>
 #include <forewarn/detect.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/poller.hpp>
+#include <forewarn/state_file.hpp>
 #include <forewarn/time.hpp>
 
 #include <chrono>
@@ -23,6 +24,7 @@
 #include <cstdlib>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -172,67 +174,6 @@ std::optional<std::string_view> source_text(const forewarn::event& e) {
     return std::string_view(e.raw_source);
 }
 
-/// The --json line of one change (without the newline).
-std::string json_line(const forewarn::change& c) {
-    const forewarn::event& e = c.event;
-    forewarn::detail::json_writer w;
-    w.begin_object();
-    w.key("change");
-    w.string(forewarn::to_string(c.kind));
-    w.key("cloud");
-    w.string(forewarn::to_string(c.origin));
-    w.key("id");
-    w.string(e.id);
-    w.key("type");
-    w.string(forewarn::to_string(e.type));
-    w.key("raw_type");
-    w.string(e.raw_type);
-    w.key("status");
-    w.string(status_text(e));
-    w.key("not_before");
-    if (e.not_before)
-        w.string(forewarn::format_iso8601(*e.not_before));
-    else
-        w.null();
-    w.key("resources");
-    w.begin_array();
-    for (const auto& r : e.resources) w.string(r);
-    w.end_array();
-    w.key("source");
-    if (auto src = source_text(e))
-        w.string(*src);
-    else
-        w.null();
-    w.key("duration_s");
-    if (auto d = e.duration())
-        w.int64(d->count());
-    else
-        w.null();
-    w.key("description");
-    w.string(e.description);
-    if (c.kind == forewarn::change_kind::recover) {
-        w.key("reason");
-        w.string(forewarn::to_string(c.reason));
-    }
-    w.key("incarnation");
-    w.string(c.incarnation);
-    w.end_object();
-    if (!w.ok()) {
-        // A wire string that is not valid UTF-8 cannot go into JSON as is: say so, still one line.
-        forewarn::detail::json_writer fallback;
-        fallback.begin_object();
-        fallback.key("change");
-        fallback.string(forewarn::to_string(c.kind));
-        fallback.key("cloud");
-        fallback.string(forewarn::to_string(c.origin));
-        fallback.key("error");
-        fallback.string("the event holds text that is not valid UTF-8");
-        fallback.end_object();
-        return fallback.str();
-    }
-    return w.str();
-}
-
 /// The line for a person.
 std::string text_line(const forewarn::change& c) {
     const forewarn::event& e = c.event;
@@ -269,11 +210,12 @@ struct output {
 };
 
 template <class Client>
-int watch(Client client, const settings& s, const std::string& where) {
+int watch(Client client, const settings& s, const std::string& where, std::string_view cloud_name) {
     output out;
     forewarn::poller<Client>* poller = nullptr;
     auto emit = [&](const forewarn::change& c) {
-        const std::string line = s.json ? json_line(c) : text_line(c);
+        const std::string line =
+            s.json ? forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()) : text_line(c);
         std::lock_guard<std::mutex> lock(out.mutex);
         if (out.done) return;
         std::fwrite(line.data(), 1, line.size(), stdout);
@@ -304,16 +246,14 @@ int watch(Client client, const settings& s, const std::string& where) {
     };
 
     forewarn::poller_options o;
-    o.interval = s.interval;
-    o.state_file = s.state_file;
+    if (!s.state_file.empty()) o.state = std::make_shared<forewarn::state_file>(s.state_file);
     o.approval.scope = s.approve;
-    o.approval.self = s.self;
     if (s.grace) o.approval.follower_grace = *s.grace;
 
     forewarn::poller<Client> p(std::move(client), h, o);
     poller = &p;
     std::fprintf(stderr, "forewarn-watch: watching %s at %s (approve: %s%s%s)\n",
-                 std::string(forewarn::to_string(Client::cloud_kind)).c_str(), where.c_str(),
+                 std::string(cloud_name).c_str(), where.c_str(),
                  std::string(forewarn::to_string(s.approve)).c_str(), s.self.empty() ? "" : " as ", s.self.c_str());
     if (auto started = p.start(); !started) {
         std::fprintf(stderr, "forewarn-watch: %s\n", started.error().describe().c_str());
@@ -360,13 +300,15 @@ int main(int argc, char** argv) {
         forewarn::azure::client_options o;
         o.endpoint = s.endpoint;
         o.self_name = s.self;
+        o.poll_interval = s.interval;
         forewarn::azure::scheduled_events_client client(o);
         const std::string where = client.endpoint();
-        return watch(std::move(client), s, where);
+        return watch(std::move(client), s, where, "azure");
     }
     forewarn::gce::client_options o;
     o.endpoint = s.endpoint;
+    o.self_name = s.self;
     forewarn::gce::metadata_client client(o);
     const std::string where = client.endpoint();
-    return watch(std::move(client), s, where);
+    return watch(std::move(client), s, where, "gce");
 }

@@ -7,7 +7,7 @@
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
-#include <forewarn/gce/metadata_client.hpp>
+#include <forewarn/gce/endpoint.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/transport.hpp>
 
@@ -63,7 +63,7 @@ result<void> probe_azure(Transport& t, const std::string& base, std::chrono::mil
     req.max_body = std::size_t(256) << 10;
     auto r = t.send(req);
     if (!r) return std::move(r).error();
-    if (gce::detail::has_google_flavor(*r))
+    if (gce_has_google_flavor(*r))
         return error(errc::not_metadata_server, "the GCE metadata server answered at the Azure endpoint", r->status);
     if (r->status != 200)
         return error(errc::not_metadata_server, "no Azure IMDS here: HTTP " + std::to_string(r->status), r->status);
@@ -79,14 +79,14 @@ result<void> probe_azure(Transport& t, const std::string& base, std::chrono::mil
 template <class Transport>
 result<void> probe_gce(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
     http_request req;
-    req.url = base + std::string(gce::detail::root_path);
+    req.url = base + std::string(gce::root_path);
     req.headers.push_back({"Metadata-Flavor", "Google"});
     req.timeout = timeout;
     req.connect_timeout = timeout;
     req.max_body = std::size_t(256) << 10;
     auto r = t.send(req);
     if (!r) return std::move(r).error();
-    if (!gce::detail::has_google_flavor(*r))
+    if (!gce_has_google_flavor(*r))
         return error(errc::not_metadata_server, "no GCE metadata server here: no 'Metadata-Flavor: Google' header",
                      r->status);
     if (r->status != 200)
@@ -112,9 +112,9 @@ result<void> probe_gce(Transport& t, const std::string& base, std::chrono::milli
 template <class Transport = curl_transport>
 result<detection> detect_cloud(const detect_options& options = {}, Transport transport = Transport()) {
     static_assert(is_transport_v<Transport>, "Transport must satisfy forewarn::is_transport");
-    auto azure_base = azure::detail::resolve_endpoint(options.azure_endpoint, "detect_options::azure_endpoint");
+    auto azure_base = detail::azure_resolve_endpoint(options.azure_endpoint, "detect_options::azure_endpoint");
     if (!azure_base) return std::move(azure_base).error();
-    auto gce_base = gce::detail::resolve_endpoint(options.gce_endpoint, gce::detail::default_ip_endpoint);
+    auto gce_base = detail::gce_resolve_endpoint(options.gce_endpoint, gce::default_ip_endpoint, "detect_options::gce_endpoint");
     if (!gce_base) return std::move(gce_base).error();
 
     detection out;

@@ -22,11 +22,13 @@ enum class change_kind {
     updated,  ///< the same event with other content (NotBefore, Resources, duration, description, ...)
 };
 
-/// Why an event disappeared (recover only).
+/// Why an event is over (recover only). Decided from evidence, never guessed: see
+/// change_tracker (docs/poller.md, "Recover reasons").
 enum class recover_reason {
     none,       ///< not a recover change
-    completed,  ///< last seen Started (and every GCE event: the server cannot say "cancelled")
-    cancelled,  ///< last seen Scheduled: Azure withdrew it before it started
+    completed,  ///< it happened: seen Started, NotBefore passed, this VM rebooted or approved it, the service says so
+    cancelled,  ///< withdrawn before it started: it vanished before NotBefore while watched without a gap, or the service says so
+    unknown,    ///< nothing decides it (e.g. it vanished during a gap in watching): it may or may not have happened
 };
 
 /// "prepare", "started", "recover" or "updated".
@@ -40,62 +42,83 @@ constexpr std::string_view to_string(change_kind k) noexcept {
     return "unknown";
 }
 
-/// "completed", "cancelled" or "none".
+/// "completed", "cancelled", "unknown" or "none".
 constexpr std::string_view to_string(recover_reason r) noexcept {
     switch (r) {
     case recover_reason::completed: return "completed";
     case recover_reason::cancelled: return "cancelled";
+    case recover_reason::unknown: return "unknown";
     case recover_reason::none: break;
     }
     return "none";
 }
 
-/// One change, carrying the event as it is now (for recover: as it was last seen).
+/// The enumerator back from its to_string() name (none for any other text).
+constexpr recover_reason recover_reason_from_string(std::string_view name) noexcept {
+    for (auto r : {recover_reason::completed, recover_reason::cancelled, recover_reason::unknown})
+        if (to_string(r) == name) return r;
+    return recover_reason::none;
+}
+
+/// One change, carrying the event as it is now (for recover: as it was last seen, or with the
+/// final status the service gave it).
 struct change {
     change_kind kind = change_kind::prepare;
     forewarn::event event;
     recover_reason reason = recover_reason::none;
+    /// recover only: what decided the reason, in words ("seen Started", "NotBefore passed by the
+    /// service's clock", "gap of 42 s in watching", ...).
+    std::string evidence;
     /// For updated and for Scheduled -> Started: the event as it was before.
     std::optional<forewarn::event> previous;
     cloud origin = cloud::none;  ///< the service of the document that showed the change
-    std::string incarnation;     ///< that document's incarnation (Azure DocumentIncarnation, GCE ETags)
+    std::string incarnation;     ///< that document's incarnation (informative)
 };
 
 namespace detail {
 
 inline change make_change(const document& d, change_kind kind, const event& e,
-                          recover_reason reason = recover_reason::none) {
+                          recover_reason reason = recover_reason::none, std::string evidence = {}) {
     change c;
     c.kind = kind;
     c.event = e;
     c.reason = reason;
+    c.evidence = std::move(evidence);
     c.origin = d.origin;
     c.incarnation = d.incarnation;
     return c;
 }
 
-/// Index of events by id; the first of several events with one id wins (a hostile or buggy
-/// document must not produce two callbacks for one id).
-inline std::unordered_map<std::string_view, const event*> index_events(const document& d) {
-    std::unordered_map<std::string_view, const event*> index;
-    index.reserve(d.events.size());
-    for (const auto& e : d.events) index.emplace(e.id, &e);
-    return index;
+/// The reason the two documents alone give for an event of `previous` that `current` lacks.
+inline std::pair<recover_reason, std::string> vanished_reason(const event& last, const document& previous,
+                                                              const document& current) {
+    if (last.status == event_status::started) return {recover_reason::completed, "seen Started"};
+    if (previous.origin == cloud::gce || current.origin == cloud::gce)
+        return {recover_reason::completed, "GCE ends every notice by clearing it"};
+    if (last.not_before && current.service_time && *current.service_time >= *last.not_before)
+        return {recover_reason::completed, "NotBefore had passed by the service's clock when it vanished"};
+    return {recover_reason::unknown, "vanished without evidence of what happened"};
 }
 
 }  // namespace detail
 
 /**
  * The changes that turn `previous` into `current`, in a stable order: first the events of
- * `current` in document order (prepare, started, updated), then the events that disappeared, in
- * the order of `previous` (recover).
+ * `current` in document order (prepare, started, updated, and recover for an event the service
+ * marks completed or cancelled), then the events that disappeared, in the order of `previous`
+ * (recover).
+ *
+ * The recover reason is what the two documents alone can tell: completed when the event was
+ * last seen Started, when its NotBefore had passed by the service's clock (`service_time`) when
+ * it vanished, or on GCE; completed or cancelled when the service says so (a final status);
+ * otherwise unknown. change_tracker adds the evidence that spans documents (continuous
+ * watching, a reboot, an approval) and is what the poller uses.
  *
  * Only ever call it with documents that were fetched and parsed successfully: a failed poll is
  * not an empty document, so it must not reach diff() (the poller keeps the last good document).
  * Two documents with the same non-empty incarnation have the same content by the protocol's
- * rule, so no work is done. An incarnation that went down (the service was disabled and enabled
- * again) is diffed by content like any other: events already known are not reported again.
- * Expected O(n + m) with hashing.
+ * rule, so no work is done. An event first seen with a final status, and one that vanishes
+ * after a final status, give nothing. Expected O(n + m) with hashing.
  */
 inline std::vector<change> diff(const document& previous, const document& current) {
     std::vector<change> out;
@@ -117,32 +140,37 @@ inline std::vector<change> diff(const document& previous, const document& curren
         slot& s = index[e.id];
         if (s.seen) continue;  // duplicate id in one document: the first wins
         s.seen = true;
+        const bool now_final = is_final(e.status);
         if (s.before == nullptr) {
+            if (now_final) continue;  // over before this process saw it: nothing to prepare or recover
             out.push_back(detail::make_change(
                 current, e.status == event_status::started ? change_kind::started : change_kind::prepare, e));
             continue;
         }
         const event& old = *s.before;
         if (old == e) continue;
-        if (old.status != event_status::started && e.status == event_status::started) {
-            change c = detail::make_change(current, change_kind::started, e);
-            c.previous = old;
-            out.push_back(std::move(c));
-        } else {
-            change c = detail::make_change(current, change_kind::updated, e);
-            c.previous = old;
-            out.push_back(std::move(c));
+        if (is_final(old.status)) continue;  // recovered already; what the service says after that is history
+        if (now_final) {
+            const bool done = e.status == event_status::completed;
+            out.push_back(detail::make_change(current, change_kind::recover, e,
+                                              done ? recover_reason::completed : recover_reason::cancelled,
+                                              done ? "the service says it completed" : "the service says it was cancelled"));
+            continue;
         }
+        change c = detail::make_change(
+            current, old.status != event_status::started && e.status == event_status::started ? change_kind::started
+                                                                                             : change_kind::updated,
+            e);
+        c.previous = old;
+        out.push_back(std::move(c));
     }
 
     // The same first-wins rule for `previous`, so a duplicated id disappears once.
-    const bool gce = previous.origin == cloud::gce || current.origin == cloud::gce;
     for (const auto& e : previous.events) {
         const slot& s = index.find(e.id)->second;
-        if (s.before != &e || s.seen) continue;
-        const recover_reason why = (!gce && e.status == event_status::scheduled) ? recover_reason::cancelled
-                                                                                  : recover_reason::completed;
-        out.push_back(detail::make_change(current, change_kind::recover, e, why));
+        if (s.before != &e || s.seen || is_final(e.status)) continue;
+        auto [why, evidence] = detail::vanished_reason(e, previous, current);
+        out.push_back(detail::make_change(current, change_kind::recover, e, why, std::move(evidence)));
     }
     return out;
 }

@@ -7,17 +7,26 @@
  * The umbrella header: everything a service needs. See README.md for a first program.
  */
 
+#include <forewarn/approval.hpp>
 #include <forewarn/azure/parse.hpp>
 #include <forewarn/azure/scheduled_events_client.hpp>
+#include <forewarn/change_tracker.hpp>
+#include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/coordinator.hpp>
 #include <forewarn/curl_transport.hpp>
 #include <forewarn/detect.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/gce/metadata_client.hpp>
+#include <forewarn/json.hpp>
 #include <forewarn/leader.hpp>
+#include <forewarn/log.hpp>
+#include <forewarn/notice_source.hpp>
 #include <forewarn/poller.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/retry.hpp>
+#include <forewarn/state_file.hpp>
+#include <forewarn/state_store.hpp>
 #include <forewarn/time.hpp>
 #include <forewarn/transport.hpp>

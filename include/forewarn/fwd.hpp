@@ -34,6 +34,13 @@ struct curl_transport_options;
 struct retry_options;
 class retry_policy;
 class token_bucket;
+class clock;
+class interruptible_sleep;
+enum class log_level;
+struct log_record;
+struct logger;
+template <class S, class>
+struct is_notice_source;
 
 struct detect_options;
 struct detection;
@@ -41,20 +48,34 @@ struct detection;
 enum class change_kind;
 enum class recover_reason;
 struct change;
+struct tracking_options;
+class change_tracker;
 enum class leader_rule;
+class leader_election;
 enum class approval_scope;
 struct approval_options;
-class leader_election;
 class approval_policy;
+enum class approval_state;
+struct approval_status;
 class approval_handle;
+class approver;
+struct local_event;
+struct coordinator_context;
+class approval_coordinator;
+struct saved_event;
+struct poller_state;
+class state_store;
+class state_file;
 struct poller_handlers;
 struct poller_options;
-template <class Client, class Clock>
-class basic_poller;  // Clock defaults to std::chrono::steady_clock (poller.hpp)
+struct poller_health;
+template <class Source>
+class basic_poller;
 
 namespace testing {
 class manual_clock;
 class fake_transport;
+class fake_source;
 class scenario;
 struct scenario_config;
 struct scenario_step;

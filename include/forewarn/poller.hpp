@@ -1,22 +1,28 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <forewarn/approval.hpp>
+#include <forewarn/change_tracker.hpp>
+#include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
-#include <forewarn/detail/state_file.hpp>
-#include <forewarn/detail/wake_signal.hpp>
+#include <forewarn/coordinator.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
-#include <forewarn/leader.hpp>
+#include <forewarn/log.hpp>
+#include <forewarn/notice_source.hpp>
 #include <forewarn/result.hpp>
+#include <forewarn/state_store.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -24,107 +30,88 @@
 
 FOREWARN_BEGIN_NAMESPACE
 
-namespace detail {
-
-/// What the poller shares with the approval handles it gives out (and with a manual clock).
-struct poller_shared : wake_signal {
-    bool stopping = false;            ///< stop() was called
-    bool wake = false;                ///< a handle said ready: look at approvals now
-    std::vector<std::string> ready;   ///< ids whose prepare handler said ready, not yet seen by the poller
-};
-
-/// The document `base` after the changes in [first, last) (used when stop() cut a cycle short,
-/// so that the state reflects exactly the callbacks that ran).
-template <class It>
-document apply_changes(document base, It first, It last) {
-    for (; first != last; ++first) {
-        const change& c = *first;
-        auto it = std::find_if(base.events.begin(), base.events.end(), [&](const event& e) { return e.id == c.event.id; });
-        if (c.kind == change_kind::recover) {
-            if (it != base.events.end()) base.events.erase(it);
-        } else if (it != base.events.end()) {
-            *it = c.event;
-        } else {
-            base.events.push_back(c.event);
-        }
-    }
-    base.incarnation.clear();  // content no longer matches any incarnation: diff by content next time
-    return base;
-}
-
-}  // namespace detail
-
-/**
- * Given to on_prepare: call ready() once the service is ready for the event to start (drained,
- * checkpointed, ...), from the handler itself or later from any thread. The poller approves it
- * when the approval policy allows (at most once). Copyable; harmless after the poller is gone.
- */
-class approval_handle {
-public:
-    approval_handle() = default;
-    approval_handle(std::shared_ptr<detail::poller_shared> shared, std::string event_id)
-        : shared_(std::move(shared)), id_(std::move(event_id)) {}
-
-    /// The event this handle approves.
-    const std::string& event_id() const noexcept { return id_; }
-
-    /// Says the service is ready; repeating it is harmless. Wakes the poller to approve promptly.
-    void ready() const {
-        if (!shared_) return;
-        {
-            std::lock_guard<std::mutex> lock(shared_->mutex);
-            shared_->ready.push_back(id_);
-            shared_->wake = true;
-        }
-        shared_->cv.notify_all();
-    }
-
-private:
-    std::shared_ptr<detail::poller_shared> shared_;
-    std::string id_;
-};
-
-/// The callbacks. Each runs on the poller's thread with no lock held; an empty one is skipped.
+/// The callbacks. Each runs on the poller's thread (or the executor) with no lock held; an
+/// empty one is skipped.
 struct poller_handlers {
     /// A new Scheduled event: prepare, then call ready() on the handle (now or later).
     std::function<void(const change&, approval_handle)> on_prepare;
     /// An event started: a new one already Started (hardware failure), or Scheduled -> Started.
     std::function<void(const change&)> on_started;
-    /// An event disappeared: change::reason says completed or cancelled. Time to recover.
+    /// An event is over: change::reason says completed, cancelled or unknown. Time to recover.
     std::function<void(const change&)> on_recover;
     /// An event changed NotBefore, Resources, duration, description, ...
     std::function<void(const change&)> on_updated;
-    /// A failed poll, approval, identity or state file, or a handler that threw. The poller goes on.
+    /// A failed poll, approval, identity, coordinator or state store, or a handler that threw.
+    /// The poller goes on.
     std::function<void(const error&)> on_error;
-    /// These events were approved (one POST).
+    /// These events were approved (one request).
     std::function<void(const std::vector<std::string>&)> on_approved;
 };
 
-/// Options of basic_poller. Plain struct: set the members you care about.
+/// Options of basic_poller. Plain struct: set the members you care about. The cadence, the
+/// clock, the logger and this VM's name are the source's options.
 struct poller_options {
-    /// Azure: time between two polls (the seeds: once a second). Never below 200 ms, so that the
-    /// poller alone stays under IMDS's 5 requests per second.
-    std::chrono::milliseconds interval{1000};
-    /// GCE: timeout_sec of each hanging GET (the server answers with the current value after it).
-    std::chrono::seconds gce_timeout{60};
-    /// GCE: the pause after a failed hanging GET before the next (the client already retried).
-    std::chrono::milliseconds gce_error_pause{1000};
     /// Which events to approve, and when. Default: own events, once on_prepare said ready.
     approval_options approval;
-    /// When not empty: where the poller keeps what it delivered, so a restart does not repeat it.
-    std::string state_file;
+    /// Asked before each approval, across VMs (a fleet budget); none by default.
+    std::shared_ptr<approval_coordinator> coordinator;
+    /// Where the poller keeps what it delivered, so that a restart does not repeat it
+    /// (forewarn::state_file from <forewarn/state_file.hpp>); none by default.
+    std::shared_ptr<state_store> state;
+    /// How recover reasons are judged (the gap in watching, the boot id).
+    tracking_options tracking;
+    /**
+     * Where handlers run. Empty (the default): on the poller's thread. Otherwise every handler
+     * call (and every approval_handle outcome callback) is handed to it as a task, in order; it
+     * must run them in that order (an asio strand, a serial work queue).
+     */
+    std::function<void(std::function<void()>)> executor;
 };
 
+/// A snapshot of how a poller is doing (health()).
+struct poller_health {
+    bool running = false;
+    std::optional<clock::wall_time_point> last_success;  ///< wall time of the last document had
+    std::optional<clock::time_point> last_success_at;    ///< the same on the source's monotonic clock
+    std::uint64_t polls = 0;                             ///< documents had
+    std::uint64_t failures = 0;                          ///< failed polls
+    std::uint32_t consecutive_failures = 0;              ///< failed polls since the last document
+    std::optional<error> last_error;                     ///< the last error reported (any kind)
+    std::string self;                                    ///< this VM's name, once known
+    std::size_t events = 0;                              ///< events in the last document
+    std::vector<std::string> awaiting_approval;          ///< wanted events not approved yet
+    std::uint64_t approvals = 0;                         ///< successful approval requests
+};
+
+namespace detail {
+
+/// How approval handles (and a coordinator) wake a poller, safely after it is gone.
+class poller_waker {
+public:
+    void set(std::function<void()> f) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        fn_ = std::move(f);
+    }
+    void operator()() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (fn_) fn_();
+    }
+
+private:
+    std::mutex mutex_;
+    std::function<void()> fn_;
+};
+
+}  // namespace detail
+
 /**
- * Polls a metadata service and calls the handlers for each change, approving events as the
- * approval policy says. Azure: a fetch every `interval`; GCE: hanging GETs on both keys.
+ * Watches a notice source and calls the handlers for each change, approving events as the
+ * approval policy (and the coordinator, if any) allow. A small loop over named parts: the
+ * source gives documents at its own cadence, the change_tracker turns them into changes, the
+ * approver decides approvals, the state store remembers. No cloud is special here.
  *
- * Client needs: `static constexpr cloud cloud_kind`, `result<document> fetch()`,
- * `result<void> approve(const std::vector<std::string>&)`, `result<I> identity()` (I has a
- * `name`), `void cancel() noexcept`, `void reset() noexcept`, and for GCE
- * `result<document> wait_for_change(const document&, std::chrono::seconds)`.
- * Clock needs `now()` and `time_point`; a clock with a wait_until hook (testing::manual_clock)
- * decides when the poller's waits end, so tests never sleep.
+ * Source is any notice source (forewarn::is_notice_source): azure::scheduled_events_client,
+ * gce::metadata_client, aws::instance_metadata_client, testing::fake_source, or your own.
  *
  * @code
  * forewarn::poller_handlers h;
@@ -135,51 +122,70 @@ struct poller_options {
  * h.on_recover = [](const forewarn::change&) { restore_traffic(); };
  * forewarn::azure::scheduled_events_client client;  // needs <forewarn/forewarn.hpp> (curl_transport)
  * forewarn::poller<forewarn::azure::scheduled_events_client> p(std::move(client), h);
- * p.start();  // until p.stop() or the poller is destroyed
+ * if (auto started = p.start(); !started) std::cerr << started.error().describe() << '\n';
  * @endcode
  */
-template <class Client, class Clock = std::chrono::steady_clock>
+template <class Source>
 class basic_poller {
 public:
-    using client_type = Client;
-    using clock_type = Clock;
+    static_assert(is_notice_source_v<Source>, "Source must satisfy forewarn::is_notice_source (notice_source.hpp)");
+    using source_type = Source;
     using handlers = poller_handlers;
     using options = poller_options;
 
-    explicit basic_poller(Client client, poller_handlers h = {}, poller_options o = {}, Clock clock = Clock())
-        : client_(std::move(client)), handlers_(std::move(h)), options_(std::move(o)), clock_(std::move(clock)),
-          policy_(options_.approval), shared_(std::make_shared<detail::poller_shared>()) {
-        options_.interval = (std::max)(options_.interval, std::chrono::milliseconds(200));
-        if (options_.gce_timeout < std::chrono::seconds(1)) options_.gce_timeout = std::chrono::seconds(1);
+    explicit basic_poller(Source source, poller_handlers h = {}, poller_options o = {})
+        : source_(std::move(source)), handlers_(std::move(h)), options_(std::move(o)),
+          tracker_(options_.tracking), approver_(options_.approval, options_.coordinator),
+          waker_(std::make_shared<detail::poller_waker>()), signal_(std::make_shared<detail::wake_signal>()) {
+        Source* s = &source_;
+        waker_->set([s] { s->wake(); });
+        std::weak_ptr<detail::poller_waker> weak = waker_;
+        approver_.set_wake([weak] {
+            if (auto w = weak.lock()) (*w)();
+        });
+        approver_.set_can_approve(source_.can_approve());
     }
 
     basic_poller(const basic_poller&) = delete;
     basic_poller& operator=(const basic_poller&) = delete;
 
     /// Stops (see stop()). Do not destroy a poller from one of its own handlers.
-    ~basic_poller() { stop(); }
+    ~basic_poller() {
+        stop();
+        waker_->set(nullptr);
+    }
 
-    /// Starts the poller's thread; invalid_argument if it already runs.
+    /**
+     * Starts the poller's thread. Fails at once, saying what and where, on a configuration
+     * that can never work (the source's validate()), and when it already runs.
+     */
     result<void> start() {
         std::lock_guard<std::mutex> control(control_mutex_);
+        if (auto v = source_.validate(); !v) return std::move(v).error();
         if (thread_.joinable()) {
-            if (running_.load() && !stop_requested())
-                return error(errc::invalid_argument, "the poller is already running");
+            if (running_.load() && !stop_requested()) return error(errc::invalid_argument, "the poller is already running");
             thread_.join();  // stopped from a handler: the thread has ended or is about to
         }
-        {
-            std::lock_guard<std::mutex> lock(shared_->mutex);
-            shared_->stopping = false;
-        }
-        client_.reset();
-        have_fetched_ = false;  // a stop from a handler may have left changes undelivered: fetch first
+        set_stopping(false);
+        source_.reset();
         running_.store(true);
-        thread_ = std::thread([this] { run(); });
+        const forewarn::clock& c = source_.clock();
+        c.thread_started();
+        try {
+            thread_ = std::thread([this, c] {
+                run();
+                c.thread_ended();
+            });
+        } catch (const std::exception& ex) {
+            running_.store(false);
+            c.thread_ended();
+            return error(errc::io_error, std::string("cannot start the poller's thread: ") + ex.what());
+        }
         return {};
     }
 
     /**
-     * Stops promptly, even in the middle of a request (the client is cancelled), and waits for
+     * Stops promptly, even in the middle of a request (the source is cancelled), and waits for
      * the thread. Called from a handler, it only asks: the poller delivers nothing more and its
      * thread ends once the handler returns.
      */
@@ -200,22 +206,20 @@ public:
 
     /// True once stop() was called (and before the next start() or poll_once()).
     bool stop_requested() const {
-        std::lock_guard<std::mutex> lock(shared_->mutex);
-        return shared_->stopping;
+        std::lock_guard<std::mutex> lock(signal_->mutex);
+        return stopping_;
     }
 
     /**
      * One cycle for a caller that drives the poller from its own loop (instead of start()): a
-     * fetch (both clouds), the handlers for each change, the approvals that are due. Returns the
-     * number of changes delivered, or the error of the fetch (also given to on_error).
+     * document asked at once, the handlers for each change, the approvals that are due. Returns
+     * the number of changes delivered, or the error of the poll (also given to on_error).
      */
     result<std::size_t> poll_once() {
         if (running_.load()) return error(errc::invalid_argument, "poll_once() while the poller runs its own thread");
-        {
-            std::lock_guard<std::mutex> lock(shared_->mutex);
-            shared_->stopping = false;
-        }
-        client_.reset();
+        if (auto v = source_.validate(); !v) return std::move(v).error();
+        set_stopping(false);
+        source_.reset();
         poller_thread_.store(std::this_thread::get_id());
         auto r = cycle(false);
         poller_thread_.store(std::thread::id());
@@ -228,36 +232,78 @@ public:
         if (running_.load()) return;
         run_approvals();
         save_if_dirty();
+        run_completions();
     }
 
-    /// The last document whose changes were all delivered (what the state file holds).
+    /// The last document whose changes were all delivered (what the state store holds).
     document last_document() const {
         std::lock_guard<std::mutex> lock(data_mutex_);
-        return delivered_;
+        return tracker_.delivered_document();
     }
 
-    /// This VM's name as used for approvals; empty until known.
+    /// This VM's name as used for approvals; empty until known (before the first delivery when
+    /// the source can tell).
     std::string self() const {
         std::lock_guard<std::mutex> lock(data_mutex_);
-        return policy_.self();
+        return health_.self;
     }
 
-    Client& client() noexcept { return client_; }
+    /// How the poller is doing: last success, failures, identity, events awaiting approval.
+    poller_health health() const {
+        std::lock_guard<std::mutex> lock(data_mutex_);
+        poller_health h = health_;
+        h.running = running_.load();
+        return h;
+    }
+
+    Source& source() noexcept { return source_; }
     const poller_options& get_options() const noexcept { return options_; }
 
 private:
-    static constexpr bool can_approve = Client::cloud_kind != cloud::gce;
-
-    std::chrono::nanoseconds now_ns() const {
-        return std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.now().time_since_epoch());
-    }
+    const logger& log() const { return source_.log(); }
 
     bool stopping() const {
-        std::lock_guard<std::mutex> lock(shared_->mutex);
-        return shared_->stopping;
+        std::lock_guard<std::mutex> lock(signal_->mutex);
+        return stopping_;
+    }
+    void set_stopping(bool v) {
+        std::lock_guard<std::mutex> lock(signal_->mutex);
+        stopping_ = v;
+    }
+
+    void request_stop() noexcept {
+        {
+            std::lock_guard<std::mutex> lock(signal_->mutex);
+            stopping_ = true;
+        }
+        signal_->notify_all();
+        source_.cancel();
+    }
+
+    // Runs `task` where handlers run: here, or on the executor.
+    void dispatch(std::function<void()> task) {
+        if (!options_.executor) {
+            task();
+            return;
+        }
+        try {
+            options_.executor(std::move(task));
+        } catch (const std::exception& ex) {
+            report(error(errc::handler_failed, std::string("the executor refused a task: ") + ex.what()));
+        } catch (...) {
+            report(error(errc::handler_failed, "the executor refused a task"));
+        }
     }
 
     void report(const error& e) noexcept {
+        try {
+            {
+                std::lock_guard<std::mutex> lock(data_mutex_);
+                health_.last_error = e;
+            }
+            if (log().enabled(log_level::warn)) log()(log_level::warn, e.describe(), e.url, e.event_id);
+        } catch (...) {
+        }
         if (!handlers_.on_error) return;
         try {
             handlers_.on_error(e);
@@ -268,7 +314,6 @@ private:
 
     template <class F, class... A>
     void call(const char* name, const F& f, A&&... args) noexcept {
-        if (!f) return;
         try {
             f(std::forward<A>(args)...);
         } catch (const std::exception& ex) {
@@ -278,250 +323,235 @@ private:
         }
     }
 
-    void request_stop() noexcept {
-        {
-            std::lock_guard<std::mutex> lock(shared_->mutex);
-            shared_->stopping = true;
-        }
-        shared_->cv.notify_all();
-        client_.cancel();
-    }
+    bool cancelled_by_stop(const error& e) const { return e.code == errc::cancelled && stopping(); }
 
     void load_state() {
         if (state_loaded_) return;
         state_loaded_ = true;
-        if (options_.state_file.empty()) return;
-        auto text = detail::read_small_file(options_.state_file);
-        if (!text) {
-            error e = text.error();
-            if (e.code == errc::not_found) e.message += " yet: starting with no events known";
-            report(e);
-            return;
-        }
-        auto st = detail::read_state(*text);
+        if (!options_.state) return;
+        auto st = options_.state->load();
         if (!st) {
-            error e = st.error();
-            e.message = "state file " + options_.state_file + " is unreadable, starting with no events known: " + e.message;
-            report(e);
+            if (st.error().code == errc::not_found) {
+                log()(log_level::info, "no saved state at " + options_.state->where() + " yet: starting with no events known");
+            } else {
+                error e = std::move(st).error();
+                e.message = "the saved state at " + options_.state->where() +
+                            " is unreadable, starting with no events known: " + e.message;
+                report(e);
+            }
             return;
         }
-        {
-            std::lock_guard<std::mutex> lock(data_mutex_);
-            delivered_ = st->last;
-            // The service may have started its incarnation over while this process was away (24 h
-            // without a request): the first document is diffed by content, never skipped because
-            // its incarnation happens to equal the saved one.
-            delivered_.incarnation.clear();
-            last_fetched_ = delivered_;
-            policy_.observe(st->last, now_ns());
-            policy_.mark_approved(st->approved);
-        }
+        std::lock_guard<std::mutex> lock(data_mutex_);
+        tracker_.restore(*st);
+        approver_.restore(*st, source_.clock().now());
     }
 
     void save_if_dirty() {
-        if (!dirty_ || options_.state_file.empty()) return;
-        detail::poller_state st;
+        if (!dirty_ || !options_.state) return;
+        poller_state st;
         {
             std::lock_guard<std::mutex> lock(data_mutex_);
-            st.last = delivered_;
-            st.approved = policy_.approved_ids();
+            st = tracker_.save();
+            approver_.save(st);
         }
-        auto text = detail::write_state(st);
-        if (!text) {
-            error e = text.error();
-            e.message = "cannot save the state file " + options_.state_file + ": " + e.message;
-            report(e);
-            return;
-        }
-        auto r = detail::write_file_atomically(options_.state_file, *text);
+        auto r = options_.state->save(st);
         if (r)
             dirty_ = false;
         else
             report(r.error());  // dirty stays set: the next cycle tries again
     }
 
+    // This VM's name, before the first delivery where the source can tell; retried with a
+    // growing pause (up to a minute) while it cannot.
     void ensure_identity() {
-        if (!policy_.needs_identity()) return;
-        auto id = client_.identity();
+        {
+            std::lock_guard<std::mutex> lock(data_mutex_);
+            if (!health_.self.empty()) return;
+        }
+        const auto now = source_.clock().now();
+        if (next_identity_try_ && now < *next_identity_try_) return;
+        auto id = source_.identity();
         if (!id) {
-            if (!(id.error().code == errc::cancelled && stopping())) {
-                error e = id.error();
-                e.message = "cannot learn this VM's name, so nothing is approved yet: " + e.message;
-                report(e);
-            }
+            if (cancelled_by_stop(id.error())) return;
+            identity_backoff_ = (std::min)(identity_backoff_ * 2, std::chrono::milliseconds(std::chrono::minutes(1)));
+            next_identity_try_ = forewarn::clock::saturating_add(now, identity_backoff_);
+            error e = std::move(id).error();
+            e.message = "cannot learn this VM's name, so nothing is approved yet: " + e.message;
+            report(e);
             return;
         }
         std::lock_guard<std::mutex> lock(data_mutex_);
-        policy_.set_self(id->name);
+        health_.self = id->name;
+        approver_.set_self(id->name);
     }
 
-    void drain_ready() {
-        std::vector<std::string> ids;
-        {
-            std::lock_guard<std::mutex> lock(shared_->mutex);
-            ids.swap(shared_->ready);
-            shared_->wake = false;
+    // The coordinator starts once this VM's name is known; a failed start is tried again later.
+    void start_coordinator() {
+        if (!approver_.coordinator() || approver_.self().empty() || !source_.can_approve()) return;
+        if (auto r = approver_.start_coordinator(source_.clock(), log()); !r) report(r.error());
+    }
+
+    void run_completions() {
+        auto done = approver_.take_completions();
+        for (auto& c : done) {
+            auto task = [this, c = std::move(c)] { call("approval outcome callback", c.first, c.second); };
+            dispatch(std::move(task));
         }
-        std::lock_guard<std::mutex> lock(data_mutex_);
-        for (const auto& id : ids) policy_.mark_ready(id);
     }
 
     void run_approvals() {
-        drain_ready();
-        if constexpr (!can_approve) {
-            return;
-        } else {
-            if (stopping()) return;
-            ensure_identity();
-            std::vector<std::string> due;
-            {
-                std::lock_guard<std::mutex> lock(data_mutex_);
-                due = policy_.due(last_fetched_, now_ns());
-            }
-            if (due.empty()) return;
-            auto r = client_.approve(due);
-            if (!r) {
-                if (!(r.error().code == errc::cancelled && stopping())) report(r.error());
-                return;  // not marked: tried again next cycle (approving twice is harmless for Azure)
-            }
-            {
-                std::lock_guard<std::mutex> lock(data_mutex_);
-                policy_.mark_approved(due);
-            }
-            dirty_ = true;
-            call("on_approved", handlers_.on_approved, due);
+        std::vector<std::string> due;
+        document latest;
+        std::vector<error> problems;
+        const auto now = source_.clock().now();
+        {
+            std::lock_guard<std::mutex> lock(data_mutex_);
+            latest = tracker_.latest();
         }
+        if (source_.can_approve()) {
+            ensure_identity();
+            start_coordinator();
+        }
+        {
+            std::lock_guard<std::mutex> lock(data_mutex_);
+            due = approver_.due(latest, now, problems);
+            health_.awaiting_approval = approver_.awaiting(latest);
+        }
+        for (const auto& p : problems) report(p);
+        if (due.empty() || stopping()) return;
+        auto r = source_.approve(due);
+        if (!r) {
+            if (cancelled_by_stop(r.error())) return;
+            std::lock_guard<std::mutex> lock(data_mutex_);
+            approver_.failed(due, r.error());
+            // reported below, without the lock
+        } else {
+            std::lock_guard<std::mutex> lock(data_mutex_);
+            approver_.approved(due, latest);
+            tracker_.mark_approved(due);
+            ++health_.approvals;
+            health_.awaiting_approval = approver_.awaiting(latest);
+            dirty_ = true;
+        }
+        if (!r) {
+            report(r.error());
+            return;
+        }
+        if (log().enabled(log_level::info)) {
+            std::string ids;
+            for (const auto& id : due) ids += (ids.empty() ? "" : ",") + id;
+            log()(log_level::info, "approved " + ids, {}, ids);
+        }
+        if (handlers_.on_approved) dispatch([this, due] { call("on_approved", handlers_.on_approved, due); });
     }
 
-    /// Delivers the changes of `doc`; returns how many handlers ran before a stop, if any.
+    // Hands each change to its handler; returns how many were handed on before a stop.
     std::size_t deliver(const std::vector<change>& changes) {
         std::size_t n = 0;
         for (const auto& c : changes) {
             if (stopping()) break;
             switch (c.kind) {
-            case change_kind::prepare:
-                call("on_prepare", handlers_.on_prepare, c, approval_handle(shared_, c.event.id));
+            case change_kind::prepare: {
+                auto handle = approver_.handle(c.event.id);
+                if (handlers_.on_prepare)
+                    dispatch([this, c, handle] { call("on_prepare", handlers_.on_prepare, c, handle); });
                 break;
-            case change_kind::started: call("on_started", handlers_.on_started, c); break;
-            case change_kind::recover: call("on_recover", handlers_.on_recover, c); break;
-            case change_kind::updated: call("on_updated", handlers_.on_updated, c); break;
+            }
+            case change_kind::started:
+                if (handlers_.on_started) dispatch([this, c] { call("on_started", handlers_.on_started, c); });
+                break;
+            case change_kind::recover:
+                if (handlers_.on_recover) dispatch([this, c] { call("on_recover", handlers_.on_recover, c); });
+                break;
+            case change_kind::updated:
+                if (handlers_.on_updated) dispatch([this, c] { call("on_updated", handlers_.on_updated, c); });
+                break;
             }
             ++n;
         }
         return n;
     }
 
-    /// One poll: fetch (or a hanging GET), diff, handlers, approvals, state file.
-    result<std::size_t> cycle(bool hanging) {
+    /// One cycle: a document (waiting for it when `wait`), changes, handlers, approvals, state.
+    result<std::size_t> cycle(bool wait) {
         load_state();
-        result<document> fetched = error(errc::cancelled, "not fetched");
-        if constexpr (Client::cloud_kind == cloud::gce) {
-            if (hanging && have_fetched_) {
-                document last;
-                {
-                    std::lock_guard<std::mutex> lock(data_mutex_);
-                    last = last_fetched_;
-                }
-                fetched = client_.wait_for_change(last, options_.gce_timeout);
-            } else {
-                fetched = client_.fetch();
-            }
-        } else {
-            (void)hanging;
-            fetched = client_.fetch();
+        ensure_identity();
+        start_coordinator();
+        const forewarn::clock& c = source_.clock();
+        auto not_after = c.now();
+        if (wait) {
+            std::lock_guard<std::mutex> lock(data_mutex_);
+            not_after = approver_.next_deadline(tracker_.latest(), c.now()).value_or((forewarn::clock::time_point::max)());
         }
+        auto fetched = source_.next(not_after);
         if (!fetched) {
             // A failed poll changes nothing: only a parsed document can make an event disappear.
-            if (!(fetched.error().code == errc::cancelled && stopping())) report(fetched.error());
+            if (cancelled_by_stop(fetched.error())) return fetched.error();
+            {
+                std::lock_guard<std::mutex> lock(data_mutex_);
+                ++health_.failures;
+                ++health_.consecutive_failures;
+            }
+            report(fetched.error());
             return fetched.error();
         }
-        have_fetched_ = true;
-
+        const auto now = c.now();
         std::vector<change> changes;
         {
             std::lock_guard<std::mutex> lock(data_mutex_);
-            changes = diff(delivered_, *fetched);
-            // An event this VM approved starts at once; if the poll missed its Started phase (a
-            // short Freeze between two polls), its disappearance is a completion, not a cancel.
-            for (auto& c : changes)
-                if (c.kind == change_kind::recover && c.reason == recover_reason::cancelled &&
-                    policy_.was_approved(c.event.id))
-                    c.reason = recover_reason::completed;
-            last_fetched_ = *fetched;
-            policy_.observe(*fetched, now_ns());
+            changes = tracker_.track(*fetched, {now, c.wall_now()});
+            approver_.observe(*fetched, now);
+            ++health_.polls;
+            health_.consecutive_failures = 0;
+            health_.last_success = c.wall_now();
+            health_.last_success_at = now;
+            health_.events = fetched->events.size();
         }
         const std::size_t delivered = deliver(changes);
-        if (!changes.empty()) {
+        {
             std::lock_guard<std::mutex> lock(data_mutex_);
-            if (delivered == changes.size())
-                delivered_ = *fetched;
-            else
-                delivered_ = detail::apply_changes(delivered_, changes.begin(), changes.begin() + static_cast<std::ptrdiff_t>(delivered));
-            dirty_ = true;
-        } else {
-            std::lock_guard<std::mutex> lock(data_mutex_);
-            if (delivered_.incarnation != fetched->incarnation) {
-                delivered_.incarnation = fetched->incarnation;  // same content, newer tag
-                dirty_ = true;
-            }
+            const bool content_moved = tracker_.delivered_document().incarnation != fetched->incarnation;
+            tracker_.delivered(delivered);
+            dirty_ = dirty_ || !changes.empty() || content_moved;
         }
         if (!stopping()) run_approvals();
         save_if_dirty();
+        run_completions();
         return delivered;
-    }
-
-    /// Sleeps until `deadline` of the clock or stop(); approves at once when a handle says ready.
-    void sleep_until(typename Clock::time_point deadline) {
-        for (;;) {
-            std::unique_lock<std::mutex> lock(shared_->mutex);
-            const bool woken = detail::wait_until(clock_, std::shared_ptr<detail::wake_signal>(shared_), lock, deadline,
-                                                  [this] { return shared_->stopping || shared_->wake; });
-            if (!woken || shared_->stopping) return;
-            lock.unlock();
-            run_approvals();
-            save_if_dirty();
-        }
     }
 
     void run() {
         poller_thread_.store(std::this_thread::get_id());
-        while (!stopping()) {
-            auto r = cycle(true);
-            if (stopping()) break;
-            if constexpr (Client::cloud_kind == cloud::gce) {
-                if (!r) sleep_until(clock_.now() + options_.gce_error_pause);
-                // A hanging GET is the wait: no fixed sleep after a successful one. Approvals do
-                // not exist on GCE, so a ready() has nothing to wake.
-            } else {
-                sleep_until(clock_.now() + options_.interval);
-            }
-        }
+        while (!stopping()) cycle(true);
+        approver_.stop_coordinator();
         poller_thread_.store(std::thread::id());
         running_.store(false);
     }
 
-    Client client_;
+    Source source_;
     poller_handlers handlers_;
     poller_options options_;
-    Clock clock_;
 
-    mutable std::mutex data_mutex_;  // delivered_, last_fetched_, policy_ (read by other threads' accessors)
-    approval_policy policy_;
-    document delivered_;
-    document last_fetched_;
+    mutable std::mutex data_mutex_;  // tracker_, approver_, health_ (read by other threads' accessors)
+    change_tracker tracker_;
+    approver approver_;
+    poller_health health_;
 
-    std::shared_ptr<detail::poller_shared> shared_;
+    std::shared_ptr<detail::poller_waker> waker_;
+    std::shared_ptr<detail::wake_signal> signal_;  // stopping_ lives under its mutex
+    bool stopping_ = false;
     std::mutex control_mutex_;  // start() and stop() from different threads
     std::thread thread_;
     std::atomic<bool> running_{false};
     std::atomic<std::thread::id> poller_thread_{};
-    bool have_fetched_ = false;
+    std::optional<forewarn::clock::time_point> next_identity_try_;
+    std::chrono::milliseconds identity_backoff_{500};
     bool state_loaded_ = false;
     bool dirty_ = false;
 };
 
-/// The poller with the real clock.
-template <class Client>
-using poller = basic_poller<Client, std::chrono::steady_clock>;
+/// The poller over a source (the name most programs use).
+template <class Source>
+using poller = basic_poller<Source>;
 
 FOREWARN_END_NAMESPACE

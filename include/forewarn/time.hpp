@@ -281,11 +281,13 @@ inline void append_hms(std::string& out, std::int64_t secs_of_day) {
 }
 }  // namespace detail
 
-/// "2022-04-11T22:26:58Z": UTC, whole seconds (fractions are dropped, rounding down).
-inline std::string format_iso8601(std::chrono::system_clock::time_point t) {
+/// "2022-04-11T22:26:58Z": UTC, whole seconds (fractions are dropped, rounding down), or with
+/// `exact` the fraction too when there is one ("2022-04-11T22:26:58.25Z"), so that
+/// parse_iso8601 gives back the same time point.
+inline std::string format_iso8601(std::chrono::system_clock::time_point t, bool exact = false) {
     const auto ct = detail::split_time(t);
     std::string out;
-    out.reserve(20);
+    out.reserve(30);
     detail::append_padded(out, ct.date.year, 4);
     out += '-';
     detail::append_padded(out, ct.date.month, 2);
@@ -293,6 +295,19 @@ inline std::string format_iso8601(std::chrono::system_clock::time_point t) {
     detail::append_padded(out, ct.date.day, 2);
     out += 'T';
     detail::append_hms(out, ct.secs_of_day);
+    if (exact) {
+        using namespace std::chrono;
+        const auto whole = system_clock::time_point(duration_cast<system_clock::duration>(
+            seconds((ct.days * 86400) + ct.secs_of_day)));
+        auto frac = duration_cast<nanoseconds>(t - whole).count();
+        if (frac > 0) {
+            std::string digits;
+            detail::append_padded(digits, frac, 9);
+            while (!digits.empty() && digits.back() == '0') digits.pop_back();
+            out += '.';
+            out += digits;
+        }
+    }
     out += 'Z';
     return out;
 }

@@ -141,7 +141,7 @@ BENCHMARK(write_start_requests)->Apply(sizes);
 void gce_maintenance_value(benchmark::State& state, const char* value) {
     const std::string body = value;
     for (auto _ : state) {
-        auto e = fw::gce::detail::maintenance_event_from(body);
+        auto e = fw::gce::maintenance_event_from(body);
         benchmark::DoNotOptimize(e);
     }
 }
@@ -152,7 +152,7 @@ BENCHMARK_CAPTURE(gce_maintenance_value, terminate, "TERMINATE_ON_HOST_MAINTENAN
 void gce_preempted_value(benchmark::State& state, const char* value) {
     const std::string body = value;
     for (auto _ : state) {
-        auto e = fw::gce::detail::preempted_event_from(body);
+        auto e = fw::gce::preempted_event_from(body);
         benchmark::DoNotOptimize(e);
     }
 }

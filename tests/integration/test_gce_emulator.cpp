@@ -13,7 +13,7 @@
 #include <httplib.h>
 
 #include <chrono>
-#include <cstdio>
+#include <cstdlib>
 #include <future>
 #include <optional>
 #include <string>
@@ -26,12 +26,13 @@ using forewarn::errc;
 using forewarn::event_type;
 using forewarn::result;
 namespace gce = forewarn::gce;
-using steady = std::chrono::steady_clock;
 
 namespace {
 
-gce::client_options emulator_options(const forewarn_test::emulator_process& emu) {
+gce::client_options emulator_options(const forewarn_test::emulator_process& emu,
+                                     std::chrono::seconds watch_timeout = 60s) {
     gce::client_options o;
+    o.watch_timeout = watch_timeout;
     o.endpoint = emu.base_url();
     o.rate_limit = false;
     o.retry.initial_backoff = 5ms;
@@ -47,92 +48,78 @@ bool control(const forewarn_test::emulator_process& emu, const std::string& rout
     return r && r->status == 200;
 }
 
-// The emulator logs a request when it answers, so a test cannot see a watch start hanging. A
-// short pause lets it get there before the change; if it has not, last_etag still makes the
-// watch return at once, so the assertions hold either way (only the latency figure would lie).
-void let_watches_hang() { std::this_thread::sleep_for(300ms); }
+// Waits (bounded) until the emulator holds `n` hanging GETs, as its state says.
+bool wait_hanging(const forewarn_test::emulator_process& emu, int n) {
+    httplib::Client cli("127.0.0.1", emu.port());
+    for (int i = 0; i < 2000; ++i) {
+        auto r = cli.Get("/emulator/v1/state");
+        if (r && r->status == 200) {
+            const auto at = r->body.find("\"hanging\":");
+            if (at != std::string::npos && std::atoi(r->body.c_str() + at + 10) >= n) return true;
+        }
+        std::this_thread::sleep_for(5ms);
+    }
+    return false;
+}
 
 }  // namespace
 
-TEST_CASE("emulator: fetch, identity and a change of either key during wait_for_change", "[gce][emulator]") {
+TEST_CASE("emulator: identity, a first document, and a change of either key during the hanging GETs", "[gce][emulator]") {
     const std::string key = GENERATE(std::string("instance/maintenance-event"), std::string("instance/preempted"));
     forewarn_test::emulator_process emu({"--quiet"});
     gce::metadata_client c(emulator_options(emu));
     auto id = c.identity();
     REQUIRE(id);
     CHECK_FALSE(id->name.empty());
-    auto first = c.fetch();
+    auto first = c.next();
     REQUIRE(first);
     CHECK(first->events.empty());
 
-    auto pending = std::async(std::launch::async, [&] {
-        auto r = c.wait_for_change(*first, 60s);
-        return std::make_pair(std::move(r), steady::now());
-    });
-    let_watches_hang();
-    const auto changed_at = steady::now();
+    auto pending = std::async(std::launch::async, [&] { return c.next(); });
+    REQUIRE(wait_hanging(emu, 2));  // one hanging GET per key
     const std::string value = key == "instance/preempted" ? "TRUE" : "MIGRATE_ON_HOST_MAINTENANCE";
     REQUIRE(control(emu, "gce", "{\"" + key + "\":\"" + value + "\"}"));
-    if (pending.wait_for(20s) != std::future_status::ready) c.cancel();
-    auto [next, returned_at] = pending.get();
+    if (pending.wait_for(20s) != std::future_status::ready) c.cancel();  // a broken watch fails, not hangs
+    auto next = pending.get();
     REQUIRE(next);
     REQUIRE(next->events.size() == 1);
     CHECK(next->events[0].type == (key == "instance/preempted" ? event_type::preempted : event_type::live_migrate));
     CHECK(next->events[0].affects(id->name));
-    const double ms = std::chrono::duration<double, std::milli>(returned_at - changed_at).count();
-    CHECK(ms < 10000);
-    std::printf("gce emulator: change of %s reached the caller %.2f ms after the control POST was sent\n", key.c_str(), ms);
 }
 
 TEST_CASE("emulator: a change between two calls is not lost", "[gce][emulator]") {
     forewarn_test::emulator_process emu({"--quiet"});
-    gce::metadata_client c(emulator_options(emu));
-    auto first = c.fetch();
+    gce::metadata_client c(emulator_options(emu, 600s));
+    auto first = c.next();
     REQUIRE(first);
     REQUIRE(control(emu, "gce", R"({"instance/maintenance-event":"TERMINATE_ON_HOST_MAINTENANCE"})"));
-    const auto start = steady::now();
-    auto next = c.wait_for_change(*first, 60s);
+    auto next = c.next();  // last_etag: answered at once (else ctest's timeout, long before 600 s, fails it)
     REQUIRE(next);
-    CHECK(steady::now() - start < 10s);
     REQUIRE(next->events.size() == 1);
     CHECK(next->events[0].type == event_type::host_terminate);
 }
 
-TEST_CASE("emulator: a 503 mid-watch is retried; timeout_sec is honoured", "[gce][emulator]") {
+TEST_CASE("emulator: a 503 mid-watch is retried; timeout_sec ends a watch with the same document", "[gce][emulator]") {
     forewarn_test::emulator_process emu({"--quiet"});
-    gce::metadata_client c(emulator_options(emu));
-    auto first = c.fetch();
+    gce::metadata_client c(emulator_options(emu, 1s));
+    auto first = c.next();
     REQUIRE(first);
     REQUIRE(control(emu, "faults", R"({"kind":"status","status":503,"service":"gce","path":"maintenance-event","count":1})"));
-    const auto start = steady::now();
-    auto same = c.wait_for_change(*first, 1s);
-    const double waited = std::chrono::duration<double, std::milli>(steady::now() - start).count();
+    auto same = c.next();
     REQUIRE(same);
     CHECK(*same == *first);
-    CHECK(waited >= 900);
-    CHECK(waited < 10000);
-    std::printf("gce emulator: wait_for_change(timeout_sec=1), one 503 retried, returned after %.0f ms\n", waited);
 }
 
-TEST_CASE("emulator: cancel ends wait_for_change promptly", "[gce][emulator]") {
+TEST_CASE("emulator: cancel ends the hanging GETs", "[gce][emulator]") {
     forewarn_test::emulator_process emu({"--quiet"});
-    gce::metadata_client c(emulator_options(emu));
-    auto first = c.fetch();
-    REQUIRE(first);
-    auto pending = std::async(std::launch::async, [&] {
-        auto r = c.wait_for_change(*first, 60s);
-        return std::make_pair(std::move(r), steady::now());
-    });
-    let_watches_hang();
-    const auto cancelled_at = steady::now();
+    gce::metadata_client c(emulator_options(emu, 600s));
+    REQUIRE(c.next());
+    auto pending = std::async(std::launch::async, [&] { return c.next(); });
+    REQUIRE(wait_hanging(emu, 2));
     c.cancel();
-    REQUIRE(pending.wait_for(20s) == std::future_status::ready);
-    auto [r, returned_at] = pending.get();
+    auto r = pending.get();  // an uncancelled watch holds for 600 s: ctest's timeout fails the test first
     REQUIRE_FALSE(r);
     CHECK(r.error().code == errc::cancelled);
-    const double ms = std::chrono::duration<double, std::milli>(returned_at - cancelled_at).count();
-    CHECK(ms < 5000);
-    std::printf("gce emulator: cancel() ended wait_for_change in %.2f ms\n", ms);
 }
 
 TEST_CASE("emulator: detect_cloud sees both services of the emulator", "[detect][emulator]") {

@@ -200,10 +200,8 @@ TEST_CASE("soak: 54 events over 4 VMs, ~30% faulty answers: each change delivere
     co.retry.max_attempts = 4;
     co.retry.initial_backoff = 50ms;
     co.retry.max_backoff = 400ms;
-    forewarn::poller_options po;
-    po.interval = 300ms;
-    forewarn::poller<forewarn::azure::scheduled_events_client> poller(forewarn::azure::scheduled_events_client(co), h,
-                                                                    po);
+    co.poll_interval = 300ms;
+    forewarn::poller<forewarn::azure::scheduled_events_client> poller(forewarn::azure::scheduled_events_client(co), h);
     REQUIRE(poller.start().has_value());
 
     std::set<std::string> final_ids;  // events whose last expected delivery arrived

@@ -3,6 +3,7 @@
 // HTTP, driven through the emulator's control API. POSIX only (processes, signals), like the
 // emulator itself.
 #include <forewarn/detail/json.hpp>
+#include <forewarn/json.hpp>
 
 #include "catch.hpp"
 #include "emulator_process.hpp"
@@ -216,9 +217,9 @@ void wait_for_polls(const emulator_process& emu, std::size_t n) {
     REQUIRE(count() >= target);
 }
 
-/// One --json line, checked for the documented members and nothing else.
+/// One --json line (json.hpp's form of a change), checked for the documented members and nothing else.
 struct json_change {
-    std::string change, cloud, id, type, raw_type, status, description, incarnation;
+    std::string change, cloud, id, type, raw_type, status, raw_status, description, incarnation;
     std::optional<std::string> not_before, source, reason;
     std::optional<long long> duration_s;
     strings resources;
@@ -232,10 +233,16 @@ json_change parse_line(const std::string& line) {
     std::set<std::string> keys;
     const rapidjson::Value& root = *doc;  // const iterators: C++20 finds != ambiguous on mutable ones
     for (auto it = root.MemberBegin(); it != root.MemberEnd(); ++it) keys.insert(it->name.GetString());
-    std::set<std::string> expected{"change", "cloud", "id", "type", "raw_type", "status", "not_before", "resources",
-                                   "source", "duration_s", "description", "incarnation"};
-    if (keys.count("reason")) expected.insert("reason");
+    std::set<std::string> expected{"change", "cloud",       "id",         "type",        "raw_type",
+                                   "status", "raw_status",  "resource_type", "resources", "not_before",
+                                   "description", "source", "duration_s", "incarnation"};
+    if (!(*doc)["source"].IsNull()) expected.insert("raw_source");
+    if (keys.count("reason")) {
+        expected.insert("reason");
+        expected.insert("evidence");
+    }
     CHECK(keys == expected);
+    REQUIRE(forewarn::change_from_json(line));  // the library reads back what the program writes
     auto str = [&](const char* k) { return std::string((*doc)[k].GetString()); };
     auto opt = [&](const char* k) -> std::optional<std::string> {
         if ((*doc)[k].IsNull()) return std::nullopt;
@@ -248,6 +255,7 @@ json_change parse_line(const std::string& line) {
     c.type = str("type");
     c.raw_type = str("raw_type");
     c.status = str("status");
+    c.raw_status = str("raw_status");
     c.description = str("description");
     c.incarnation = str("incarnation");
     c.not_before = opt("not_before");
@@ -279,17 +287,18 @@ TEST_CASE("watch end to end (Azure): the leader approves, one JSON object per ch
     CHECK(prepare.id == "F1");
     CHECK(prepare.type == "freeze");
     CHECK(prepare.raw_type == "Freeze");
-    CHECK(prepare.status == "Scheduled");
+    CHECK(prepare.status == "scheduled");
+    CHECK(prepare.raw_status == "Scheduled");
     REQUIRE(prepare.not_before.has_value());
     CHECK(prepare.not_before->size() == 20);  // 2022-04-11T22:26:58Z
     CHECK(prepare.not_before->back() == 'Z');
     CHECK(prepare.resources == strings{"WestNO_0", "WestNO_1"});
-    CHECK(prepare.source == std::optional<std::string>("Platform"));
+    CHECK(prepare.source == std::optional<std::string>("platform"));
     CHECK(prepare.duration_s == std::optional<long long>(5));
     CHECK_FALSE(prepare.incarnation.empty());
     const auto started = parse_line(lines[1]);
     CHECK(started.change == "started");
-    CHECK(started.status == "Started");
+    CHECK(started.status == "started");
     CHECK_FALSE(started.not_before.has_value());  // "" once Started
     const auto recover = parse_line(lines[2]);
     CHECK(recover.change == "recover");
@@ -336,7 +345,7 @@ TEST_CASE("watch end to end (Azure): a follower approves a user event after its 
     const auto lines = w.out();
     REQUIRE(lines.size() == 2);
     CHECK(parse_line(lines[0]).change == "prepare");
-    CHECK(parse_line(lines[0]).source == std::optional<std::string>("User"));
+    CHECK(parse_line(lines[0]).source == std::optional<std::string>("user"));
     CHECK(parse_line(lines[1]).change == "started");
     CHECK(approval_bodies(emu) == strings{R"({"StartRequests":[{"EventId":"U1"}]})"});
 }

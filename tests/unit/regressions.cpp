@@ -68,7 +68,7 @@ TEST_CASE("fuzz_gce-1: a GCE endpoint without a host (\"http://\") is refused, n
     // The trailing-'/' trim ate the "//" of the scheme: "http://" became "http:", which has an
     // "authority" to url_authority, and every request went to "http:/computeMetadata/v1/...".
     for (const char* e : {"http://", "https://", "http:///", "http:////computeMetadata/v1/", "HTTP://"}) {
-        auto r = forewarn::gce::detail::normalize_endpoint(e, "client_options::endpoint");
+        auto r = forewarn::detail::gce_normalize_endpoint(e, "client_options::endpoint");
         INFO(e << " -> " << (r ? *r : r.error().describe()));
         REQUIRE_FALSE(r.has_value());
         CHECK(r.error().code == errc::invalid_argument);
@@ -87,7 +87,7 @@ TEST_CASE("fuzz_gce-1: a GCE endpoint without a host (\"http://\") is refused, n
              {"http://127.0.0.1:8080/", "http://127.0.0.1:8080"},
              {"http://metadata.google.internal/computeMetadata/v1/", "http://metadata.google.internal"},
              {"169.254.169.254", "http://169.254.169.254"}}) {
-        auto r = forewarn::gce::detail::normalize_endpoint(in, "x");
+        auto r = forewarn::detail::gce_normalize_endpoint(in, "x");
         REQUIRE(r.has_value());
         CHECK(*r == out);
     }

@@ -74,7 +74,7 @@ private:
 
 }  // namespace
 
-static_assert(client::cloud_kind == forewarn::cloud::azure);
+static_assert(forewarn::is_notice_source_v<client>);
 static_assert(forewarn::is_transport_v<fake_transport>);
 
 TEST_CASE("fetch GETs the scheduledevents URL with Metadata: true and nothing else", "[azure][client]") {

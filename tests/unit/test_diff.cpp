@@ -84,17 +84,33 @@ TEST_CASE("diff: Scheduled -> Started is started, with the previous event", "[di
     CHECK(changes[0].event.status == event_status::started);
 }
 
-TEST_CASE("diff: a disappeared event is recover, completed or cancelled by its last status", "[diff]") {
+TEST_CASE("diff: a disappeared event is recover; two documents alone never say cancelled", "[diff]") {
     const auto scheduled = make_event("S", event_status::scheduled);
     const auto started = make_event("T", event_status::started);
     const auto changes = forewarn::diff(make_doc("3", {scheduled, started}), make_doc("4", {}));
     REQUIRE(kinds(changes) == std::vector<change_kind>{change_kind::recover, change_kind::recover});
     CHECK(changes[0].event.id == "S");
-    CHECK(changes[0].reason == recover_reason::cancelled);
+    // Scheduled then gone: cancelled, or started and ended between the two? Only evidence
+    // across documents can tell (change_tracker); the diff says so.
+    CHECK(changes[0].reason == recover_reason::unknown);
     CHECK(changes[1].event.id == "T");
     CHECK(changes[1].reason == recover_reason::completed);
+    CHECK(changes[1].evidence == "seen Started");
     // The event carried is the one last seen.
     CHECK(changes[0].event == scheduled);
+}
+
+TEST_CASE("diff: gone after NotBefore by the service's Date: completed", "[diff]") {
+    auto scheduled = make_event("S", event_status::scheduled);
+    scheduled.not_before = std::chrono::system_clock::time_point(std::chrono::seconds(1000));
+    auto after = make_doc("4", {});
+    after.service_time = std::chrono::system_clock::time_point(std::chrono::seconds(1000));
+    auto changes = forewarn::diff(make_doc("3", {scheduled}), after);
+    REQUIRE(changes.size() == 1);
+    CHECK(changes[0].reason == recover_reason::completed);
+    after.service_time = std::chrono::system_clock::time_point(std::chrono::seconds(999));
+    changes = forewarn::diff(make_doc("3", {scheduled}), after);
+    CHECK(changes[0].reason == recover_reason::unknown);
 }
 
 TEST_CASE("diff: a GCE event that disappears always completed", "[diff]") {

@@ -36,15 +36,21 @@ gce::client_options sim_options() {
     return o;
 }
 
-// Runs wait_for_change on a thread; a call that hangs where it must not is cancelled after a
-// bounded real-time wait, so a broken client fails the test instead of hanging it.
+gce::client_options sim_options(std::chrono::seconds watch_timeout) {
+    auto o = sim_options();
+    o.watch_timeout = watch_timeout;
+    return o;
+}
+
+// Runs next() (after a first document: the hanging GETs) on a thread; a call that hangs where it
+// must not is cancelled after a bounded real-time wait, so a broken client fails the test
+// instead of hanging it.
 struct async_wait {
-    async_wait(client& c, const document& last, std::chrono::seconds timeout_sec)
-        : c_(c), f_(std::async(std::launch::async, [&c, last, timeout_sec] { return c.wait_for_change(last, timeout_sec); })) {}
+    explicit async_wait(client& c) : c_(c), f_(std::async(std::launch::async, [&c] { return c.next(); })) {}
     result<document> get() {
         if (f_.wait_for(10s) != std::future_status::ready) {
             c_.cancel();
-            FAIL_CHECK("wait_for_change did not return");
+            FAIL_CHECK("next() did not return");
         }
         return f_.get();
     }
@@ -77,14 +83,14 @@ TEST_CASE("simulated: identity comes from the scenario's VM", "[gce][simulated]"
     CHECK(id->on_host_maintenance == "MIGRATE");
 }
 
-TEST_CASE("simulated: wait_for_change holds both keys and wakes on either", "[gce][simulated]") {
+TEST_CASE("simulated: next() holds both keys and wakes on either", "[gce][simulated]") {
     const std::string key = GENERATE(std::string("instance/maintenance-event"), std::string("instance/preempted"));
     auto s = std::make_shared<scenario>();
     client c(sim_options(), simulated_transport(s));
     REQUIRE(c.identity());
     auto first = c.fetch();
     REQUIRE(first);
-    async_wait w(c, *first, 60s);
+    async_wait w(c);
     REQUIRE(s->wait_until_hanging(2));
     s->set_gce(key, key == "instance/preempted" ? "TRUE" : "MIGRATE_ON_HOST_MAINTENANCE");
     auto next = w.get();
@@ -99,11 +105,11 @@ TEST_CASE("simulated: wait_for_change holds both keys and wakes on either", "[gc
 
 TEST_CASE("simulated: timeout_sec passing with no change gives the same snapshot", "[gce][simulated]") {
     auto s = std::make_shared<scenario>();
-    client c(sim_options(), simulated_transport(s));
+    client c(sim_options(30s), simulated_transport(s));
     auto first = c.fetch();
     REQUIRE(first);
     s->clear_requests();
-    async_wait w(c, *first, 30s);
+    async_wait w(c);
     REQUIRE(s->wait_until_hanging(2));
     s->advance(30s);
     auto same = w.get();
@@ -118,7 +124,7 @@ TEST_CASE("simulated: a change between two calls is returned at once", "[gce][si
     auto first = c.fetch();
     REQUIRE(first);
     s->set_gce("instance/maintenance-event", "TERMINATE_ON_HOST_MAINTENANCE");
-    async_wait w(c, *first, 60s);  // no advance(): only last_etag can make it return
+    async_wait w(c);  // no advance(): only last_etag can make it return
     auto next = w.get();
     REQUIRE(next);
     REQUIRE(next->events.size() == 1);
@@ -141,7 +147,7 @@ TEST_CASE("simulated: a maintenance window from NONE to MIGRATE and back", "[gce
     s->add_step(begin);
     s->add_step(end);
 
-    async_wait w1(c, *doc, 60s);
+    async_wait w1(c);
     REQUIRE(s->wait_until_hanging(2));
     s->advance(10s);
     auto during = w1.get();
@@ -149,9 +155,9 @@ TEST_CASE("simulated: a maintenance window from NONE to MIGRATE and back", "[gce
     REQUIRE(during->events.size() == 1);
     CHECK(during->events[0].id == "maintenance-event:MIGRATE_ON_HOST_MAINTENANCE");
 
-    async_wait w2(c, *during, 120s);
+    async_wait w2(c);
     REQUIRE(s->wait_until_hanging(2));
-    s->advance(60s);
+    s->advance(60s);  // within the 60 s watch_timeout: the change, not the timeout, answers
     auto after = w2.get();
     REQUIRE(after);
     CHECK(after->events.empty());
@@ -170,7 +176,7 @@ TEST_CASE("simulated: a 503 on the watch is retried", "[gce][simulated]") {
     f.count = 1;
     s->inject_fault(f);
     s->clear_requests();
-    async_wait w(c, *first, 30s);
+    async_wait w(c);
     REQUIRE(s->wait_until_hanging(2));
     s->set_gce("instance/maintenance-event", "MIGRATE_ON_HOST_MAINTENANCE");
     auto next = w.get();
@@ -182,12 +188,12 @@ TEST_CASE("simulated: a 503 on the watch is retried", "[gce][simulated]") {
     CHECK(maintenance_watches == 2);
 }
 
-TEST_CASE("simulated: cancel ends wait_for_change; reset makes the client usable", "[gce][simulated]") {
+TEST_CASE("simulated: cancel ends the hanging next(); reset makes the client usable", "[gce][simulated]") {
     auto s = std::make_shared<scenario>();
     client c(sim_options(), simulated_transport(s));
     auto first = c.fetch();
     REQUIRE(first);
-    async_wait w(c, *first, 60s);
+    async_wait w(c);
     REQUIRE(s->wait_until_hanging(2));
     c.cancel();
     auto r = w.get();

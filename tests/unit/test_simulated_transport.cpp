@@ -2,7 +2,6 @@
 // testing::simulated_transport: the scenario engine behind the transport interface, driven by
 // forewarn's own Azure and GCE clients. Time moves only by advance(); nothing sleeps.
 #include <forewarn/azure/scheduled_events_client.hpp>
-#include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/testing/simulated_transport.hpp>
 
 #include "catch.hpp"
@@ -24,7 +23,6 @@ using forewarn::testing::scenario;
 using forewarn::testing::scenario_config;
 using forewarn::testing::simulated_transport;
 namespace azure = forewarn::azure;
-namespace gce = forewarn::gce;
 
 namespace {
 
@@ -40,16 +38,6 @@ std::shared_ptr<scenario> make_scenario() {
 azure::client_options azure_options() {
     azure::client_options o;
     o.endpoint = "http://169.254.169.254";
-    o.rate_limit = false;
-    o.retry.max_attempts = 3;
-    o.retry.initial_backoff = 1ms;
-    o.retry.max_backoff = 2ms;
-    return o;
-}
-
-gce::client_options gce_options() {
-    gce::client_options o;
-    o.endpoint = "http://metadata.google.internal";
     o.rate_limit = false;
     o.retry.max_attempts = 3;
     o.retry.initial_backoff = 1ms;
@@ -231,34 +219,4 @@ TEST_CASE("cancel is sticky across copies and wakes a hanging watch; reset clear
     t.reset();
     CHECK(copy.send(azure_get()).has_value());
 }
-
-TEST_CASE("the GCE client watches maintenance-event through a live migration", "[simulated_transport][gce]") {
-    auto s = make_scenario();
-    gce::basic_metadata_client<simulated_transport> client(gce_options(), simulated_transport(s));
-    auto first = client.fetch();
-    REQUIRE(first.has_value());
-    CHECK(first->events.empty());
-
-    auto who = client.identity();
-    REQUIRE(who.has_value());
-    CHECK(who->name == "WestNO_0");
-    CHECK(who->on_host_maintenance == "MIGRATE");
-
-    forewarn::result<forewarn::document> changed = forewarn::error(errc::transport, "not yet");
-    std::thread poller([&] { changed = client.wait_for_change(*first, 60s); });
-    REQUIRE(s->wait_until_hanging(2));  // both hanging GETs
-    s->set_gce("instance/maintenance-event", "MIGRATE_ON_HOST_MAINTENANCE");
-    poller.join();
-    REQUIRE(changed.has_value());
-    REQUIRE(changed->events.size() == 1);
-    CHECK(changed->events[0].type == event_type::live_migrate);
-
-    // nothing changes: timeout_sec passes in scenario time and the same snapshot comes back
-    forewarn::result<forewarn::document> same = forewarn::error(errc::transport, "not yet");
-    std::thread idle([&] { same = client.wait_for_change(*changed, 30s); });
-    REQUIRE(s->wait_until_hanging(2));
-    s->advance(30s);
-    idle.join();
-    REQUIRE(same.has_value());
-    CHECK(same->events == changed->events);
-}
+// The GCE client against the engine (hanging GETs through a live migration) is test_gce_simulated.cpp's.

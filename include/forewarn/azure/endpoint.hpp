@@ -14,16 +14,17 @@ namespace azure {
 /// The Scheduled Events address on a virtual network (IMDS); classic VMs discover theirs (DHCP 245).
 inline constexpr std::string_view default_endpoint = "http://169.254.169.254";
 
+}  // namespace azure
+
 namespace detail {
 
 /// An explicit endpoint beats $FOREWARN_AZURE_ENDPOINT, which beats $SCHEDULEDEVENTSIP (the
-/// variable the Azure samples keep a discovered address in), which beats default_endpoint.
-inline result<std::string> resolve_endpoint(std::string_view option, std::string_view option_name) {
-    const auto chosen = forewarn::detail::choose_endpoint(option, option_name, {"FOREWARN_AZURE_ENDPOINT", "SCHEDULEDEVENTSIP"});
-    if (chosen.text.empty()) return std::string(default_endpoint);
-    return forewarn::detail::normalize_endpoint(chosen.text, chosen.source);
+/// variable the Azure samples keep a discovered address in), which beats azure::default_endpoint.
+inline result<std::string> azure_resolve_endpoint(std::string_view option, std::string_view option_name) {
+    const auto chosen = choose_endpoint(option, option_name, {"FOREWARN_AZURE_ENDPOINT", "SCHEDULEDEVENTSIP"});
+    if (chosen.text.empty()) return std::string(azure::default_endpoint);
+    return normalize_endpoint(chosen.text, chosen.source);
 }
 
 }  // namespace detail
-}  // namespace azure
 FOREWARN_END_NAMESPACE

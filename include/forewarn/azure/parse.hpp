@@ -19,6 +19,94 @@
 #include <vector>
 
 FOREWARN_BEGIN_NAMESPACE
+namespace detail {
+
+inline std::string azure_event_field(std::size_t index, std::string_view member) {
+    std::string f = "Events[" + std::to_string(index) + ']';
+    if (!member.empty()) {
+        f += '.';
+        f += member;
+    }
+    return f;
+}
+
+/// An optional member: absent and null both mean "not sent" (serialisers write null for unset).
+inline const rapidjson::Value* azure_optional_member(const rapidjson::Value& obj, std::string_view name) noexcept {
+    const auto* v = json_member(obj, name);
+    return v && !v->IsNull() ? v : nullptr;
+}
+
+inline result<std::string> azure_required_string(const rapidjson::Value& obj, std::size_t index, std::string_view name) {
+    const auto* v = json_member(obj, name);
+    if (!v) return json_shape_error(azure_event_field(index, name), "required member missing");
+    if (!v->IsString()) return json_type_error(azure_event_field(index, name), "string", *v);
+    return std::string(json_string_view(*v));
+}
+
+inline result<event> azure_parse_event(const rapidjson::Value& v, std::size_t i, bool preview) {
+    if (!v.IsObject()) return json_type_error(azure_event_field(i, ""), "object", v);
+    event e;
+    auto id = azure_required_string(v, i, "EventId");
+    if (!id) return std::move(id).error();
+    if (id->empty()) return json_shape_error(azure_event_field(i, "EventId"), "empty EventId");
+    e.id = std::move(*id);
+
+    auto type = azure_required_string(v, i, "EventType");
+    if (!type) return std::move(type).error();
+    e.raw_type = std::move(*type);
+    e.type = azure::event_type_of(e.raw_type);
+
+    auto status = azure_required_string(v, i, "EventStatus");
+    if (!status) return std::move(status).error();
+    e.raw_status = std::move(*status);
+    e.status = azure::event_status_of(e.raw_status);
+
+    if (const auto* m = azure_optional_member(v, "ResourceType")) {
+        if (!m->IsString()) return json_type_error(azure_event_field(i, "ResourceType"), "string", *m);
+        e.resource_type = std::string(json_string_view(*m));
+    }
+    if (const auto* m = azure_optional_member(v, "Resources")) {
+        if (!m->IsArray()) return json_type_error(azure_event_field(i, "Resources"), "array of strings", *m);
+        e.resources.reserve(m->Size());
+        for (rapidjson::SizeType k = 0; k < m->Size(); ++k) {
+            const auto& r = (*m)[k];
+            if (!r.IsString())
+                return json_type_error(azure_event_field(i, "Resources[" + std::to_string(k) + ']'), "string", r);
+            std::string_view name = json_string_view(r);
+            // 2017-03-01 prefixed IaaS VM names with '_' and 2017-08-01 removed it: strip it so
+            // that event::affects(compute.name) means the same thing on every api-version.
+            if (preview && name.size() > 1 && name.front() == '_') name.remove_prefix(1);
+            e.resources.emplace_back(name);
+        }
+    }
+    if (const auto* m = azure_optional_member(v, "NotBefore")) {
+        if (!m->IsString()) return json_type_error(azure_event_field(i, "NotBefore"), "string", *m);
+        auto t = parse_time(json_string_view(*m));
+        if (!t) {
+            error err = std::move(t).error();
+            err.field = azure_event_field(i, "NotBefore");
+            return err;
+        }
+        e.not_before = *t;
+    }
+    if (const auto* m = azure_optional_member(v, "Description")) {
+        if (!m->IsString()) return json_type_error(azure_event_field(i, "Description"), "string", *m);
+        e.description = std::string(json_string_view(*m));
+    }
+    if (const auto* m = azure_optional_member(v, "EventSource")) {
+        if (!m->IsString()) return json_type_error(azure_event_field(i, "EventSource"), "string", *m);
+        e.raw_source = std::string(json_string_view(*m));
+        e.source = azure::event_source_of(e.raw_source);
+    }
+    if (const auto* m = azure_optional_member(v, "DurationInSeconds")) {
+        if (!m->IsInt64()) return json_type_error(azure_event_field(i, "DurationInSeconds"), "integer", *m);
+        e.duration_in_seconds = m->GetInt64();
+    }
+    return e;
+}
+
+}  // namespace detail
+
 namespace azure {
 
 /// The api-version forewarn asks for unless told otherwise (the current one).
@@ -59,98 +147,6 @@ inline result<void> validate_api_version(std::string_view v) {
 /// True when `v` is the 2017-03-01 preview (underscored names, DocumentIncarnation in approvals).
 constexpr bool is_preview_api_version(std::string_view v) noexcept { return v < std::string_view("2017-08-01"); }
 
-namespace detail {
-
-using forewarn::detail::json_member;
-using forewarn::detail::json_shape_error;
-using forewarn::detail::json_string_view;
-using forewarn::detail::json_type_error;
-
-inline std::string event_field(std::size_t index, std::string_view member) {
-    std::string f = "Events[" + std::to_string(index) + ']';
-    if (!member.empty()) {
-        f += '.';
-        f += member;
-    }
-    return f;
-}
-
-/// An optional member: absent and null both mean "not sent" (serialisers write null for unset).
-inline const rapidjson::Value* optional_member(const rapidjson::Value& obj, std::string_view name) noexcept {
-    const auto* v = json_member(obj, name);
-    return v && !v->IsNull() ? v : nullptr;
-}
-
-inline result<std::string> required_string(const rapidjson::Value& obj, std::size_t index, std::string_view name) {
-    const auto* v = json_member(obj, name);
-    if (!v) return json_shape_error(event_field(index, name), "required member missing");
-    if (!v->IsString()) return json_type_error(event_field(index, name), "string", *v);
-    return std::string(json_string_view(*v));
-}
-
-inline result<event> parse_event(const rapidjson::Value& v, std::size_t i, bool preview) {
-    if (!v.IsObject()) return json_type_error(event_field(i, ""), "object", v);
-    event e;
-    auto id = required_string(v, i, "EventId");
-    if (!id) return std::move(id).error();
-    if (id->empty()) return json_shape_error(event_field(i, "EventId"), "empty EventId");
-    e.id = std::move(*id);
-
-    auto type = required_string(v, i, "EventType");
-    if (!type) return std::move(type).error();
-    e.raw_type = std::move(*type);
-    e.type = event_type_of(e.raw_type);
-
-    auto status = required_string(v, i, "EventStatus");
-    if (!status) return std::move(status).error();
-    e.raw_status = std::move(*status);
-    e.status = event_status_of(e.raw_status);
-
-    if (const auto* m = optional_member(v, "ResourceType")) {
-        if (!m->IsString()) return json_type_error(event_field(i, "ResourceType"), "string", *m);
-        e.resource_type = std::string(json_string_view(*m));
-    }
-    if (const auto* m = optional_member(v, "Resources")) {
-        if (!m->IsArray()) return json_type_error(event_field(i, "Resources"), "array of strings", *m);
-        e.resources.reserve(m->Size());
-        for (rapidjson::SizeType k = 0; k < m->Size(); ++k) {
-            const auto& r = (*m)[k];
-            if (!r.IsString())
-                return json_type_error(event_field(i, "Resources[" + std::to_string(k) + ']'), "string", r);
-            std::string_view name = json_string_view(r);
-            // 2017-03-01 prefixed IaaS VM names with '_' and 2017-08-01 removed it: strip it so
-            // that event::affects(compute.name) means the same thing on every api-version.
-            if (preview && name.size() > 1 && name.front() == '_') name.remove_prefix(1);
-            e.resources.emplace_back(name);
-        }
-    }
-    if (const auto* m = optional_member(v, "NotBefore")) {
-        if (!m->IsString()) return json_type_error(event_field(i, "NotBefore"), "string", *m);
-        auto t = parse_time(json_string_view(*m));
-        if (!t) {
-            error err = std::move(t).error();
-            err.field = event_field(i, "NotBefore");
-            return err;
-        }
-        e.not_before = *t;
-    }
-    if (const auto* m = optional_member(v, "Description")) {
-        if (!m->IsString()) return json_type_error(event_field(i, "Description"), "string", *m);
-        e.description = std::string(json_string_view(*m));
-    }
-    if (const auto* m = optional_member(v, "EventSource")) {
-        if (!m->IsString()) return json_type_error(event_field(i, "EventSource"), "string", *m);
-        e.raw_source = std::string(json_string_view(*m));
-        e.source = event_source_of(e.raw_source);
-    }
-    if (const auto* m = optional_member(v, "DurationInSeconds")) {
-        if (!m->IsInt64()) return json_type_error(event_field(i, "DurationInSeconds"), "integer", *m);
-        e.duration_in_seconds = m->GetInt64();
-    }
-    return e;
-}
-
-}  // namespace detail
 
 /**
  * Parses a Scheduled Events GET answer into a document (origin cloud::azure).
@@ -198,13 +194,13 @@ inline result<document> parse_document(std::string_view body, std::string_view a
     std::unordered_set<std::string_view> ids;
     ids.reserve(events->Size());
     for (rapidjson::SizeType i = 0; i < events->Size(); ++i) {
-        auto e = detail::parse_event((*events)[i], i, preview);
+        auto e = detail::azure_parse_event((*events)[i], i, preview);
         if (!e) return std::move(e).error();
         doc.events.push_back(std::move(*e));
     }
     for (std::size_t i = 0; i < doc.events.size(); ++i)
         if (!ids.insert(doc.events[i].id).second)
-            return forewarn::detail::json_shape_error(detail::event_field(i, "EventId"),
+            return forewarn::detail::json_shape_error(detail::azure_event_field(i, "EventId"),
                                                       "duplicate EventId \"" + doc.events[i].id + '"');
     return doc;
 }

@@ -7,11 +7,15 @@
 
 #include <forewarn/azure/endpoint.hpp>
 #include <forewarn/azure/parse.hpp>
+#include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/detail/http.hpp>
 #include <forewarn/detail/json.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
+#include <forewarn/log.hpp>
+#include <forewarn/notice_source.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/retry.hpp>
 #include <forewarn/transport.hpp>
@@ -47,21 +51,31 @@ struct client_options {
     std::string endpoint;
     /// Any of known_api_versions; a newer well-formed date is sent as is (see validate_api_version).
     std::string api_version = std::string(latest_api_version);
+    /// next(): time from one answer to the next request (the seeds: about once a second; notice
+    /// can be as short as 30 s). Never below 200 ms, so one client stays under IMDS's 5 requests/s.
+    std::chrono::milliseconds poll_interval{1000};
     /// Total timeout of each request until one has been answered: the first call enables the
     /// service and may take up to two minutes.
     std::chrono::milliseconds first_call_timeout{std::chrono::seconds(150)};
-    /// Total timeout of each request after the first answer (the poller asks once a second).
+    /// Total timeout of each request after the first answer.
     std::chrono::milliseconds poll_timeout{std::chrono::seconds(5)};
     std::chrono::milliseconds connect_timeout{std::chrono::seconds(2)};
     std::size_t max_body = std::size_t(1) << 20;  ///< a longer answer fails with errc::body_too_large
     /// Backoff, attempts and budget. The rules are Azure's: 410 (for retry.gone_window), 429, 500,
     /// 503 and transport errors are retried; 400, 404 and malformed documents are not.
     retry_options retry;
-    /// Share the process-wide per-host token bucket (5 requests/s, IMDS's limit). Tests turn it off.
+    /// Share the process-wide per-host token bucket (5 requests/s, IMDS's limit).
     bool rate_limit = true;
-    /// When set, identity() returns this name without asking the instance metadata.
+    /// This VM's name as Scheduled Events lists it in Resources. Empty: identity() asks the
+    /// instance metadata (compute.name). The one place a VM's name is configured.
     std::string self_name;
+    /// The time line every wait of this client (and of a poller over it) runs on.
+    forewarn::clock clock;
+    /// Where this client (and a poller over it) logs: each request at debug, retries at info.
+    forewarn::logger log;
 };
+
+}  // namespace azure
 
 namespace detail {
 
@@ -81,41 +95,44 @@ inline error azure_status_error(int status, std::string_view what, std::string_v
     return error(errc::http_status, std::string(what) + ": HTTP " + std::to_string(status), status);
 }
 
-inline result<instance_identity> parse_instance_identity(std::string_view body) {
-    if (forewarn::detail::trim(body).empty()) return error(errc::empty_body, "empty instance metadata answer");
-    auto parsed = forewarn::detail::parse_json(body);
+inline result<azure::instance_identity> azure_parse_instance_identity(std::string_view body) {
+    if (trim(body).empty()) return error(errc::empty_body, "empty instance metadata answer");
+    auto parsed = parse_json(body);
     if (!parsed) return std::move(parsed).error();
     const rapidjson::Document& root = *parsed;
-    if (!root.IsObject()) return forewarn::detail::json_type_error("compute", "object", root);
-    instance_identity id;
-    const auto* name = forewarn::detail::json_member(root, "name");
-    if (!name) return forewarn::detail::json_shape_error("compute.name", "required member missing");
-    if (!name->IsString()) return forewarn::detail::json_type_error("compute.name", "string", *name);
-    id.name = std::string(forewarn::detail::json_string_view(*name));
-    if (id.name.empty()) return forewarn::detail::json_shape_error("compute.name", "empty VM name");
+    if (!root.IsObject()) return json_type_error("compute", "object", root);
+    azure::instance_identity id;
+    const auto* name = json_member(root, "name");
+    if (!name) return json_shape_error("compute.name", "required member missing");
+    if (!name->IsString()) return json_type_error("compute.name", "string", *name);
+    id.name = std::string(json_string_view(*name));
+    if (id.name.empty()) return json_shape_error("compute.name", "empty VM name");
     struct optional_field {
         const char* member;
-        std::string instance_identity::*target;
+        std::string azure::instance_identity::*target;
     };
-    for (const auto& f : {optional_field{"vmScaleSetName", &instance_identity::vm_scale_set_name},
-                          optional_field{"resourceId", &instance_identity::resource_id},
-                          optional_field{"vmId", &instance_identity::vm_id}}) {
-        const auto* v = forewarn::detail::json_member(root, f.member);
+    for (const auto& f : {optional_field{"vmScaleSetName", &azure::instance_identity::vm_scale_set_name},
+                          optional_field{"resourceId", &azure::instance_identity::resource_id},
+                          optional_field{"vmId", &azure::instance_identity::vm_id}}) {
+        const auto* v = json_member(root, f.member);
         if (!v || v->IsNull()) continue;
-        if (!v->IsString()) return forewarn::detail::json_type_error(std::string("compute.") + f.member, "string", *v);
-        id.*f.target = std::string(forewarn::detail::json_string_view(*v));
+        if (!v->IsString()) return json_type_error(std::string("compute.") + f.member, "string", *v);
+        id.*f.target = std::string(json_string_view(*v));
     }
     return id;
 }
 
 }  // namespace detail
 
+namespace azure {
+
 /**
- * Azure Scheduled Events over a Transport: fetch() the document, approve() events, ask the
- * instance metadata who this VM is. Every request carries `Metadata: true` (and never
- * X-Forwarded-For), takes a token from the per-host rate limit, and is retried under Azure's
- * rules with a backoff that cancel() cuts short. One thread uses a client at a time; cancel()
- * and reset() may come from any thread.
+ * Azure Scheduled Events over a Transport, a notice source: next() gives the document once a
+ * poll interval, approve() starts events, identity() says who this VM is. Every request carries
+ * `Metadata: true` (and never X-Forwarded-For), takes a token from the per-host rate limit, and
+ * is retried under Azure's rules with a backoff that cancel() cuts short; every wait is on
+ * `client_options::clock`. One thread uses a client at a time; wake(), cancel() and reset() may
+ * come from any thread.
  *
  * @code
  * #include <forewarn/forewarn.hpp>
@@ -130,22 +147,24 @@ template <class Transport = curl_transport>
 class basic_scheduled_events_client {
 public:
     using transport_type = Transport;
-    static constexpr cloud cloud_kind = cloud::azure;
+    using identity_type = instance_identity;
 
     explicit basic_scheduled_events_client(client_options options = {}, Transport transport = Transport())
         : options_(std::move(options)),
           transport_(std::move(transport)),
           policy_(retry_rules::azure, options_.retry),
-          sleep_(std::make_unique<interruptible_sleep>()) {
+          sleep_(std::make_unique<interruptible_sleep>(options_.clock)),
+          pacer_(std::make_unique<forewarn::detail::source_pacer>(options_.clock)) {
         static_assert(is_transport_v<Transport>, "Transport must model forewarn::is_transport");
-        auto endpoint = detail::resolve_endpoint(options_.endpoint, "client_options::endpoint");
+        options_.poll_interval = (std::max)(options_.poll_interval, std::chrono::milliseconds(200));
+        auto endpoint = forewarn::detail::azure_resolve_endpoint(options_.endpoint, "azure::client_options::endpoint");
         if (!endpoint) {
             config_error_ = std::move(endpoint).error();
         } else {
             endpoint_ = std::move(*endpoint);
             if (auto v = validate_api_version(options_.api_version); !v) config_error_ = std::move(v).error();
         }
-        if (options_.rate_limit) bucket_ = token_bucket::for_host(forewarn::detail::url_authority(endpoint_));
+        if (options_.rate_limit) bucket_ = token_bucket::for_host(forewarn::detail::url_authority(endpoint_), options_.clock);
     }
 
     /// The base URL in use, after the precedence rules (e.g. "http://169.254.169.254").
@@ -155,26 +174,58 @@ public:
     const client_options& options() const noexcept { return options_; }
     Transport& transport() noexcept { return transport_; }
     const Transport& transport() const noexcept { return transport_; }
-    /// The incarnation of the last document fetch() returned, if any.
+    const forewarn::clock& clock() const noexcept { return options_.clock; }
+    const forewarn::logger& log() const noexcept { return options_.log; }
+    /// The incarnation of the last document fetched, if any.
     const std::optional<std::string>& last_incarnation() const noexcept { return last_incarnation_; }
 
-    /// GETs and parses the current document. Only a 200 with a well-formed document succeeds;
-    /// 400 is errc::http_status (missing header or api-version), 404 errc::not_found, any other
-    /// status errc::http_status with it, after the retries Azure's rules allow.
+    /// A configuration that can never work (a malformed endpoint or api-version), or success.
+    result<void> validate() const {
+        if (config_error_) return *config_error_;
+        return {};
+    }
+
+    /// Azure takes approvals: true.
+    bool can_approve() const noexcept { return true; }
+
+    /**
+     * The next document: at once the first time, then `poll_interval` after the last answer,
+     * earlier when `not_after` comes first or wake() is called.
+     */
+    result<document> next(forewarn::clock::time_point not_after = (forewarn::clock::time_point::max)()) {
+        if (config_error_) return *config_error_;
+        if (last_answer_) {
+            const auto due = forewarn::clock::saturating_add(*last_answer_, options_.poll_interval);
+            if (!pacer_->wait(due, not_after)) return error(errc::cancelled, "cancelled").at_url(url());
+        }
+        auto doc = fetch();
+        last_answer_ = options_.clock.now();
+        return doc;
+    }
+
+    /// Ends the wait in progress in next() now (not a request). Thread-safe.
+    void wake() noexcept { pacer_->wake(); }
+
+    /// GETs and parses the current document once. Only a 200 with a well-formed document
+    /// succeeds; 400 is errc::http_status (missing header or api-version), 404 errc::not_found,
+    /// any other status errc::http_status with it, after the retries Azure's rules allow.
     result<document> fetch() {
         if (config_error_) return *config_error_;
-        auto answer = request(http_method::get, url(), {}, "GET scheduledevents");
+        const std::string u = url();
+        auto answer = request(http_method::get, u, {}, "GET scheduledevents");
         if (!answer) return std::move(answer).error();
         auto doc = parse_document(answer->body, options_.api_version);
-        if (doc) last_incarnation_ = doc->incarnation;
+        if (!doc) return std::move(doc).error().at_url(u);
+        doc->service_time = forewarn::detail::service_time_of(*answer);
+        last_incarnation_ = doc->incarnation;
         return doc;
     }
 
     /**
-     * Approves (starts) events: one POST with every id; any 2xx is success. An empty list sends nothing. Approving
-     * is idempotent on Azure's side (200 even when another VM approved already), so retries are
-     * safe. On the 2017-03-01 preview the body carries the last fetched DocumentIncarnation;
-     * when there is none yet, a fetch() comes first.
+     * Approves (starts) events: one POST with every id; any 2xx is success. An empty list sends
+     * nothing. Approving is idempotent on Azure's side (200 even when another VM approved
+     * already), so retries are safe. On the 2017-03-01 preview the body carries the last fetched
+     * DocumentIncarnation; when there is none yet, a fetch() comes first.
      */
     result<void> approve(const std::vector<std::string>& ids) {
         if (config_error_) return *config_error_;
@@ -190,7 +241,11 @@ public:
         auto body = write_start_requests(ids, incarnation);
         if (!body) return std::move(body).error();
         auto answer = request(http_method::post, url(), std::move(*body), "POST StartRequests", true);
-        if (!answer) return std::move(answer).error();
+        if (!answer) {
+            std::string joined;
+            for (const auto& id : ids) joined += (joined.empty() ? "" : ",") + id;
+            return std::move(answer).error().for_event(joined);
+        }
         return {};
     }
 
@@ -204,17 +259,19 @@ public:
             return id;
         }
         if (config_error_) return *config_error_;
-        auto answer = request(http_method::get,
-                              endpoint_ + "/metadata/instance/compute?api-version=" + std::string(instance_api_version),
-                              {}, "GET instance/compute");
+        const std::string u = endpoint_ + "/metadata/instance/compute?api-version=" + std::string(instance_api_version);
+        auto answer = request(http_method::get, u, {}, "GET instance/compute");
         if (!answer) return std::move(answer).error();
-        auto id = detail::parse_instance_identity(answer->body);
-        if (id) identity_ = *id;
+        auto id = forewarn::detail::azure_parse_instance_identity(answer->body);
+        if (!id) return std::move(id).error().at_url(u);
+        identity_ = *id;
         return id;
     }
 
-    /// Makes the in-flight request and any backoff return errc::cancelled promptly; sticky until reset().
+    /// Makes the in-flight request, any backoff and the wait in next() return errc::cancelled
+    /// promptly; sticky until reset().
     void cancel() noexcept {
+        pacer_->cancel();
         sleep_->interrupt();
         transport_.cancel();
     }
@@ -222,6 +279,7 @@ public:
     void reset() noexcept {
         transport_.reset();
         sleep_->reset();
+        pacer_->reset();
     }
 
 private:
@@ -238,28 +296,35 @@ private:
         req.connect_timeout = options_.connect_timeout;
         req.max_body = options_.max_body;
         auto attempt = [&]() -> result<http_response> {
-            if (sleep_->interrupted()) return error(errc::cancelled, "cancelled");
-            if (bucket_ && !bucket_->acquire(*sleep_)) return error(errc::cancelled, "cancelled while rate limited");
+            if (sleep_->interrupted()) return error(errc::cancelled, "cancelled").at_url(req.url);
+            if (bucket_ && !bucket_->acquire(*sleep_))
+                return error(errc::cancelled, "cancelled while rate limited").at_url(req.url);
             req.timeout = answered_ ? options_.poll_timeout : options_.first_call_timeout;
+            const auto started = options_.clock.now();
             auto r = transport_.send(req);
-            if (!r) return r;
+            if (options_.log.enabled(log_level::debug))
+                options_.log(log_level::debug, forewarn::detail::request_log_line(req, r, options_.clock.now() - started),
+                             req.url);
+            if (!r) return std::move(r).error().at_url(req.url);
             const bool ok = r->status == 200 || (any_2xx && r->status > 200 && r->status <= 299);
-            if (!ok) return detail::azure_status_error(r->status, what, options_.api_version);
+            if (!ok) return forewarn::detail::azure_status_error(r->status, what, options_.api_version).at_url(req.url);
             answered_ = true;
             return r;
         };
-        return policy_.run(attempt, *sleep_);
+        return policy_.run(attempt, *sleep_, options_.log);
     }
 
     client_options options_;
     Transport transport_;
     std::string endpoint_;
     retry_policy policy_;
-    std::unique_ptr<interruptible_sleep> sleep_;  // behind a pointer so the client stays movable
+    std::unique_ptr<interruptible_sleep> sleep_;  // behind pointers so the client stays movable
+    std::unique_ptr<forewarn::detail::source_pacer> pacer_;
     std::shared_ptr<token_bucket> bucket_;
     std::optional<error> config_error_;
     std::optional<std::string> last_incarnation_;
     std::optional<instance_identity> identity_;
+    std::optional<forewarn::clock::time_point> last_answer_;
     bool answered_ = false;
 };
 

@@ -204,10 +204,33 @@ inline bool is_valid_utf8(std::string_view s) noexcept {
     return true;
 }
 
-/// Writes JSON text with RapidJSON's Writer; strings are checked to be valid UTF-8.
+/// `s` with every byte that is not part of well-formed UTF-8 replaced by U+FFFD.
+inline std::string replace_invalid_utf8(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    for (std::size_t i = 0; i < s.size();) {
+        if (p[i] < 0x80) {
+            out += static_cast<char>(p[i++]);
+            continue;
+        }
+        const std::size_t k = utf8_sequence_length(p + i, s.size() - i);
+        if (k == 0) {
+            out += "\xEF\xBF\xBD";
+            ++i;
+        } else {
+            out.append(s.data() + i, k);
+            i += k;
+        }
+    }
+    return out;
+}
+
+/// Writes JSON text with RapidJSON's Writer; strings are checked to be valid UTF-8 (or, when
+/// made with `replace_invalid`, their invalid bytes written as U+FFFD: for log lines).
 class json_writer {
 public:
-    json_writer() : writer_(buffer_) {}
+    explicit json_writer(bool replace_invalid = false) : writer_(buffer_), replace_(replace_invalid) {}
     json_writer(const json_writer&) = delete;
     json_writer& operator=(const json_writer&) = delete;
 
@@ -219,9 +242,11 @@ public:
     // kWriteValidateEncodingFlag) reads up to 3 bytes past the end of a string that ends in a
     // truncated sequence (a heap over-read found by tests/fuzz/fuzz_approval).
     bool key(std::string_view k) {
+        if (ok_ && replace_ && !is_valid_utf8(k)) return key(replace_invalid_utf8(k));
         return ok_ = ok_ && is_valid_utf8(k) && writer_.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()), true);
     }
     bool string(std::string_view s) {
+        if (ok_ && replace_ && !is_valid_utf8(s)) return string(replace_invalid_utf8(s));
         return ok_ = ok_ && is_valid_utf8(s) && writer_.String(s.data(), static_cast<rapidjson::SizeType>(s.size()), true);
     }
     bool int64(std::int64_t v) { return ok_ = ok_ && writer_.Int64(v); }
@@ -241,6 +266,7 @@ private:
                                           rapidjson::CrtAllocator, rapidjson::kWriteValidateEncodingFlag>;
     rapidjson::StringBuffer buffer_;
     writer_type writer_;
+    bool replace_ = false;
     bool ok_ = true;
 };
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
-#include <forewarn/detail/wake_signal.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -19,127 +20,186 @@ FOREWARN_BEGIN_NAMESPACE
 namespace testing {
 
 /**
- * A clock that moves only when a test says so, for basic_poller<Client, testing::manual_clock>:
- * the poller's waits end when advance() reaches their deadline, so a test never sleeps.
- * Copies share one time line. Thread-safe.
+ * A forewarn::clock that moves only when a test says so. Give it to the clients (their
+ * `client_options::clock`), and the poller, the retry backoff, the rate limit and the in-process
+ * emulator all wait on it: nothing sleeps in real time, and every wait ends exactly when
+ * advance() reaches its deadline. Copies share one time line. Thread-safe.
+ *
+ * It also knows when the threads that work on it are idle: a thread started by forewarn (the
+ * poller's, a GCE watch) is counted from its start, and is idle while it waits on this clock.
+ * wait_idle() blocks until all of them are; advance_and_wait() advances, then does the same.
  *
  * @code
  * forewarn::testing::manual_clock clock;
- * forewarn::basic_poller<my_fake_client, forewarn::testing::manual_clock> p(client, handlers, {}, clock);
- * p.start();
- * clock.wait_for_sleepers(1);           // the first poll is done, the poller waits for its next
- * clock.advance_and_wait(std::chrono::seconds(1));  // one more poll
+ * // ... a source and a poller on `clock`, started ...
+ * clock.wait_idle();                                 // the first poll is done
+ * clock.advance_and_wait(std::chrono::seconds(1));   // one more, and everything it caused
  * @endcode
  */
-class manual_clock {
+class manual_clock : public forewarn::clock {
 public:
-    using rep = std::int64_t;
-    using period = std::nano;
-    using duration = std::chrono::nanoseconds;
-    using time_point = std::chrono::time_point<manual_clock, duration>;
-    static constexpr bool is_steady = true;  ///< it never goes back
+    /// Time starts at 0; the wall clock at `wall_epoch` (default: now, whole seconds).
+    explicit manual_clock(wall_time_point wall_epoch = std::chrono::time_point_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now()))
+        : manual_clock(std::make_shared<state>(wall_epoch)) {}
 
-    manual_clock() : state_(std::make_shared<state>()) {}
+    /// Moves time forward and wakes every waiter to look again (each counts as busy until it
+    /// waits again or ends).
+    void advance(duration d) const { state_->advance(d); }
 
-    time_point now() const noexcept { return time_point(duration(state_->now.load())); }
-
-    /// Moves time forward and wakes every thread waiting on this clock to look again.
-    void advance(duration d) {
-        if (d.count() > 0) state_->now.fetch_add(d.count());
-        std::vector<std::weak_ptr<forewarn::detail::wake_signal>> targets;
-        {
-            std::lock_guard<std::mutex> lock(state_->mutex);
-            for (const auto& w : state_->waiters) targets.push_back(w.signal);
-        }
-        // The waiter's own mutex, never while holding ours: a waiter holds its mutex when it
-        // registers with us, so taking both here would invert the order.
-        for (auto& t : targets) {
-            if (auto s = t.lock()) {
-                std::lock_guard<std::mutex> lock(s->mutex);
-                s->cv.notify_all();
-            }
-        }
-    }
+    /// The wall time now() corresponds to.
+    wall_time_point wall_epoch() const noexcept { return state_->wall_epoch; }
 
     /// Threads asleep on this clock now.
     std::size_t sleepers() const {
         std::lock_guard<std::mutex> lock(state_->mutex);
         return state_->asleep;
     }
-
+    /// Threads started by forewarn on this clock that have not ended.
+    std::size_t threads() const {
+        std::lock_guard<std::mutex> lock(state_->mutex);
+        return state_->threads;
+    }
     /// How many times a waiter went (back) to sleep on this clock since it was made.
     std::uint64_t sleeps() const {
         std::lock_guard<std::mutex> lock(state_->mutex);
         return state_->sleeps;
     }
 
-    /// Blocks until at least `n` threads wait on this clock; false if `real_timeout` passes first
-    /// (a safety net so that a broken test fails instead of hanging).
+    /// Blocks until at least `n` threads wait on this clock; false if `real_timeout` passes
+    /// first (a safety net so that a broken test fails instead of hanging).
     bool wait_for_sleepers(std::size_t n, std::chrono::milliseconds real_timeout = std::chrono::seconds(10)) const {
         std::unique_lock<std::mutex> lock(state_->mutex);
         return state_->changed.wait_for(lock, real_timeout, [&] { return state_->asleep >= n; });
     }
 
-    /// Blocks until more than `count` waits have begun; false after `real_timeout`.
-    bool wait_for_sleeps(std::uint64_t count, std::chrono::milliseconds real_timeout = std::chrono::seconds(10)) const {
-        std::unique_lock<std::mutex> lock(state_->mutex);
-        return state_->changed.wait_for(lock, real_timeout, [&] { return state_->sleeps > count; });
-    }
-
     /**
-     * Advances and waits until a waiter woken by it has gone back to sleep: with one poller on
-     * this clock, its work for this step is done when it returns. False after `real_timeout`.
+     * Blocks until every thread started on this clock waits on it (or has ended) and nothing
+     * woke since: the work that the last advance() or notification caused is done. True at once
+     * when no such thread runs. False after `real_timeout`.
      */
-    bool advance_and_wait(duration d, std::chrono::milliseconds real_timeout = std::chrono::seconds(10)) {
-        const auto before = sleeps();
-        advance(d);
-        return wait_for_sleeps(before, real_timeout);
+    bool wait_idle(std::chrono::milliseconds real_timeout = std::chrono::seconds(10)) const {
+        std::unique_lock<std::mutex> lock(state_->mutex);
+        return state_->changed.wait_for(lock, real_timeout, [&] { return state_->asleep >= state_->threads; });
     }
 
-    /// The hook the poller calls (through detail::wait_until) to sleep until `deadline`.
-    template <class Pred>
-    bool wait_until(const std::shared_ptr<forewarn::detail::wake_signal>& signal, std::unique_lock<std::mutex>& lock,
-                    time_point deadline, Pred pred) const {
-        typename std::list<waiter>::iterator self;
-        {
-            // Registered before the first look at the time, so no advance() can slip between.
-            std::lock_guard<std::mutex> g(state_->mutex);
-            self = state_->waiters.insert(state_->waiters.end(), waiter{signal});
-        }
-        bool asleep = false;
-        while (!pred() && now() < deadline) {
-            // Each time the waiter goes (back) to sleep counts, so advance_and_wait() also
-            // returns when an advance did not reach the deadline.
-            {
-                std::lock_guard<std::mutex> g(state_->mutex);
-                ++state_->sleeps;
-                if (!asleep) ++state_->asleep;
-                asleep = true;
-            }
-            state_->changed.notify_all();
-            signal->cv.wait(lock);
-        }
-        {
-            std::lock_guard<std::mutex> g(state_->mutex);
-            state_->waiters.erase(self);
-            if (asleep) --state_->asleep;
-        }
-        state_->changed.notify_all();
-        return pred();
+    /// advance(d), then wait_idle().
+    bool advance_and_wait(duration d, std::chrono::milliseconds real_timeout = std::chrono::seconds(10)) const {
+        advance(d);
+        return wait_idle(real_timeout);
     }
 
 private:
     struct waiter {
-        std::weak_ptr<forewarn::detail::wake_signal> signal;
+        std::shared_ptr<forewarn::detail::wake_signal> signal;
+        bool asleep = false;
     };
-    struct state {
-        std::atomic<rep> now{0};
+
+    class state final : public clock::implementation,
+                        public forewarn::detail::clock_observer,
+                        public std::enable_shared_from_this<state> {
+    public:
+        explicit state(wall_time_point epoch) : wall_epoch(epoch) {}
+
+        time_point now() const noexcept override { return time_point(duration(now_ns.load())); }
+        wall_time_point wall_now() const noexcept override {
+            return wall_epoch + std::chrono::duration_cast<wall_time_point::duration>(duration(now_ns.load()));
+        }
+
+        bool wait_until(const std::shared_ptr<forewarn::detail::wake_signal>& signal, std::unique_lock<std::mutex>& lock,
+                        time_point deadline, forewarn::detail::predicate_ref pred) const override {
+            attach(*signal, std::const_pointer_cast<state>(shared_from_this()));
+            typename std::list<waiter>::iterator self;
+            {
+                // Registered before the first look at the time, so no advance() slips between.
+                std::lock_guard<std::mutex> g(mutex);
+                self = waiters.insert(waiters.end(), waiter{signal, false});
+            }
+            // The signal's mutex is held from each look at pred() and the time until the wait
+            // releases it: advance() and notify_all() mark this waiter busy under that same
+            // mutex, so it can never be counted asleep after it was woken.
+            while (!pred() && now() < deadline) {
+                {
+                    std::lock_guard<std::mutex> g(mutex);
+                    self->asleep = true;
+                    ++asleep;
+                    ++sleeps;
+                }
+                changed.notify_all();
+                signal->cv.wait(lock);
+                std::lock_guard<std::mutex> g(mutex);
+                if (self->asleep) {  // a spurious wake-up: nobody marked it
+                    self->asleep = false;
+                    --asleep;
+                }
+            }
+            {
+                std::lock_guard<std::mutex> g(mutex);
+                if (self->asleep) --asleep;
+                waiters.erase(self);
+            }
+            changed.notify_all();
+            return pred();
+        }
+
+        void thread_started() const noexcept override {
+            std::lock_guard<std::mutex> g(mutex);
+            ++threads;
+        }
+        void thread_ended() const noexcept override {
+            {
+                std::lock_guard<std::mutex> g(mutex);
+                if (threads > 0) --threads;
+            }
+            changed.notify_all();
+        }
+
+        // notify_all() on a signal: its sleepers are busy from now on.
+        void waking(const forewarn::detail::wake_signal* signal) noexcept override {
+            std::lock_guard<std::mutex> g(mutex);
+            mark_awake_locked(signal);
+        }
+
+        void advance(duration d) const {
+            if (d.count() > 0) now_ns.fetch_add(d.count());
+            std::vector<std::shared_ptr<forewarn::detail::wake_signal>> targets;
+            {
+                std::lock_guard<std::mutex> g(mutex);
+                for (const auto& w : waiters)
+                    if (std::find(targets.begin(), targets.end(), w.signal) == targets.end()) targets.push_back(w.signal);
+            }
+            // Each waiter's own mutex first, then ours (the order wait_until takes them in).
+            for (auto& t : targets) {
+                std::lock_guard<std::mutex> signal_lock(t->mutex);
+                {
+                    std::lock_guard<std::mutex> g(mutex);
+                    mark_awake_locked(t.get());
+                }
+                t->cv.notify_all();
+            }
+        }
+
+        const wall_time_point wall_epoch;
+        mutable std::atomic<std::int64_t> now_ns{0};
         mutable std::mutex mutex;
-        std::condition_variable changed;
-        std::list<waiter> waiters;
-        std::uint64_t sleeps = 0;
-        std::size_t asleep = 0;
+        mutable std::condition_variable changed;
+        mutable std::list<waiter> waiters;
+        mutable std::size_t asleep = 0;
+        mutable std::size_t threads = 0;
+        mutable std::uint64_t sleeps = 0;
+
+    private:
+        void mark_awake_locked(const forewarn::detail::wake_signal* signal) const noexcept {
+            for (auto& w : waiters)
+                if (w.signal.get() == signal && w.asleep) {
+                    w.asleep = false;
+                    --asleep;
+                }
+        }
     };
+
+    explicit manual_clock(std::shared_ptr<state> s) : forewarn::clock(s), state_(std::move(s)) {}
+
     std::shared_ptr<state> state_;
 };
 

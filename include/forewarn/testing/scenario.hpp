@@ -1954,6 +1954,8 @@ private:
         w.int64(incarnation_);
         w.key("enabled");
         w.boolean(enabled_);
+        w.key("hanging");
+        w.int64(static_cast<std::int64_t>(hanging_));
         w.key("events");
         w.begin_array();
         for (const auto& e : events_) {

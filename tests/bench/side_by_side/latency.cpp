@@ -107,9 +107,8 @@ int run_azure(long cycles) {
     fw::azure::client_options opt;
     opt.endpoint = base;
     opt.self_name = "vm0";  // no approval wanted: the handlers never say ready
-    fw::poller_options po;
-    po.interval = std::chrono::milliseconds(1000);
-    fw::poller<fw::azure::scheduled_events_client> p(fw::azure::scheduled_events_client(opt), o.handlers(), po);
+    opt.poll_interval = std::chrono::milliseconds(1000);
+    fw::poller<fw::azure::scheduled_events_client> p(fw::azure::scheduled_events_client(opt), o.handlers());
     if (!p.start()) return 1;
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the first poll is done
     std::vector<double> prepare, recover;
@@ -135,8 +134,9 @@ int run_azure(long cycles) {
     return 0;
 }
 
-fw::gce::client_options gce_options() {
+fw::gce::client_options gce_options(std::chrono::seconds watch_timeout = std::chrono::seconds(5)) {
     fw::gce::client_options opt;
+    opt.watch_timeout = watch_timeout;
     opt.endpoint = base;
     // The per-host token bucket (5 requests/s) would make back-to-back changes wait for tokens:
     // that is politeness, not notification latency. Changes on a real VM are minutes apart.
@@ -151,9 +151,7 @@ int run_gce(long cycles) {
     // see that the client went away and keeps the thread that served it until timeout_sec ends.
     // A short timeout_sec gives those threads back before the emulator's pool (64) runs dry; it
     // does not change how soon a change is seen.
-    fw::poller_options po;
-    po.gce_timeout = std::chrono::seconds(5);
-    fw::poller<fw::gce::metadata_client> p(fw::gce::metadata_client(gce_options()), o.handlers(), po);
+    fw::poller<fw::gce::metadata_client> p(fw::gce::metadata_client(gce_options()), o.handlers());
     if (!p.start()) return 1;
     std::this_thread::sleep_for(std::chrono::milliseconds(500));  // fetched; the hanging GETs are out
     std::vector<double> prepare, recover;
@@ -188,9 +186,7 @@ int run_stop(long count) {
     control("gce", R"({"instance/maintenance-event":"NONE"})");
     std::vector<double> gce, azure;
     for (long i = 0; i < count; ++i) {
-        fw::poller_options po;
-        po.gce_timeout = std::chrono::seconds(60);
-        fw::poller<fw::gce::metadata_client> p(fw::gce::metadata_client(gce_options()), {}, po);
+        fw::poller<fw::gce::metadata_client> p(fw::gce::metadata_client(gce_options(std::chrono::seconds(60))));
         if (!p.start()) return 1;
         pause_ms(300, 500);  // well inside the 60 s hanging GET
         gce.push_back(time_stop(p));

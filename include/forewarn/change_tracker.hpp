@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The poller's change tracking: the diff from the last delivered document, the recover reason
+// decided from evidence gathered across documents, and partial delivery after a stop().
+
+#include <forewarn/clock.hpp>
+#include <forewarn/config.hpp>
+#include <forewarn/diff.hpp>
+#include <forewarn/event.hpp>
+#include <forewarn/state_store.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+FOREWARN_BEGIN_NAMESPACE
+
+/// Options of change_tracker. Plain struct.
+struct tracking_options {
+    /**
+     * Two documents further apart than this (by our monotonic clock, our wall clock or the
+     * service's Date headers, whichever says most) are not continuous watching: an event that
+     * vanished between them before its NotBefore is `unknown`, not `cancelled`. Unset: twice
+     * the usual spacing of the documents plus a second, at least 2 s (3 s at Azure's 1 s
+     * interval), so that a VM paused by a short Freeze counts as a gap.
+     */
+    std::optional<std::chrono::milliseconds> max_gap;
+    /// This boot's id. Empty: /proc/sys/kernel/random/boot_id (Linux), else none (no reboot evidence).
+    std::string boot_id;
+};
+
+namespace detail {
+
+/// This boot's id on Linux ("" elsewhere or when unreadable). No <fstream>: one small read.
+inline std::string read_boot_id() {
+#if defined(__linux__)
+    std::FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f) return {};
+    std::array<char, 64> buf{};
+    const std::size_t n = std::fread(buf.data(), 1, buf.size() - 1, f);
+    std::fclose(f);
+    std::string id(buf.data(), n);
+    while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+    return id;
+#else
+    return {};
+#endif
+}
+
+inline std::string seconds_text(std::chrono::nanoseconds d) {
+    const auto tenths = std::chrono::duration_cast<std::chrono::milliseconds>(d).count() / 100;
+    return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " s";
+}
+
+}  // namespace detail
+
+/**
+ * Turns each successfully parsed document into the changes to deliver, and decides why an event
+ * is over from evidence, never by guessing:
+ *
+ * | evidence                                                          | reason    |
+ * |-------------------------------------------------------------------|-----------|
+ * | the service marks it completed / cancelled (AWS)                  | that      |
+ * | it was seen Started                                               | completed |
+ * | this VM approved it (an approved event starts at once)            | completed |
+ * | this VM rebooted since it saw it (boot id, kept across restarts)  | completed |
+ * | NotBefore had passed when it vanished (the service's Date, else our wall clock) | completed |
+ * | GCE (its notices end by being cleared)                            | completed |
+ * | vanished before NotBefore, watched without a gap                  | cancelled |
+ * | anything else (a gap in watching, a restart, no NotBefore)        | unknown   |
+ *
+ * Not thread-safe: the poller owns it.
+ */
+class change_tracker {
+public:
+    /// When a document was had: our monotonic and wall clocks.
+    struct observation {
+        clock::time_point steady;
+        clock::wall_time_point wall;
+    };
+
+    explicit change_tracker(tracking_options options = {}) : options_(std::move(options)) {
+        if (options_.boot_id.empty()) options_.boot_id = detail::read_boot_id();
+    }
+
+    const tracking_options& options() const noexcept { return options_; }
+    const std::string& boot_id() const noexcept { return options_.boot_id; }
+
+    /**
+     * The changes from the last delivered document to `d`, reasons decided. Records the evidence
+     * `d` gives. Call delivered() once the changes were handed on.
+     */
+    std::vector<change> track(const document& d, observation when) {
+        auto changes = diff(base_, d);
+        for (auto& c : changes)
+            if (c.kind == change_kind::recover && c.reason == recover_reason::unknown) decide(c, d, when);
+        // Evidence from this document, after the reasons (which look at the evidence before it).
+        for (const auto& e : d.events) {
+            auto& ev = evidence_[e.id];
+            if (!ev.first_seen) ev.first_seen = when.wall;
+            ev.last_seen = when.wall;
+            ev.last_seen_steady = when.steady;
+            ev.last_seen_service = d.service_time;
+            ev.seen_started = ev.seen_started || e.status == event_status::started;
+            ev.boot_id = options_.boot_id;
+            ev.restored = false;
+        }
+        if (last_steady_) {
+            spacings_[spacing_next_++ % spacings_.size()] = when.steady - *last_steady_;
+            spacing_count_ = (std::min)(spacing_count_ + 1, spacings_.size());
+        }
+        last_steady_ = when.steady;
+        latest_ = d;
+        pending_ = changes;
+        return changes;
+    }
+
+    /**
+     * The first `n` changes of the last track() were delivered (all of them unless a stop()
+     * cut delivery short): the delivered document reflects exactly those, and the rest come
+     * again from the next document.
+     */
+    void delivered(std::size_t n) {
+        n = (std::min)(n, pending_.size());
+        if (n == pending_.size()) {
+            base_ = latest_;
+        } else {
+            for (std::size_t i = 0; i < n; ++i) apply(pending_[i]);
+            base_.incarnation.clear();  // the content matches no incarnation: diff by content next time
+        }
+        for (std::size_t i = 0; i < n; ++i)
+            if (pending_[i].kind == change_kind::recover) forget_if_gone(pending_[i].event.id);
+        pending_.clear();
+    }
+
+    /// This VM's approval of these events succeeded (evidence that they happened once gone).
+    void mark_approved(const std::vector<std::string>& ids) {
+        for (const auto& id : ids) evidence_[id].approved = true;
+    }
+    bool approved(std::string_view id) const {
+        auto it = evidence_.find(std::string(id));
+        return it != evidence_.end() && it->second.approved;
+    }
+
+    /// The last document whose changes were all delivered (what the state store keeps).
+    const document& delivered_document() const noexcept { return base_; }
+    /// The last document tracked.
+    const document& latest() const noexcept { return latest_; }
+
+    /// What to keep across a restart: the delivered document and each of its events' evidence
+    /// (`ready` is the approver's to fill).
+    poller_state save() const {
+        poller_state st;
+        st.delivered = base_;
+        for (const auto& e : base_.events) {
+            auto it = evidence_.find(e.id);
+            if (it == evidence_.end()) continue;
+            saved_event s;
+            s.id = e.id;
+            s.first_seen = it->second.first_seen;
+            s.last_seen = it->second.last_seen;
+            s.last_seen_service = it->second.last_seen_service;
+            s.seen_started = it->second.seen_started;
+            s.approved = it->second.approved;
+            s.boot_id = it->second.boot_id;
+            st.events.push_back(std::move(s));
+        }
+        return st;
+    }
+
+    /// Continues from a saved state: its events count as delivered, and as not watched since.
+    /// Its incarnation is not trusted (the service may have started over and reached it again).
+    void restore(const poller_state& st) {
+        base_ = st.delivered;
+        base_.incarnation.clear();
+        latest_ = base_;
+        evidence_.clear();
+        for (const auto& s : st.events) {
+            auto& ev = evidence_[s.id];
+            ev.first_seen = s.first_seen;
+            ev.last_seen = s.last_seen;
+            ev.last_seen_service = s.last_seen_service;
+            ev.seen_started = s.seen_started;
+            ev.approved = s.approved;
+            ev.boot_id = s.boot_id;
+            ev.restored = true;
+        }
+        for (const auto& e : base_.events) evidence_[e.id].restored = true;
+        pending_.clear();
+        last_steady_.reset();
+    }
+
+    /// The gap beyond which two documents are not continuous watching (see tracking_options).
+    std::chrono::nanoseconds max_gap() const {
+        if (options_.max_gap) return *options_.max_gap;
+        std::chrono::nanoseconds usual(0);
+        if (spacing_count_ > 0) {
+            std::array<std::chrono::nanoseconds, 8> sorted = spacings_;
+            std::sort(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(spacing_count_));
+            usual = sorted[spacing_count_ / 2];
+        }
+        return (std::max)(std::chrono::nanoseconds(std::chrono::seconds(2)), 2 * usual + std::chrono::seconds(1));
+    }
+
+private:
+    struct evidence {
+        std::optional<clock::wall_time_point> first_seen, last_seen, last_seen_service;
+        std::optional<clock::time_point> last_seen_steady;  // this process only
+        bool seen_started = false;
+        bool approved = false;
+        bool restored = false;  // known from a saved state, not seen by this process yet
+        std::string boot_id;
+    };
+
+    // A recover the two documents could not decide: the evidence across documents.
+    void decide(change& c, const document& d, observation when) {
+        const event& e = c.event;
+        auto it = evidence_.find(e.id);
+        if (it == evidence_.end()) return;
+        const evidence& ev = it->second;
+        if (ev.seen_started) return set(c, recover_reason::completed, "seen Started");
+        if (ev.approved) return set(c, recover_reason::completed, "approved by this VM");
+        if (!ev.boot_id.empty() && !options_.boot_id.empty() && ev.boot_id != options_.boot_id)
+            return set(c, recover_reason::completed, "this VM rebooted since it saw the event");
+        const bool by_service = d.service_time.has_value();
+        const clock::wall_time_point judge = by_service ? *d.service_time : when.wall;
+        if (e.not_before && judge >= *e.not_before)
+            return set(c, recover_reason::completed,
+                       by_service ? "NotBefore had passed by the service's clock when it vanished"
+                                  : "NotBefore had passed by this VM's clock when it vanished");
+        // Before NotBefore: cancelled only when watched without a gap.
+        if (ev.restored) return set(c, recover_reason::unknown, "last seen before this process started (a gap in watching)");
+        std::chrono::nanoseconds gap(0);
+        if (ev.last_seen_steady) gap = (std::max)(gap, std::chrono::nanoseconds(when.steady - *ev.last_seen_steady));
+        if (ev.last_seen) gap = (std::max)(gap, std::chrono::nanoseconds(when.wall - *ev.last_seen));
+        if (ev.last_seen_service && d.service_time)
+            gap = (std::max)(gap, std::chrono::nanoseconds(*d.service_time - *ev.last_seen_service));
+        if (gap > max_gap())
+            return set(c, recover_reason::unknown, "a gap of " + detail::seconds_text(gap) + " in watching");
+        if (e.status != event_status::scheduled || !e.not_before)
+            return set(c, recover_reason::unknown, "vanished while not Scheduled, without evidence of what happened");
+        set(c, recover_reason::cancelled, "vanished before NotBefore while watched without a gap");
+    }
+
+    static void set(change& c, recover_reason r, std::string why) {
+        c.reason = r;
+        c.evidence = std::move(why);
+    }
+
+    void apply(const change& c) {
+        auto it = std::find_if(base_.events.begin(), base_.events.end(), [&](const event& e) { return e.id == c.event.id; });
+        if (c.kind == change_kind::recover && !is_final(c.event.status)) {
+            if (it != base_.events.end()) base_.events.erase(it);
+        } else if (it != base_.events.end()) {
+            *it = c.event;
+        } else {
+            base_.events.push_back(c.event);
+        }
+    }
+
+    void forget_if_gone(const std::string& id) {
+        if (!latest_.find(id)) evidence_.erase(id);
+    }
+
+    tracking_options options_;
+    document base_;
+    document latest_;
+    std::vector<change> pending_;
+    std::unordered_map<std::string, evidence> evidence_;
+    std::optional<clock::time_point> last_steady_;
+    std::array<std::chrono::nanoseconds, 8> spacings_{};
+    std::size_t spacing_next_ = 0;
+    std::size_t spacing_count_ = 0;
+};
+
+FOREWARN_END_NAMESPACE

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// What every client does with an answer beyond its status: the service's own time, and the
+// debug line of one exchange.
+
+#include <forewarn/config.hpp>
+#include <forewarn/detail/strings.hpp>
+#include <forewarn/result.hpp>
+#include <forewarn/time.hpp>
+#include <forewarn/transport.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+FOREWARN_BEGIN_NAMESPACE
+namespace detail {
+
+/// The service's own time from an answer's Date header (RFC 1123), when it sent a valid one.
+inline std::optional<std::chrono::system_clock::time_point> service_time_of(const http_response& r) {
+    const std::string* date = r.header("Date");
+    if (!date) return std::nullopt;
+    auto t = parse_rfc1123(trim(*date));
+    if (!t) return std::nullopt;
+    return *t;
+}
+
+/// "GET https://... -> 200 (3 ms)" for a debug log line.
+inline std::string request_log_line(const http_request& req, const result<http_response>& r,
+                                    std::chrono::nanoseconds took) {
+    std::string line(to_string(req.method));
+    line += ' ';
+    line += req.url;
+    line += " -> ";
+    line += r ? std::to_string(r->status) : r.error().describe();
+    line += " (";
+    line += std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(took).count());
+    line += " ms)";
+    return line;
+}
+
+}  // namespace detail
+FOREWARN_END_NAMESPACE

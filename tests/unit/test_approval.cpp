@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+#include <forewarn/approval.hpp>
+
+#include "catch.hpp"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+using forewarn::approval_options;
+using forewarn::approval_policy;
+using forewarn::approval_scope;
+using forewarn::document;
+using forewarn::event;
+using forewarn::event_source;
+using forewarn::event_status;
+using forewarn::event_type;
+using forewarn::leader_election;
+using forewarn::leader_rule;
+using namespace std::chrono_literals;
+using ids = std::vector<std::string>;
+
+namespace {
+
+event make_event(std::string id, std::vector<std::string> resources, event_source source = event_source::platform,
+                 event_type type = event_type::reboot, event_status status = event_status::scheduled) {
+    event e;
+    e.id = std::move(id);
+    e.type = type;
+    e.status = status;
+    e.resources = std::move(resources);
+    e.source = source;
+    e.duration_in_seconds = -1;
+    return e;
+}
+
+document make_doc(std::vector<event> events) {
+    document d;
+    d.origin = forewarn::cloud::azure;
+    d.incarnation = "1";
+    d.events = std::move(events);
+    return d;
+}
+
+approval_policy make_policy(approval_scope scope, std::string self) {
+    approval_options o;
+    o.scope = scope;
+    approval_policy p(o);
+    p.set_self(std::move(self));
+    return p;
+}
+
+// A time on the poller's monotonic clock, `d` after its epoch.
+forewarn::clock::time_point at(std::chrono::nanoseconds d) { return forewarn::clock::time_point(d); }
+
+}  // namespace
+
+TEST_CASE("approval_policy: nothing is approved before the prepare handler says ready", "[approval]") {
+    auto p = make_policy(approval_scope::own, "vm_0");
+    const auto d = make_doc({make_event("A", {"vm_0"})});
+    p.observe(d, at(0s));
+    CHECK(p.due(d, at(0s)).empty());
+    p.mark_ready("A");
+    p.mark_ready("A");  // idempotent
+    CHECK(p.is_ready("A"));
+    CHECK(p.due(d, at(0s)) == ids{"A"});
+    p.mark_approved({"A"});
+    CHECK(p.was_approved("A"));
+    CHECK(p.due(d, at(1s)).empty());  // at most once
+    p.mark_ready("A");
+    CHECK(p.due(d, at(2s)).empty());
+}
+
+TEST_CASE("approval_policy: never an event that does not name this VM (own and leader)", "[approval]") {
+    for (auto scope : {approval_scope::own, approval_scope::leader}) {
+        auto p = make_policy(scope, "vm_0");
+        const auto d = make_doc({make_event("A", {"vm_5", "vm_6"}, event_source::user)});
+        p.observe(d, at(0s));
+        p.mark_ready("A");
+        CHECK(p.due(d, at(1h)).empty());
+    }
+}
+
+TEST_CASE("approval_policy: never approves nothing, all approves anything ready", "[approval]") {
+    const auto d = make_doc({make_event("A", {"vm_5"}), make_event("B", {})});
+    auto never = make_policy(approval_scope::never, "vm_0");
+    never.observe(d, at(0s));
+    never.mark_ready("A");
+    CHECK(never.due(d, at(0s)).empty());
+    CHECK_FALSE(never.needs_identity());
+
+    auto all = make_policy(approval_scope::all, "");
+    CHECK_FALSE(all.needs_identity());
+    all.observe(d, at(0s));
+    all.mark_ready("A");
+    all.mark_ready("B");
+    CHECK(all.due(d, at(0s)) == ids{"A", "B"});
+}
+
+TEST_CASE("approval_policy: Started and unknown-status events are never approved", "[approval]") {
+    auto p = make_policy(approval_scope::own, "vm_0");
+    auto unknown = make_event("U", {"vm_0"});
+    unknown.status = event_status::unknown;
+    const auto d = make_doc({make_event("S", {"vm_0"}, event_source::platform, event_type::reboot, event_status::started),
+                             unknown});
+    p.observe(d, at(0s));
+    p.mark_ready("S");
+    p.mark_ready("U");
+    CHECK(p.due(d, at(0s)).empty());
+}
+
+TEST_CASE("approval_policy: several due events go out together, in document order", "[approval]") {
+    auto p = make_policy(approval_scope::own, "vm_0");
+    const auto d = make_doc({make_event("C", {"vm_0"}), make_event("A", {"vm_0"}), make_event("B", {"vm_1"})});
+    p.observe(d, at(0s));
+    p.mark_ready("A");
+    p.mark_ready("B");
+    p.mark_ready("C");
+    CHECK(p.due(d, at(0s)) == ids{"C", "A"});
+}
+
+TEST_CASE("approval_policy: user events and short Freezes at once when asked", "[approval]") {
+    approval_options o;
+    o.scope = approval_scope::own;
+    o.approve_user_events = true;
+    o.approve_freeze_shorter_than = 9s;
+    approval_policy p(o);
+    p.set_self("vm_0");
+    auto freeze = [](std::string id, std::int64_t seconds) {
+        auto e = make_event(std::move(id), {"vm_0"}, event_source::platform, event_type::freeze);
+        e.duration_in_seconds = seconds;
+        return e;
+    };
+    auto no_duration = freeze("F-none", 0);
+    no_duration.duration_in_seconds.reset();
+    const auto d = make_doc({make_event("U", {"vm_0"}, event_source::user), freeze("F5", 5), freeze("F0", 0),
+                             freeze("F9", 9), freeze("F-1", -1), no_duration,
+                             make_event("R", {"vm_0"}, event_source::platform),
+                             make_event("U-other", {"vm_7"}, event_source::user)});
+    p.observe(d, at(0s));
+    // The seed: 0 <= DurationInSeconds < 9. Unknown durations and other VMs' events never.
+    CHECK(p.due(d, at(0s)) == ids{"U", "F5", "F0"});
+}
+
+TEST_CASE("approval_policy: at-once rules are off by default", "[approval]") {
+    auto p = make_policy(approval_scope::own, "vm_0");
+    auto f = make_event("F", {"vm_0"}, event_source::user, event_type::freeze);
+    f.duration_in_seconds = 1;
+    const auto d = make_doc({f});
+    p.observe(d, at(0s));
+    CHECK(p.due(d, at(0s)).empty());
+}
+
+TEST_CASE("approval_policy: leader scope, the leader approves, the follower waits for the grace", "[approval]") {
+    approval_options o;
+    o.scope = approval_scope::leader;
+    o.follower_grace = 30s;
+    approval_policy leader(o);
+    leader.set_self("vm_0");
+    approval_policy follower(o);
+    follower.set_self("vm_1");
+    const auto d = make_doc({make_event("U", {"vm_0", "vm_1"}, event_source::user),
+                             make_event("P", {"vm_0", "vm_1"}, event_source::platform)});
+    leader.observe(d, at(100s));
+    follower.observe(d, at(100s));
+    for (auto* p : {&leader, &follower}) {
+        p->mark_ready("U");
+        p->mark_ready("P");
+    }
+    CHECK(leader.due(d, at(100s)) == ids{"U", "P"});
+    CHECK(follower.due(d, at(100s)).empty());
+    CHECK(follower.next_deadline(d, at(100s)) == at(130s));
+    CHECK(leader.next_deadline(d, at(100s)) == std::nullopt);
+    CHECK(follower.due(d, at(129s)).empty());
+    CHECK(follower.due(d, at(130s)) == ids{"U"});  // never the platform event
+}
+
+TEST_CASE("approval_policy: the grace counts from when the event was first seen", "[approval]") {
+    approval_options o;
+    o.scope = approval_scope::leader;
+    approval_policy p(o);
+    p.set_self("vm_1");
+    auto u = make_event("U", {"vm_0", "vm_1"}, event_source::user);
+    p.observe(make_doc({u}), at(10s));
+    auto moved = u;
+    moved.description = "updated";
+    p.observe(make_doc({moved}), at(25s));  // an update does not restart the grace
+    p.mark_ready("U");
+    CHECK(p.due(make_doc({moved}), at(39s)).empty());
+    CHECK(p.due(make_doc({moved}), at(40s)) == ids{"U"});
+}
+
+TEST_CASE("approval_policy: a gone event is forgotten, and readiness for unknown ids is ignored", "[approval]") {
+    auto p = make_policy(approval_scope::own, "vm_0");
+    const auto d = make_doc({make_event("A", {"vm_0"})});
+    p.observe(d, at(0s));
+    p.mark_ready("A");
+    p.mark_approved({"A"});
+    CHECK(p.approved_ids() == ids{"A"});
+    p.observe(make_doc({}), at(1s));
+    CHECK_FALSE(p.was_approved("A"));
+    CHECK(p.approved_ids().empty());
+    p.mark_ready("never-seen");
+    CHECK_FALSE(p.is_ready("never-seen"));
+}
+
+TEST_CASE("approval_policy: needs_identity until self is known", "[approval]") {
+    approval_options o;
+    o.scope = approval_scope::leader;
+    approval_policy p(o);
+    CHECK(p.needs_identity());
+    const auto d = make_doc({make_event("A", {"vm_0"})});
+    p.observe(d, at(0s));
+    p.mark_ready("A");
+    CHECK(p.due(d, at(0s)).empty());
+    p.set_self("vm_0");
+    CHECK_FALSE(p.needs_identity());
+    CHECK(p.due(d, at(0s)) == ids{"A"});
+}
+
+TEST_CASE("approval_policy: scale-set Terminate is approved only by the VM it names", "[approval]") {
+    // Each instance of a scale set sees the Terminate events of others; each must approve its own.
+    const auto d = make_doc({make_event("T0", {"ss_0"}, event_source::platform, event_type::terminate),
+                             make_event("T1", {"ss_1"}, event_source::platform, event_type::terminate)});
+    for (const char* self : {"ss_0", "ss_1"}) {
+        auto p = make_policy(approval_scope::own, self);
+        p.observe(d, at(0s));
+        p.mark_ready("T0");
+        p.mark_ready("T1");
+        CHECK(p.due(d, at(0s)) == ids{std::string("T") + self[3]});
+    }
+}
+
+TEST_CASE("approval_policy: to_string of scopes", "[approval]") {
+    CHECK(forewarn::to_string(approval_scope::never) == "never");
+    CHECK(forewarn::to_string(approval_scope::own) == "own");
+    CHECK(forewarn::to_string(approval_scope::leader) == "leader");
+    CHECK(forewarn::to_string(approval_scope::all) == "all");
+}

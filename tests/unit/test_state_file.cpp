@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+// state_file.hpp: the poller's state on disk, its format, and the first version's format.
+#include <forewarn/state_file.hpp>
+
+#include "catch.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+using namespace std::chrono_literals;
+using forewarn::poller_state;
+using forewarn::saved_event;
+using forewarn::state_file;
+
+namespace {
+
+poller_state sample() {
+    poller_state st;
+    st.delivered.origin = forewarn::cloud::azure;
+    st.delivered.incarnation = "5";
+    forewarn::event e;
+    e.id = "A";
+    e.type = forewarn::event_type::reboot;
+    e.raw_type = "Reboot";
+    e.status = forewarn::event_status::scheduled;
+    e.raw_status = "Scheduled";
+    e.resources = {"vm_0"};
+    e.not_before = std::chrono::system_clock::time_point(1700000000s) + 1500ms;
+    e.source = forewarn::event_source::user;
+    e.raw_source = "User";
+    e.duration_in_seconds = -1;
+    st.delivered.events.push_back(e);
+    saved_event s;
+    s.id = "A";
+    s.first_seen = std::chrono::system_clock::time_point(1699999000s) + 125ms;
+    s.last_seen = std::chrono::system_clock::time_point(1699999990s);
+    s.last_seen_service = std::chrono::system_clock::time_point(1699999991s);
+    s.seen_started = false;
+    s.approved = true;
+    s.ready = true;
+    s.boot_id = "0e6f2c1a-6a6e-4c4e-9a55-0a1b2c3d4e5f";
+    st.events.push_back(s);
+    st.coordinator = "{\"lease\":\"7587862231446424834\"}";
+    return st;
+}
+
+}  // namespace
+
+TEST_CASE("state_file: every field survives the round trip", "[state]") {
+    const auto st = sample();
+    auto text = state_file::write(st);
+    REQUIRE(text);
+    CHECK(text->rfind(R"({"format":"forewarn-state/2","cloud":"azure","incarnation":"5","events":[{"id":"A")", 0) == 0);
+    auto back = state_file::read(*text);
+    REQUIRE(back);
+    CHECK(back->delivered == st.delivered);
+    REQUIRE(back->events.size() == 1);
+    const auto& s = back->events[0];
+    CHECK(s.first_seen == st.events[0].first_seen);
+    CHECK(s.last_seen == st.events[0].last_seen);
+    CHECK(s.last_seen_service == st.events[0].last_seen_service);
+    CHECK(s.approved);
+    CHECK(s.ready);
+    CHECK_FALSE(s.seen_started);
+    CHECK(s.boot_id == st.events[0].boot_id);
+    CHECK(back->coordinator == st.coordinator);
+}
+
+TEST_CASE("state_file: the first version's files are read", "[state]") {
+    const std::string v1 =
+        R"({"format":"forewarn-state/1","cloud":"azure","incarnation":"5","events":[{"id":"A","type":"reboot",)"
+        R"("raw_type":"Reboot","status":"scheduled","raw_status":"Scheduled","resource_type":"VirtualMachine",)"
+        R"("resources":["vm_0"],"not_before_ns":1649716018000000000,"description":"d","source":"user",)"
+        R"("raw_source":"User","duration_s":-1}],"approved":["A"]})";
+    auto st = state_file::read(v1);
+    REQUIRE(st);
+    REQUIRE(st->delivered.events.size() == 1);
+    const auto& e = st->delivered.events[0];
+    CHECK(e.not_before == std::chrono::system_clock::time_point(1649716018s));
+    CHECK(e.source == forewarn::event_source::user);
+    CHECK(e.duration_in_seconds == -1);
+    REQUIRE(st->events.size() == 1);
+    CHECK(st->events[0].approved);
+}
+
+TEST_CASE("state_file: a broken or foreign file is a clear error", "[state]") {
+    CHECK(state_file::read("").error().code == forewarn::errc::parse_error);
+    CHECK(state_file::read(R"({"format":"forewarn-state/9","events":[]})").error().field == "format");
+    CHECK(state_file::read(R"({"format":"forewarn-state/2"})").error().field == "events");
+    auto bad = state_file::read(R"({"format":"forewarn-state/2","events":[],"tracked":[{"id":"A","approved":"yes"}]})");
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().field == "tracked[0].approved");
+}
+
+TEST_CASE("state_file: save and load through a file; no file is not_found", "[state]") {
+    const auto path = std::filesystem::temp_directory_path() / "forewarn-test-state_file.json";
+    std::filesystem::remove(path);
+    state_file f(path.string());
+    auto none = f.load();
+    REQUIRE_FALSE(none);
+    CHECK(none.error().code == forewarn::errc::not_found);
+    REQUIRE(f.save(sample()));
+    auto st = f.load();
+    REQUIRE(st);
+    CHECK(st->delivered == sample().delivered);
+    std::filesystem::remove(path);
+}
