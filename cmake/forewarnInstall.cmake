@@ -10,7 +10,9 @@ set(FOREWARN_INSTALL_CMAKEDIR "${CMAKE_INSTALL_DATADIR}/cmake/forewarn"
 set(FOREWARN_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_DATADIR}/pkgconfig"
   CACHE STRING "Where forewarn.pc is installed, relative to the prefix")
 
-install(TARGETS forewarn EXPORT forewarnTargets
+# forewarn::forewarn and forewarn::emulator (the emulator's headers, for users' in-process tests).
+# The forewarn-emulator program, when built, is installed by tools/emulator/CMakeLists.txt.
+install(TARGETS forewarn forewarn_emulator EXPORT forewarnTargets
   FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT forewarnTargets
   NAMESPACE forewarn::

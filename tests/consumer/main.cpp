@@ -3,6 +3,8 @@
 // (or fetched) package, prints it, and exits non-zero when the result is not the expected one.
 #include <forewarn/forewarn.hpp>
 
+#include "check.hpp"
+
 #include <cstdio>
 #include <string>
 
@@ -22,14 +24,7 @@ constexpr const char* body = R"({
   ]
 })";
 
-int failures = 0;
-
-void check(bool ok, const char* what) {
-    if (!ok) {
-        std::fprintf(stderr, "forewarn-consumer: FAILED: %s\n", what);
-        ++failures;
-    }
-}
+consumer::checks check{"forewarn-consumer"};
 
 }  // namespace
 
@@ -80,7 +75,5 @@ int main() {
     const auto sent = transport.send(request);
     check(!sent && sent.error().code == forewarn::errc::cancelled, "a cancelled curl_transport returns errc::cancelled");
 
-    if (failures != 0) return 1;
-    std::printf("forewarn-consumer: OK\n");
-    return 0;
+    return check.finish();
 }

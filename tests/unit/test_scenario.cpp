@@ -3,6 +3,7 @@
 // ETags, faults, the rate limit, the control API and the scenario file format. No sockets, no sleep.
 #include <forewarn/detail/json.hpp>
 #include <forewarn/testing/scenario.hpp>
+#include <forewarn/time.hpp>
 
 #include "catch.hpp"
 
@@ -23,7 +24,7 @@ using forewarn::testing::fault_spec;
 using forewarn::testing::scenario;
 using forewarn::testing::scenario_config;
 using forewarn::testing::scenario_step;
-namespace tdetail = forewarn::testing::detail;
+namespace edetail = forewarn::detail;
 
 namespace {
 
@@ -79,23 +80,29 @@ std::string str(const rapidjson::Value& v) { return std::string(v.GetString(), v
 }  // namespace
 
 TEST_CASE("time and duration formats of the scenario engine", "[scenario]") {
-    CHECK(tdetail::format_rfc1123(seed_epoch + 15min) == "Mon, 11 Apr 2022 22:26:58 GMT");
-    CHECK(tdetail::format_iso8601_utc(std::chrono::system_clock::time_point(std::chrono::seconds(1474309787))) ==
+    // Times are written by the library's own formatters (time.hpp) and wall_epoch is read by its
+    // own ISO-8601 reader.
+    CHECK(forewarn::format_rfc1123(seed_epoch + 15min) == "Mon, 11 Apr 2022 22:26:58 GMT");
+    CHECK(forewarn::format_iso8601(std::chrono::system_clock::time_point(std::chrono::seconds(1474309787))) ==
           "2016-09-19T18:29:47Z");
-    CHECK(tdetail::format_rfc1123(std::chrono::system_clock::time_point(std::chrono::seconds(0))) ==
+    CHECK(forewarn::format_rfc1123(std::chrono::system_clock::time_point(std::chrono::seconds(0))) ==
           "Thu, 01 Jan 1970 00:00:00 GMT");
-    CHECK(tdetail::parse_iso8601_utc("2022-04-11T22:11:58Z") == seed_epoch);
-    CHECK_FALSE(tdetail::parse_iso8601_utc("2022-04-11 22:11:58"));
-    CHECK(tdetail::parse_duration("15m") == std::chrono::milliseconds(900000));
-    CHECK(tdetail::parse_duration("1h30m") == std::chrono::milliseconds(5400000));
-    CHECK(tdetail::parse_duration("500ms") == std::chrono::milliseconds(500));
-    CHECK(tdetail::parse_duration("1.5") == std::chrono::milliseconds(1500));
-    CHECK(tdetail::parse_duration("2d") == std::chrono::milliseconds(172800000));
-    CHECK_FALSE(tdetail::parse_duration(""));
-    CHECK_FALSE(tdetail::parse_duration("-5s"));
-    CHECK_FALSE(tdetail::parse_duration("5 s"));
-    CHECK_FALSE(tdetail::parse_duration("5x"));
-    CHECK_FALSE(tdetail::parse_duration("3m5"));
+    auto epoch = forewarn::testing::parse_scenario(R"({"wall_epoch": "2022-04-11T22:11:58Z"})");
+    REQUIRE(epoch.has_value());
+    CHECK(epoch->wall_epoch == seed_epoch);
+    auto local = forewarn::testing::parse_scenario(R"({"wall_epoch": "2022-04-11 22:11:58"})");
+    REQUIRE_FALSE(local.has_value());
+    CHECK(local.error().field == "wall_epoch");
+    CHECK(edetail::emulator_parse_duration("15m") == std::chrono::milliseconds(900000));
+    CHECK(edetail::emulator_parse_duration("1h30m") == std::chrono::milliseconds(5400000));
+    CHECK(edetail::emulator_parse_duration("500ms") == std::chrono::milliseconds(500));
+    CHECK(edetail::emulator_parse_duration("1.5") == std::chrono::milliseconds(1500));
+    CHECK(edetail::emulator_parse_duration("2d") == std::chrono::milliseconds(172800000));
+    CHECK_FALSE(edetail::emulator_parse_duration(""));
+    CHECK_FALSE(edetail::emulator_parse_duration("-5s"));
+    CHECK_FALSE(edetail::emulator_parse_duration("5 s"));
+    CHECK_FALSE(edetail::emulator_parse_duration("5x"));
+    CHECK_FALSE(edetail::emulator_parse_duration("3m5"));
 }
 
 TEST_CASE("an Azure event goes Scheduled, Started at NotBefore, removed after its impact", "[scenario][azure]") {
@@ -391,7 +398,7 @@ TEST_CASE("GCE: maintenance-event NONE to MIGRATE and back, ETag changes exactly
     CHECK(r.body == "NONE");
     CHECK(*r.header("ETag") == none_etag);  // the ETag is the content's
     // other keys keep their ETag while this one changes
-    CHECK(s.gce_etag("instance/preempted") == tdetail::content_etag("FALSE"));
+    CHECK(s.gce_etag("instance/preempted") == edetail::emulator_etag("FALSE"));
 }
 
 TEST_CASE("GCE: the 60 s warning is given only if maintenance-event was read since the last maintenance", "[scenario][gce]") {
@@ -669,7 +676,7 @@ TEST_CASE("the request log survives bytes that are not UTF-8", "[scenario][contr
     const auto& h = log["requests"][0]["headers"];
     CHECK(str(h[1][1]) == "a?" "?(b\xe2\x82\xac");  // the euro sign is kept
     CHECK(str(log["requests"][0]["body"]) == "??");
-    CHECK(tdetail::sanitize_utf8("\xed\xa0\x80") == "???");  // a UTF-16 surrogate is not UTF-8
+    CHECK(edetail::replace_invalid_utf8("\xed\xa0\x80", "?") == "???");  // a UTF-16 surrogate is not UTF-8
 }
 
 TEST_CASE("hostile requests get an answer, never a crash or a hang", "[scenario][robustness]") {

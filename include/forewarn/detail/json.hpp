@@ -204,8 +204,9 @@ inline bool is_valid_utf8(std::string_view s) noexcept {
     return true;
 }
 
-/// `s` with every byte that is not part of well-formed UTF-8 replaced by U+FFFD.
-inline std::string replace_invalid_utf8(std::string_view s) {
+/// `s` with every byte that is not part of well-formed UTF-8 replaced by `replacement` (U+FFFD
+/// unless said otherwise: the emulator's request log writes '?').
+inline std::string replace_invalid_utf8(std::string_view s, std::string_view replacement = "\xEF\xBF\xBD") {
     std::string out;
     out.reserve(s.size());
     const auto* p = reinterpret_cast<const unsigned char*>(s.data());
@@ -216,7 +217,7 @@ inline std::string replace_invalid_utf8(std::string_view s) {
         }
         const std::size_t k = utf8_sequence_length(p + i, s.size() - i);
         if (k == 0) {
-            out += "\xEF\xBF\xBD";
+            out += replacement;
             ++i;
         } else {
             out.append(s.data() + i, k);

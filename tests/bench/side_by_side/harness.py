@@ -468,7 +468,7 @@ def main():
     global RUNNER
     RUNNER = os.path.join(a.build, "tests", "bench", "forewarn-bench-run")
     skip = set(x for x in a.skip.split(",") if x)
-    emulator_exe = os.path.join(a.build, "tests", "emulator", "forewarn-emulator")
+    emulator_exe = os.path.join(a.build, "tools", "emulator", "forewarn-emulator")
     r = {"machine": machine(), "versions": versions(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
          "command": a.command, "idle_seconds": 10 if a.quick else 60}
 

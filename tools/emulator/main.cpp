@@ -57,10 +57,12 @@ void serve(testing::scenario& engine, const httplib::Request& req, httplib::Resp
     forewarn::http_request request;
     if (req.method == "GET" || req.method == "HEAD") {
         request.method = forewarn::http_method::get;
-    } else if (req.method == "POST" || req.method == "PUT") {
+    } else if (req.method == "POST") {
         request.method = forewarn::http_method::post;
+    } else if (req.method == "PUT") {
+        request.method = forewarn::http_method::put;
     } else if (req.method == "DELETE") {
-        // the engine's request model has GET and POST; the control API reads DELETE from here
+        // the engine's request model has GET, POST and PUT; the control API reads DELETE from here
         request.method = forewarn::http_method::post;
         request.headers.push_back({"X-Http-Method", "DELETE"});
     } else {
