@@ -27,11 +27,12 @@ FOREWARN_BEGIN_NAMESPACE
 /// Options of change_tracker. Plain struct.
 struct tracking_options {
     /**
-     * Two documents further apart than this (by our monotonic clock, our wall clock or the
-     * service's Date headers, whichever says most) are not continuous watching: an event that
-     * vanished between them before its NotBefore is `unknown`, not `cancelled`. Unset: twice
-     * the usual spacing of the documents plus a second, at least 2 s (3 s at Azure's 1 s
-     * interval), so that a VM paused by a short Freeze counts as a gap.
+     * Two documents further apart than this (by our monotonic or our wall clock) are not
+     * continuous watching: an event that vanished between them before its NotBefore is
+     * `unknown`, not `cancelled`. Unset: twice the usual spacing of the documents plus a second,
+     * at least 2 s (3 s at Azure's 1 s interval), so that a VM paused by a short Freeze counts
+     * as a gap. The service's own clock (its Date headers) is judged the same way against its
+     * own usual spacing, so an emulator running faster than real time is no gap.
      */
     std::optional<std::chrono::milliseconds> max_gap;
     /// This boot's id. Empty: /proc/sys/kernel/random/boot_id (Linux), else none (no reboot evidence).
@@ -114,11 +115,10 @@ public:
             ev.boot_id = options_.boot_id;
             ev.restored = false;
         }
-        if (last_steady_) {
-            spacings_[spacing_next_++ % spacings_.size()] = when.steady - *last_steady_;
-            spacing_count_ = (std::min)(spacing_count_ + 1, spacings_.size());
-        }
+        if (last_steady_) ours_.add(when.steady - *last_steady_);
         last_steady_ = when.steady;
+        if (d.service_time && last_service_) services_.add(*d.service_time - *last_service_);
+        last_service_ = d.service_time;
         latest_ = d;
         pending_ = changes;
         return changes;
@@ -197,21 +197,43 @@ public:
         for (const auto& e : base_.events) evidence_[e.id].restored = true;
         pending_.clear();
         last_steady_.reset();
+        last_service_.reset();
     }
 
-    /// The gap beyond which two documents are not continuous watching (see tracking_options).
+    /// The gap beyond which two documents are not continuous watching by our clocks (see
+    /// tracking_options).
     std::chrono::nanoseconds max_gap() const {
         if (options_.max_gap) return *options_.max_gap;
-        std::chrono::nanoseconds usual(0);
-        if (spacing_count_ > 0) {
-            std::array<std::chrono::nanoseconds, 8> sorted = spacings_;
-            std::sort(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(spacing_count_));
-            usual = sorted[spacing_count_ / 2];
-        }
-        return (std::max)(std::chrono::nanoseconds(std::chrono::seconds(2)), 2 * usual + std::chrono::seconds(1));
+        return ours_.limit();
     }
+    /// The same by the service's clock: relative to the usual spacing of its Date headers.
+    std::chrono::nanoseconds max_service_gap() const { return services_.limit(); }
 
 private:
+    // The usual spacing of documents on one clock: the median of the last eight.
+    class cadence {
+    public:
+        void add(std::chrono::nanoseconds d) {
+            last_[next_++ % last_.size()] = d;
+            count_ = (std::min)(count_ + 1, last_.size());
+        }
+        std::chrono::nanoseconds usual() const {
+            if (count_ == 0) return std::chrono::nanoseconds(0);
+            auto sorted = last_;
+            std::sort(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(count_));
+            return sorted[count_ / 2];
+        }
+        /// Twice the usual spacing plus a second, at least 2 s.
+        std::chrono::nanoseconds limit() const {
+            return (std::max)(std::chrono::nanoseconds(std::chrono::seconds(2)), 2 * usual() + std::chrono::seconds(1));
+        }
+
+    private:
+        std::array<std::chrono::nanoseconds, 8> last_{};
+        std::size_t next_ = 0;
+        std::size_t count_ = 0;
+    };
+
     struct evidence {
         std::optional<clock::wall_time_point> first_seen, last_seen, last_seen_service;
         std::optional<clock::time_point> last_seen_steady;  // this process only
@@ -242,10 +264,14 @@ private:
         std::chrono::nanoseconds gap(0);
         if (ev.last_seen_steady) gap = (std::max)(gap, std::chrono::nanoseconds(when.steady - *ev.last_seen_steady));
         if (ev.last_seen) gap = (std::max)(gap, std::chrono::nanoseconds(when.wall - *ev.last_seen));
-        if (ev.last_seen_service && d.service_time)
-            gap = (std::max)(gap, std::chrono::nanoseconds(*d.service_time - *ev.last_seen_service));
         if (gap > max_gap())
             return set(c, recover_reason::unknown, "a gap of " + detail::seconds_text(gap) + " in watching");
+        if (ev.last_seen_service && d.service_time) {
+            const std::chrono::nanoseconds served = *d.service_time - *ev.last_seen_service;
+            if (served > max_service_gap())
+                return set(c, recover_reason::unknown,
+                           "a gap of " + detail::seconds_text(served) + " in watching by the service's clock");
+        }
         if (e.status != event_status::scheduled || !e.not_before)
             return set(c, recover_reason::unknown, "vanished while not Scheduled, without evidence of what happened");
         set(c, recover_reason::cancelled, "vanished before NotBefore while watched without a gap");
@@ -277,9 +303,9 @@ private:
     std::vector<change> pending_;
     std::unordered_map<std::string, evidence> evidence_;
     std::optional<clock::time_point> last_steady_;
-    std::array<std::chrono::nanoseconds, 8> spacings_{};
-    std::size_t spacing_next_ = 0;
-    std::size_t spacing_count_ = 0;
+    std::optional<clock::wall_time_point> last_service_;
+    cadence ours_;
+    cadence services_;
 };
 
 FOREWARN_END_NAMESPACE

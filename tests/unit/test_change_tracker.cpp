@@ -139,6 +139,18 @@ TEST_CASE("tracker: a gap in watching before NotBefore: unknown, never cancelled
         const auto c = only_recover(r.at(6s, doc({}, epoch + 20s)));
         CHECK(c.reason == recover_reason::unknown);
     }
+    SECTION("an emulator running 60 times faster than real time is no gap; a jump beyond its own cadence is") {
+        rig r;
+        for (int i = 0; i <= 10; ++i)
+            r.at(std::chrono::seconds(i), doc({scheduled("A", 1h)}, epoch + std::chrono::minutes(i)));
+        CHECK(only_recover(r.at(11s, doc({}, epoch + 11min))).reason == recover_reason::cancelled);
+        rig jump;
+        for (int i = 0; i <= 10; ++i)
+            jump.at(std::chrono::seconds(i), doc({scheduled("A", 1h)}, epoch + std::chrono::minutes(i)));
+        const auto c = only_recover(jump.at(11s, doc({}, epoch + 14min)));
+        CHECK(c.reason == recover_reason::unknown);
+        CHECK(c.evidence == "a gap of 240.0 s in watching by the service's clock");
+    }
     SECTION("an explicit max_gap wins over the learned cadence") {
         tracking_options o;
         o.max_gap = 30s;
