@@ -333,7 +333,9 @@ TEST_CASE("watch end to end (Azure): a follower leaves platform events to the le
 }
 
 TEST_CASE("watch end to end (Azure): a follower approves a user event after its grace", "[watch][e2e]") {
-    emulator_process emu;
+    // No rate limit: at --interval 300 the start-up requests, the polls, the poll after the grace
+    // and the approval can be six requests within a second, and a 429 retried is a second POST.
+    emulator_process emu({"--rate-limit", "0"});
     auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_1", "--approve", "leader", "--grace", "1",
                          "--interval", "300", "--exit-after", "2"});
     REQUIRE(w.wait_for_stderr("watching azure", 10s));
