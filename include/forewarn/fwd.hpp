@@ -33,7 +33,7 @@ struct curl_transport_options;
 
 struct retry_options;
 class retry_policy;
-class token_bucket;
+class rate_limiter;
 class clock;
 class interruptible_sleep;
 enum class log_level;

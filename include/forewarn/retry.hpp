@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -83,31 +85,33 @@ private:
 };
 
 /**
- * A token bucket that keeps a process at or below a request rate towards one host. IMDS answers
- * 429 beyond 5 requests per second across all of a VM's IMDS calls, so every client of the same
- * host shares one bucket: see for_host(). Time is the clock's (a manual clock refills it only
- * when a test advances it). Thread-safe.
+ * Keeps a process at or below a request rate towards one host: at most `limit` requests in any
+ * `window` (a sliding window, so no burst at the edge of two windows goes over it). IMDS answers
+ * 429 beyond 5 requests in a second across all of a VM's IMDS calls, so every client of the same
+ * host shares one limiter: see for_host(). Time is the clock's (a manual clock lets requests
+ * through again only when a test advances it). Thread-safe.
  */
-class token_bucket {
+class rate_limiter {
 public:
-    token_bucket(double per_second, double burst, forewarn::clock c = {})
-        : clock_(std::move(c)), per_second_(per_second), burst_((std::max)(1.0, burst)),
-          tokens_((std::max)(1.0, burst)), last_(clock_.now()) {}
+    /// `limit` requests per `window`; a limit of 0 lets everything through.
+    rate_limiter(std::size_t limit, std::chrono::nanoseconds window, forewarn::clock c = {})
+        : clock_(std::move(c)), limit_(limit), window_(window) {}
 
-    /// Takes a token if one is there; otherwise returns how long until one will be (and takes nothing).
+    /// Takes a slot if the window has one; otherwise returns how long until it will (and takes nothing).
     std::chrono::nanoseconds try_acquire() {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (per_second_ <= 0) return std::chrono::nanoseconds(0);
-        refill(clock_.now());
-        if (tokens_ >= 1.0) {
-            tokens_ -= 1.0;
+        if (limit_ == 0) return std::chrono::nanoseconds(0);
+        const auto now = clock_.now();
+        while (!sent_.empty() && now - sent_.front() >= window_) sent_.pop_front();
+        if (sent_.size() < limit_) {
+            sent_.push_back(now);
             return std::chrono::nanoseconds(0);
         }
-        const double wait_s = (1.0 - tokens_) / per_second_;
-        return std::chrono::nanoseconds(static_cast<std::int64_t>(wait_s * 1e9) + 1);
+        return sent_.front() + window_ - now;
     }
 
-    /// Waits for a token on `sleep` (which should be on this bucket's clock); false when it was interrupted first.
+    /// Waits for a slot on `sleep` (which should be on this limiter's clock); false when it was
+    /// interrupted first.
     bool acquire(interruptible_sleep& sleep) {
         for (;;) {
             const auto wait = try_acquire();
@@ -116,32 +120,28 @@ public:
         }
     }
 
-    double rate() const noexcept { return per_second_; }
+    std::size_t limit() const noexcept { return limit_; }
+    std::chrono::nanoseconds window() const noexcept { return window_; }
     const forewarn::clock& clock() const noexcept { return clock_; }
 
-    /// The process-wide bucket for a host ("169.254.169.254:80") on a clock: 5 requests/s, burst
-    /// of 5. Clients on one clock share it; a manual clock gets buckets of its own (each bucket
-    /// keeps its clock alive, so a clock's address is never reused while its buckets exist).
-    static std::shared_ptr<token_bucket> for_host(std::string_view authority, const forewarn::clock& c = {}) {
+    /// The process-wide limiter for a host ("169.254.169.254:80") on a clock: 5 requests in any
+    /// second. Clients on one clock share it; a manual clock gets limiters of its own (each keeps
+    /// its clock alive, so a clock's address is never reused while its limiters exist).
+    static std::shared_ptr<rate_limiter> for_host(std::string_view authority, const forewarn::clock& c = {}) {
         static std::mutex m;
-        static std::map<std::pair<std::string, const void*>, std::shared_ptr<token_bucket>> buckets;
+        static std::map<std::pair<std::string, const void*>, std::shared_ptr<rate_limiter>> limiters;
         std::lock_guard<std::mutex> lock(m);
-        auto& slot = buckets[std::make_pair(std::string(authority), static_cast<const void*>(c.impl().get()))];
-        if (!slot) slot = std::make_shared<token_bucket>(5.0, 5.0, c);
+        auto& slot = limiters[std::make_pair(std::string(authority), static_cast<const void*>(c.impl().get()))];
+        if (!slot) slot = std::make_shared<rate_limiter>(5, std::chrono::seconds(1), c);
         return slot;
     }
 
 private:
-    void refill(forewarn::clock::time_point now) {
-        const std::chrono::duration<double> dt = now - last_;
-        last_ = now;
-        tokens_ = (std::min)(burst_, tokens_ + dt.count() * per_second_);
-    }
-
     forewarn::clock clock_;
     std::mutex mutex_;
-    double per_second_, burst_, tokens_;
-    forewarn::clock::time_point last_;
+    std::size_t limit_;
+    std::chrono::nanoseconds window_;
+    std::deque<forewarn::clock::time_point> sent_;
 };
 
 /// Retry rules, backoff and budget of one client. Copies share the budget.

@@ -535,7 +535,7 @@ TEST_CASE("rate_limit takes tokens from the shared per-host bucket", "[azure][cl
     o.endpoint = "http://rate-limit.test";
     o.rate_limit = true;
     client c(o, t);
-    auto bucket = forewarn::token_bucket::for_host("rate-limit.test");
+    auto bucket = forewarn::rate_limiter::for_host("rate-limit.test");
     for (int i = 0; i < 100 && bucket->try_acquire().count() == 0; ++i) {
     }
     const auto start = std::chrono::steady_clock::now();

@@ -648,14 +648,14 @@ TEST_CASE("every request takes a token from the per-host bucket unless rate_limi
     o.endpoint = "http://bucket-off.invalid";
     client off(o, t);
     for (int i = 0; i < 5; ++i) REQUIRE(off.get("instance/name"));
-    CHECK(forewarn::token_bucket::for_host("bucket-off.invalid")->try_acquire().count() == 0);
+    CHECK(forewarn::rate_limiter::for_host("bucket-off.invalid")->try_acquire().count() == 0);
 
     o.rate_limit = true;
     o.endpoint = "http://bucket-on.invalid";
     client on(o, t);
     for (int i = 0; i < 5; ++i) REQUIRE(on.get("instance/name"));
     // The burst of 5 is spent: the next token is some 200 ms away.
-    CHECK(forewarn::token_bucket::for_host("bucket-on.invalid")->try_acquire().count() > 0);
+    CHECK(forewarn::rate_limiter::for_host("bucket-on.invalid")->try_acquire().count() > 0);
     CHECK(t.request_count() == 10);
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <forewarn/retry.hpp>
+#include <forewarn/testing/manual_clock.hpp>
 
 #include "catch.hpp"
 
@@ -14,7 +15,7 @@ using forewarn::result;
 using forewarn::retry_options;
 using forewarn::retry_policy;
 using forewarn::retry_rules;
-using forewarn::token_bucket;
+using forewarn::rate_limiter;
 using namespace std::chrono_literals;
 
 namespace {
@@ -219,39 +220,55 @@ TEST_CASE("run returns cancelled when its backoff is interrupted", "[retry]") {
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
 }
 
-TEST_CASE("token_bucket gives a burst, then tokens at its rate", "[retry][rate]") {
-    token_bucket b(5.0, 5.0);
-    CHECK(b.rate() == 5.0);
-    for (int i = 0; i < 5; ++i) CHECK(b.try_acquire().count() == 0);
-    const auto wait = b.try_acquire();
-    CHECK(wait.count() > 0);
-    CHECK(wait <= 200ms + 1ns);  // one token every 1/5 s
-    CHECK(b.try_acquire().count() > 0);  // a refused try takes nothing
-
-    // 200/s with a burst of 1: 21 tokens need at least 20 refills of 5 ms (a lower bound only).
-    token_bucket fast_bucket(200.0, 1.0);
-    interruptible_sleep sleep;
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 21; ++i) REQUIRE(fast_bucket.acquire(sleep));
-    CHECK(std::chrono::steady_clock::now() - start >= 95ms);
-
-    token_bucket unlimited(0.0, 1.0);
+TEST_CASE("rate_limiter: at most 5 in any second, a sliding window", "[retry][rate]") {
+    forewarn::testing::manual_clock clock;
+    rate_limiter l(5, 1s, clock);
+    for (int i = 0; i < 3; ++i) CHECK(l.try_acquire().count() == 0);  // t = 0
+    clock.advance(600ms);
+    for (int i = 0; i < 2; ++i) CHECK(l.try_acquire().count() == 0);  // t = 0.6 s: five in the window
+    CHECK(l.try_acquire() == 400ms);  // the first three leave the window at t = 1 s
+    CHECK(l.try_acquire() == 400ms);  // a refused try takes nothing
+    clock.advance(400ms);
+    for (int i = 0; i < 3; ++i) CHECK(l.try_acquire().count() == 0);
+    CHECK(l.try_acquire() == 600ms);  // the two of t = 0.6 s are still in it
+    // Over any second, never more than five: a token bucket with a burst of 5 would have let ten.
+    rate_limiter unlimited(0, 1s, clock);
     for (int i = 0; i < 1000; ++i) REQUIRE(unlimited.try_acquire().count() == 0);
-
-    token_bucket empty(0.001, 1.0);
-    REQUIRE(empty.try_acquire().count() == 0);
-    sleep.interrupt();
-    CHECK_FALSE(empty.acquire(sleep));  // an interrupted wait gives up
 }
 
-TEST_CASE("token_bucket::for_host shares one bucket per host", "[retry][rate]") {
-    auto a = token_bucket::for_host("test-for-host-a:80");
-    auto a2 = token_bucket::for_host("test-for-host-a:80");
-    auto b = token_bucket::for_host("test-for-host-b:80");
+TEST_CASE("rate_limiter: acquire waits on the clock, and an interrupted wait gives up", "[retry][rate]") {
+    forewarn::testing::manual_clock clock;
+    rate_limiter l(1, 1s, clock);
+    interruptible_sleep sleep(clock);
+    REQUIRE(l.acquire(sleep));
+    std::atomic<bool> got{false};
+    clock.thread_started();
+    std::thread t([&] {
+        got = l.acquire(sleep);
+        clock.thread_ended();
+    });
+    REQUIRE(clock.wait_idle());
+    CHECK_FALSE(got);
+    REQUIRE(clock.advance_and_wait(1s));
+    t.join();
+    CHECK(got);
+    sleep.interrupt();
+    CHECK_FALSE(l.acquire(sleep));
+}
+
+TEST_CASE("rate_limiter::for_host shares one limiter per host and clock", "[retry][rate]") {
+    auto a = rate_limiter::for_host("test-for-host-a:80");
+    auto a2 = rate_limiter::for_host("test-for-host-a:80");
+    auto b = rate_limiter::for_host("test-for-host-b:80");
+    forewarn::testing::manual_clock clock;
+    auto a_manual = rate_limiter::for_host("test-for-host-a:80", clock);
     CHECK(a == a2);
     CHECK(a != b);
-    CHECK(a->rate() == 5.0);
+    CHECK(a != a_manual);
+    CHECK(a->limit() == 5);
+    CHECK(a->window() == 1s);
     for (int i = 0; i < 5; ++i) CHECK(a->try_acquire().count() == 0);
-    CHECK(a2->try_acquire().count() > 0);  // the same tokens
+    CHECK(a2->try_acquire().count() > 0);  // the same window
     CHECK(b->try_acquire().count() == 0);  // another host is not affected
+    CHECK(a_manual->try_acquire().count() == 0);  // nor another clock
 }

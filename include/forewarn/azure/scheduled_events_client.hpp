@@ -164,7 +164,7 @@ public:
             endpoint_ = std::move(*endpoint);
             if (auto v = validate_api_version(options_.api_version); !v) config_error_ = std::move(v).error();
         }
-        if (options_.rate_limit) bucket_ = token_bucket::for_host(forewarn::detail::url_authority(endpoint_), options_.clock);
+        if (options_.rate_limit) bucket_ = rate_limiter::for_host(forewarn::detail::url_authority(endpoint_), options_.clock);
     }
 
     /// The base URL in use, after the precedence rules (e.g. "http://169.254.169.254").
@@ -320,7 +320,7 @@ private:
     retry_policy policy_;
     std::unique_ptr<interruptible_sleep> sleep_;  // behind pointers so the client stays movable
     std::unique_ptr<forewarn::detail::source_pacer> pacer_;
-    std::shared_ptr<token_bucket> bucket_;
+    std::shared_ptr<rate_limiter> bucket_;
     std::optional<error> config_error_;
     std::optional<std::string> last_incarnation_;
     std::optional<instance_identity> identity_;

@@ -532,7 +532,7 @@ private:
         req.url += '?';
         req.url += query;
         if (options_.rate_limit) {
-            auto bucket = token_bucket::for_host(forewarn::detail::url_authority(base), options_.clock);
+            auto bucket = rate_limiter::for_host(forewarn::detail::url_authority(base), options_.clock);
             if (!bucket->acquire(l.sleep))
                 return error(errc::cancelled, "cancelled while waiting for the rate limit").at_url(req.url);
         }
