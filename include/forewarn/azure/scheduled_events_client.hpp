@@ -64,7 +64,7 @@ struct client_options {
     /// Backoff, attempts and budget. The rules are Azure's: 410 (for retry.gone_window), 429, 500,
     /// 503 and transport errors are retried; 400, 404 and malformed documents are not.
     retry_options retry;
-    /// Share the process-wide per-host token bucket (5 requests/s, IMDS's limit).
+    /// Share the process-wide per-host rate limiter (5 requests in any second, IMDS's limit).
     bool rate_limit = true;
     /// This VM's name as Scheduled Events lists it in Resources. Empty: identity() asks the
     /// instance metadata (compute.name). The one place a VM's name is configured.

@@ -55,7 +55,7 @@ struct client_options {
     std::chrono::milliseconds error_pause{1000};
     std::size_t max_body = std::size_t(1) << 20;  ///< a longer answer fails with errc::body_too_large
     retry_options retry;                          ///< backoff for 429, 5xx and transport errors
-    bool rate_limit = true;  ///< share the per-host 5 requests/s token bucket
+    bool rate_limit = true;  ///< share the per-host rate limiter (5 requests in any second)
     /// This VM's name in events' resources. Empty: instance/name, asked before the first document.
     std::string self_name;
     /// The time line every wait of this client (and of a poller over it) runs on.
@@ -488,7 +488,7 @@ private:
         return doc;
     }
 
-    // One request with retries, the token bucket, the flavor check and the fallback to the IP.
+    // One request with retries, the rate limit, the flavor check and the fallback to the IP.
     result<metadata_value> request(std::size_t lane_index, const std::string& path, const std::string& query,
                                    std::chrono::milliseconds total_timeout) {
         if (auto e = check_usable()) return *e;
