@@ -5,6 +5,7 @@
 #include <forewarn/detail/json.hpp>
 #include <forewarn/testing/emulator/control_api.hpp>
 #include <forewarn/testing/emulator/engine.hpp>
+#include <forewarn/testing/manual_clock.hpp>
 
 #include "catch.hpp"
 
@@ -69,7 +70,8 @@ http_request get(const std::string& url) {
 }  // namespace
 
 TEST_CASE("a new service plugs into the engine: routes, transitions, control, state, faults", "[emulator][engine]") {
-    ed::emulator_engine engine{forewarn::testing::scenario_config{}};
+    forewarn::testing::manual_clock clock;
+    ed::emulator_engine engine{forewarn::testing::scenario_config{}, clock};
     echo_service echo(engine);
     ed::emulator_control_api control(engine);
     engine.add_service(echo);

@@ -249,13 +249,9 @@ int main(int argc, char** argv) {
         engine.shutdown();
         server.stop();
     });
-    // State changes are logged when they happen, not only when a request looks.
-    std::thread ticker([&] {
-        while (!stopping.load()) {
-            engine.advance(std::chrono::milliseconds(0));
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));  // real time: the program's clock
-        }
-    });
+    // State changes are logged when they happen, not only when a request looks: this thread
+    // sleeps until the next transition (or a change) and plays it, until shutdown().
+    std::thread ticker([&] { engine.play(); });
 
     const bool ok = server.listen_after_bind();
     stopping = true;

@@ -5,6 +5,7 @@
 // testing/emulator/ (types, scenario file, timeline, faults, engine and router, Azure IMDS, the
 // GCE metadata server, the control API). This is the header users include.
 
+#include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/testing/emulator/azure_imds.hpp>
 #include <forewarn/testing/emulator/control_api.hpp>
@@ -12,6 +13,7 @@
 #include <forewarn/testing/emulator/gce_metadata.hpp>
 #include <forewarn/testing/emulator/scenario_file.hpp>
 #include <forewarn/testing/emulator/types.hpp>
+#include <forewarn/testing/manual_clock.hpp>
 #include <forewarn/transport.hpp>
 
 #include <atomic>
@@ -30,13 +32,15 @@ FOREWARN_BEGIN_NAMESPACE
 namespace testing {
 
 /**
- * The emulated metadata services: a deterministic state machine over an injected clock, shared by
+ * The emulated metadata services: a deterministic state machine over a forewarn::clock, shared by
  * forewarn-emulator (HTTP) and simulated_transport (in-process). Every protocol rule lives in
  * handle(); front ends only carry bytes and apply its fault directives.
  *
- * The clock is manual by default (advance() moves it; nothing happens on its own), or real time
- * times a speed (use_real_time()). Thread-safe: a hanging GCE request waits inside handle() on a
- * condition variable that advance(), control changes, wake() and shutdown() signal.
+ * In-process the clock is a testing::manual_clock: the scenario's own by default, or the one the
+ * test's clients and poller wait on (pass it in; testing::harness does), so one advance() moves
+ * the services, the clients' backoffs and the poller together. A hanging GCE request waits on that
+ * clock, so manual_clock::wait_idle() counts it as idle. The program uses real time times a speed
+ * (use_real_time()). Thread-safe. Every answer carries a Date header: the scenario's wall time.
  *
  * @code
  * forewarn::testing::scenario s;
@@ -54,8 +58,15 @@ public:
     /// Azure instance-metadata api-versions accepted on /metadata/instance (a subset of IMDS's).
     static const std::vector<std::string>& instance_versions() { return forewarn::detail::emulator_instance_versions(); }
 
-    explicit scenario(scenario_config config = {})
-        : engine_(std::move(config)), azure_(engine_), gce_(engine_), control_(engine_) {
+    /// A scenario on a manual clock of its own.
+    explicit scenario(scenario_config config = {}) : scenario(std::move(config), manual_clock()) {}
+    /// A scenario on `clock`, a test's manual clock: advance() moves that clock.
+    scenario(scenario_config config, manual_clock clock) : scenario(std::move(config), forewarn::clock(clock)) {
+        manual_ = std::move(clock);
+    }
+    /// A scenario on any clock (advance() then jumps scenario time ahead of it).
+    scenario(scenario_config config, forewarn::clock clock)
+        : engine_(std::move(config), std::move(clock)), azure_(engine_), gce_(engine_), control_(engine_) {
         engine_.add_service(azure_);
         engine_.add_service(gce_);
         engine_.set_control(control_);
@@ -77,17 +88,33 @@ public:
         std::lock_guard<std::mutex> lock(engine_.mutex());
         return engine_.timeline().real_time();
     }
-    /// Scenario seconds per real second; 0 on the manual clock.
+    /// Scenario seconds per real second; 0 on a manual clock.
     double speed() const {
         std::lock_guard<std::mutex> lock(engine_.mutex());
-        return engine_.timeline().speed();
+        return engine_.timeline().real_time() ? engine_.timeline().speed() : 0.0;
+    }
+    /// The clock the scenario runs on.
+    forewarn::clock clock() const {
+        std::lock_guard<std::mutex> lock(engine_.mutex());
+        return engine_.timeline().clock();
     }
 
-    /// Moves scenario time forward by `d`, applying every step and transition on the way in
-    /// order, and wakes hanging requests. Works on a real-time clock too (it jumps ahead).
+    /**
+     * Moves time forward by `d`, applying every step and transition on the way in order, and
+     * wakes hanging requests. On a manual clock it advances that clock (and so everything else on
+     * it); on real time it jumps scenario time ahead.
+     */
     void advance(scenario_duration d) {
+        bool jump = true;
+        {
+            std::lock_guard<std::mutex> lock(engine_.mutex());
+            jump = !manual_ || engine_.timeline().real_time();
+            if (jump) engine_.advance(d);
+        }
+        if (jump) return;
+        manual_->advance(d);  // not under the engine's lock: the clock takes each waiter's
         std::lock_guard<std::mutex> lock(engine_.mutex());
-        engine_.advance(d);
+        engine_.advance(scenario_duration(0));
     }
     /// Scenario time now.
     scenario_duration now() const {
@@ -196,6 +223,13 @@ public:
         return engine_.wait_until_hanging(lock, n, real_timeout);
     }
 
+    /// Plays the timeline as time passes until shutdown(), so state changes are logged when they
+    /// happen (the program runs it on a thread). Wakes only for a transition or a change.
+    void play() {
+        std::unique_lock<std::mutex> lock(engine_.mutex());
+        engine_.play(lock);
+    }
+
     /// Waits `d` of scenario time (real time / speed, or until advance() passes it); false when
     /// shutdown() or `cancelled` interrupted it. Front ends use it to carry out delays.
     bool pause(scenario_duration d, const std::atomic<bool>* cancelled = nullptr) {
@@ -226,6 +260,7 @@ private:
         return f();
     }
 
+    std::optional<manual_clock> manual_;
     forewarn::detail::emulator_engine engine_;
     forewarn::detail::emulator_azure azure_;
     forewarn::detail::emulator_gce gce_;

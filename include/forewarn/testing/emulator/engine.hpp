@@ -6,7 +6,9 @@
 // It knows services only through emulator_service (service.hpp), so a new one plugs in by being
 // added (add_service), not by changing this file.
 
+#include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/time.hpp>
 #include <forewarn/testing/emulator/faults.hpp>
 #include <forewarn/testing/emulator/request.hpp>
 #include <forewarn/testing/emulator/service.hpp>
@@ -16,11 +18,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -39,12 +41,13 @@ public:
     /// How many requests the request log keeps (the newest).
     static constexpr std::size_t request_log_size = 10000;
 
-    explicit emulator_engine(testing::scenario_config config)
-        : config_(normalized(std::move(config))), timeline_(*config_.wall_epoch) {}
+    emulator_engine(testing::scenario_config config, forewarn::clock c)
+        : config_(normalized(std::move(config), c)), signal_(std::make_shared<wake_signal>()),
+          timeline_(*config_.wall_epoch, std::move(c)) {}
     emulator_engine(const emulator_engine&) = delete;
     emulator_engine& operator=(const emulator_engine&) = delete;
 
-    std::mutex& mutex() const noexcept { return mutex_; }
+    std::mutex& mutex() const noexcept { return signal_->mutex; }
     /// The scenario as configured (with its wall epoch and at least one VM).
     const testing::scenario_config& config() const noexcept { return config_; }
     emulator_timeline& timeline() noexcept { return timeline_; }
@@ -71,7 +74,7 @@ public:
             if (!t || *t > now) break;
             while (auto step = timeline_.take_due(*t)) apply_step(*step, *t);
             for (auto* s : services_) s->reach(*t);
-            cv_.notify_all();
+            changed();
         }
     }
     /// The next instant at which anything happens: a pending step or a service's own transition.
@@ -97,19 +100,25 @@ public:
             timeline_.schedule(std::move(s));
         }
         sync();
-        cv_.notify_all();
+        changed();
     }
-    /// Moves scenario time ahead, plays what it passes, wakes every waiter.
+    /// Moves scenario time ahead of the clock, plays what it passes, wakes every waiter.
     void advance(duration d) {
         timeline_.jump(d);
         sync();
-        cv_.notify_all();
+        changed();
     }
-    /// Waits (lock released) for a change, or until scenario time `until` or the next transition.
+    /**
+     * Waits (lock released) for a change, or until scenario time `until` or the next transition,
+     * on the timeline's clock: on a manual clock the waiter counts as idle, and the clock's
+     * advance() is what ends the wait.
+     */
     void wait(std::unique_lock<std::mutex>& lock, std::optional<duration> until) {
         std::optional<duration> next = next_transition();
         if (until && (!next || *until < *next)) next = until;
-        timeline_.wait(lock, cv_, next);
+        const auto seen = generation_;
+        timeline_.clock().wait_until(signal_, lock, timeline_.clock_time_at(next),
+                                     [&] { return generation_ != seen || shutdown_; });
     }
     /// Waits `d` of scenario time (max(): until interrupted); false when shutdown() or `cancelled`
     /// interrupted it.
@@ -123,8 +132,19 @@ public:
             wait(lock, forever ? std::nullopt : std::optional<duration>(until));
         }
     }
-    /// Wakes every waiter (a value changed, a cancel flag was raised).
-    void notify() noexcept { cv_.notify_all(); }
+    /// Wakes every waiter (a value changed, a cancel flag was raised). The caller holds the lock.
+    void notify() noexcept { changed(); }
+    /**
+     * Plays the timeline as time passes, until shutdown(): each transition when it is due, so
+     * that the log tells state changes when they happen even with no request to look (the
+     * program runs this on a thread). Wakes for nothing else.
+     */
+    void play(std::unique_lock<std::mutex>& lock) {
+        while (!shutdown_) {
+            sync();
+            wait(lock, std::nullopt);
+        }
+    }
 
     /// Back to the configured scenario at time 0: every service, the faults, the request log, the
     /// clock and the steps.
@@ -135,7 +155,7 @@ public:
         for (auto* s : services_) s->restart();
         for (const auto& s : config_.steps) timeline_.schedule(s);
         sync();
-        cv_.notify_all();
+        changed();
     }
 
     // ---- faults ----
@@ -182,7 +202,7 @@ public:
     public:
         explicit hanging_request(emulator_engine& e) : engine_(e) {
             ++engine_.hanging_;
-            engine_.cv_.notify_all();
+            engine_.signal_->cv.notify_all();  // for wait_until_hanging; waiters on the clock need not wake
         }
         ~hanging_request() { --engine_.hanging_; }
         hanging_request(const hanging_request&) = delete;
@@ -193,12 +213,12 @@ public:
     };
     /// Blocks until at least `n` requests hang, or `real_timeout` (real time) passes.
     bool wait_until_hanging(std::unique_lock<std::mutex>& lock, std::size_t n, std::chrono::milliseconds real_timeout) {
-        return cv_.wait_for(lock, real_timeout, [&] { return hanging_ >= n; });
+        return signal_->cv.wait_for(lock, real_timeout, [&] { return hanging_ >= n; });
     }
     /// Ends every wait and refuses to hang again: the program is stopping.
     void shutdown() noexcept {
         shutdown_ = true;
-        cv_.notify_all();
+        changed();
     }
     bool shutting_down() const noexcept { return shutdown_; }
 
@@ -249,6 +269,9 @@ public:
                    : emulator_text_response(400, "unknown VM in " + std::string(emulator_vm_header));
         }
         entry.status = r.status;
+        // Both services send the time they answer at; forewarn judges NotBefore by it.
+        if (!find_header(r.headers, "Date"))
+            r.headers.push_back({"Date", format_rfc1123(timeline_.wall_at(timeline_.now()))});
 
         std::string line = emulator_method_name(request) + " " + entry.target + " -> ";
         using action = testing::emulated_response::action;
@@ -270,15 +293,23 @@ public:
     }
 
 private:
-    static testing::scenario_config normalized(testing::scenario_config c) {
+    // The wall epoch defaults to the clock's wall time now (whole seconds): a manual clock's
+    // epoch, so that the scenario's wall time and a test's are one.
+    static testing::scenario_config normalized(testing::scenario_config c, const forewarn::clock& clock) {
         if (c.vms.empty()) c.vms.emplace_back();
-        if (!c.wall_epoch) c.wall_epoch = std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now());
+        if (!c.wall_epoch) c.wall_epoch = std::chrono::time_point_cast<std::chrono::seconds>(clock.wall_now());
         return c;
     }
 
+    // Every change bumps the generation and wakes the waiters (through the clock's bookkeeping).
+    void changed() noexcept {
+        ++generation_;
+        signal_->notify_all();
+    }
+
     testing::scenario_config config_;
-    mutable std::mutex mutex_;
-    std::condition_variable cv_;
+    std::shared_ptr<wake_signal> signal_;
+    std::uint64_t generation_ = 0;
     emulator_timeline timeline_;
     emulator_faults faults_;
     std::vector<emulator_service*> services_;

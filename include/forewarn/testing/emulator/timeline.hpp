@@ -2,18 +2,20 @@
 #pragma once
 
 // The timeline: scenario time and the steps waiting on it. This is the one place of the emulator
-// that reads a clock: manual (advance() moves it; nothing happens on its own) or real time times a
-// speed (the program). Wall time (Azure's NotBefore) is the wall epoch plus scenario time.
+// that reads a clock: a forewarn::clock, the same one the clients and the poller of a test wait
+// on (testing::manual_clock in-process), or real time times a speed (the program). Wall time
+// (Azure's NotBefore, the Date header) is the wall epoch plus scenario time.
 
+#include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/testing/emulator/types.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -27,63 +29,51 @@ class emulator_timeline {
 public:
     using duration = testing::scenario_duration;
 
-    explicit emulator_timeline(std::chrono::system_clock::time_point wall_epoch) : wall_epoch_(wall_epoch) {}
+    emulator_timeline(std::chrono::system_clock::time_point wall_epoch, forewarn::clock c)
+        : wall_epoch_(wall_epoch), clock_(std::move(c)), start_(clock_.now()) {}
 
     // ---- the clock ----
 
-    /// Real time × `speed` from now on; scenario time continues from where it is.
+    const forewarn::clock& clock() const noexcept { return clock_; }
+
+    /// Real time × `speed` from now on (the program); scenario time continues from where it is.
     void use_real_time(double speed) {
         offset_ = now();
+        clock_ = forewarn::clock();
+        start_ = clock_.now();
         speed_ = speed > 0 ? speed : 1.0;
-        real_ = true;
-        real_start_ = std::chrono::steady_clock::now();
     }
-    bool real_time() const noexcept { return real_; }
-    /// Scenario seconds per real second; 0 on the manual clock.
-    double speed() const noexcept { return real_ ? speed_ : 0.0; }
+    bool real_time() const noexcept { return clock_.is_real_time(); }
+    /// Scenario seconds per second of the clock.
+    double speed() const noexcept { return speed_; }
 
-    /// Scenario time now.
+    /// Scenario time now: the clock's time since the start (times the speed), plus jumps.
     duration now() const {
-        if (!real_) return manual_now_;
-        const std::chrono::duration<double, std::milli> real = std::chrono::steady_clock::now() - real_start_;
-        return offset_ + duration(static_cast<std::int64_t>(real.count() * speed_));
+        const std::chrono::duration<double, std::milli> ran = clock_.now() - start_;
+        return offset_ + duration(static_cast<std::int64_t>(ran.count() * speed_));
     }
-    /// The time IMDS's 5 requests/s limit counts: it is a property of the real service seen by a
-    /// real client, so real time for the program (whatever the speed), scenario time in-process.
+    /// The time IMDS's 5 requests/s limit counts: a property of the real service seen by a real
+    /// client, so the clock's own time (real time for the program, whatever the speed).
     std::chrono::milliseconds limiter_now() const {
-        if (!real_) return manual_now_;
-        return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - real_start_);
+        return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - start_);
     }
-    /// Moves scenario time ahead by `d` (a real-time clock jumps ahead and keeps running).
+    /// Moves scenario time ahead of the clock by `d` (the clock itself does not move).
     void jump(duration d) {
-        if (d.count() <= 0) return;
-        if (real_) offset_ += d;
-        else manual_now_ += d;
+        if (d.count() > 0) offset_ += d;
+    }
+    /// The clock's time at which scenario time reaches `t` (max() for "never").
+    clock::time_point clock_time_at(std::optional<duration> t) const {
+        if (!t) return (clock::time_point::max)();
+        const auto ahead = *t - now();
+        if (ahead.count() <= 0) return clock_.now();
+        const double ns = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(ahead).count()) / speed_;
+        return clock::saturating_add(clock_.now(), std::chrono::nanoseconds(static_cast<std::int64_t>(ns) + 1));
     }
 
     std::chrono::system_clock::time_point wall_epoch() const noexcept { return wall_epoch_; }
     /// Wall time at scenario time `t`.
     std::chrono::system_clock::time_point wall_at(duration t) const {
         return wall_epoch_ + std::chrono::duration_cast<std::chrono::system_clock::duration>(t);
-    }
-
-    /**
-     * Waits on `cv` for a notification, or (real time) until scenario time `until`, whichever is
-     * first; polls at least every 100 ms as a safety net. On the manual clock only a notification
-     * ends it: time moves when someone calls advance(), which notifies.
-     */
-    void wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, std::optional<duration> until) const {
-        if (!real_) {
-            cv.wait(lock);
-            return;
-        }
-        std::chrono::milliseconds real_wait(100);
-        if (until) {
-            const auto ahead = (*until - now()).count();
-            const auto ms = static_cast<std::int64_t>(static_cast<double>(ahead > 0 ? ahead : 0) / speed_) + 1;
-            if (ms < real_wait.count()) real_wait = std::chrono::milliseconds(ms);
-        }
-        cv.wait_for(lock, real_wait);
     }
 
     // ---- the steps ----
@@ -107,22 +97,19 @@ public:
     }
     std::size_t pending() const noexcept { return pending_.size(); }
 
-    /// Back to time 0 with no steps; a real-time clock keeps its speed and restarts from now.
+    /// Back to time 0 with no steps (the clock keeps running; its time now is the new start).
     void restart() {
-        manual_now_ = duration(0);
         offset_ = duration(0);
-        real_start_ = std::chrono::steady_clock::now();
-        if (!real_) speed_ = 1.0;
+        start_ = clock_.now();
         pending_.clear();
     }
 
 private:
     std::chrono::system_clock::time_point wall_epoch_;
-    bool real_ = false;
+    forewarn::clock clock_;
+    clock::time_point start_;
     double speed_ = 1.0;
-    duration manual_now_{0};
     duration offset_{0};
-    std::chrono::steady_clock::time_point real_start_{};
     std::deque<testing::scenario_step> pending_;
 };
 
