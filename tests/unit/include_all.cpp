@@ -51,3 +51,4 @@
 #include <forewarn/testing/simulated_transport.hpp>
 #include <forewarn/time.hpp>
 #include <forewarn/transport.hpp>
+#include <forewarn/testing/harness.hpp>

@@ -2,6 +2,7 @@
 // testing::simulated_transport: the scenario engine behind the transport interface, driven by
 // forewarn's own Azure and GCE clients. Time moves only by advance(); nothing sleeps.
 #include <forewarn/azure/scheduled_events_client.hpp>
+#include <forewarn/testing/manual_clock.hpp>
 #include <forewarn/testing/simulated_transport.hpp>
 
 #include "catch.hpp"
@@ -43,6 +44,29 @@ azure::client_options azure_options() {
     o.retry.initial_backoff = 1ms;
     o.retry.max_backoff = 2ms;
     return o;
+}
+
+/**
+ * Sends `r` on a thread, advances the clock by `before` (the send must still be waiting: it is
+ * checked) and then by `last`, and returns the send's result.
+ */
+forewarn::result<forewarn::http_response> send_after(forewarn::testing::manual_clock& clock, simulated_transport& t,
+                                                    const http_request& r, std::chrono::milliseconds before,
+                                                    std::chrono::milliseconds last) {
+    std::atomic<bool> done{false};
+    forewarn::result<forewarn::http_response> got = forewarn::error(errc::transport, "not sent");
+    clock.thread_started();
+    std::thread th([&] {
+        got = t.send(r);
+        done = true;
+        clock.thread_ended();
+    });
+    REQUIRE(clock.wait_idle());
+    REQUIRE(clock.advance_and_wait(before));
+    CHECK_FALSE(done);
+    REQUIRE(clock.advance_and_wait(last));
+    th.join();
+    return got;
 }
 
 http_request azure_get() {
@@ -145,8 +169,9 @@ TEST_CASE("retryable faults are absorbed by the client's retries, others surface
     CHECK(doc.error().code == errc::empty_body);
 }
 
-TEST_CASE("fault directives become transport errors, in scenario time", "[simulated_transport][fault]") {
-    auto s = make_scenario();
+TEST_CASE("fault directives become transport errors after the time they take on the clock", "[simulated_transport][fault]") {
+    forewarn::testing::manual_clock clock;
+    auto s = std::make_shared<scenario>(scenario_config{}, clock);
     simulated_transport t(s);
     http_request r = azure_get();
     r.timeout = 5s;
@@ -154,14 +179,14 @@ TEST_CASE("fault directives become transport errors, in scenario time", "[simula
     fault_spec close;
     close.what = fault_spec::kind::close_mid_body;
     s->inject_fault(close);
-    auto res = t.send(r);
+    auto res = t.send(r);  // no delay: at once
     REQUIRE_FALSE(res.has_value());
     CHECK(res.error().code == errc::transport);
 
     fault_spec stall;
     stall.what = fault_spec::kind::stall;
     s->inject_fault(stall);
-    res = t.send(r);
+    res = send_after(clock, t, r, 4999ms, 1ms);  // the request's 5 s timeout, not a moment before
     REQUIRE_FALSE(res.has_value());
     CHECK(res.error().code == errc::timeout);
 
@@ -170,10 +195,10 @@ TEST_CASE("fault directives become transport errors, in scenario time", "[simula
     delay.duration = 4s;
     delay.count = 1;
     s->inject_fault(delay);
-    CHECK(t.send(r).has_value());  // shorter than the timeout: answered
+    CHECK(send_after(clock, t, r, 3999ms, 1ms).has_value());  // shorter than the timeout: answered after it
     delay.duration = 5s;
     s->inject_fault(delay);
-    res = t.send(r);
+    res = send_after(clock, t, r, 4999ms, 1ms);
     REQUIRE_FALSE(res.has_value());
     CHECK(res.error().code == errc::timeout);
 
@@ -184,21 +209,22 @@ TEST_CASE("fault directives become transport errors, in scenario time", "[simula
 }
 
 TEST_CASE("the slow first call: a short timeout fails, the client's long first-call timeout waits it out", "[simulated_transport][azure]") {
+    forewarn::testing::manual_clock clock;
     scenario_config c;
     c.rate_limit = 0;
     c.enablement_delay = 2min;
-    auto s = std::make_shared<scenario>(c);
+    auto s = std::make_shared<scenario>(c, clock);
     simulated_transport t(s);
     http_request r = azure_get();
     r.timeout = 10s;
-    auto res = t.send(r);
+    auto res = send_after(clock, t, r, 9s, 1s);
     REQUIRE_FALSE(res.has_value());
     CHECK(res.error().code == errc::timeout);
     r.timeout = 150s;
-    CHECK(t.send(r).has_value());
+    CHECK(send_after(clock, t, r, 1min, 1min).has_value());  // 2 min after the first call
 }
 
-TEST_CASE("cancel is sticky across copies and wakes a hanging watch; reset clears it", "[simulated_transport][gce]") {
+TEST_CASE("cancel is sticky across copies and wakes a hanging watch - reset clears it", "[simulated_transport][gce]") {
     auto s = make_scenario();
     simulated_transport t(s);
     simulated_transport copy = t;

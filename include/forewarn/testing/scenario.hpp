@@ -182,6 +182,17 @@ public:
 
     // --- observation ------------------------------------------------------------------------
 
+    /// Every Azure event announced so far, typed (state, who approved it, how it ended).
+    std::vector<azure_event_state> azure_events() {
+        return synced([&] { return azure_.events(); });
+    }
+    /// One Azure event, or nothing when no event has that id.
+    std::optional<azure_event_state> azure_event(const std::string& id) {
+        for (auto& e : azure_events())
+            if (e.id == id) return e;
+        return std::nullopt;
+    }
+
     std::int64_t incarnation() const {
         std::lock_guard<std::mutex> lock(engine_.mutex());
         return azure_.incarnation();
@@ -259,6 +270,7 @@ private:
         engine_.sync();
         return f();
     }
+
 
     std::optional<manual_clock> manual_;
     forewarn::detail::emulator_engine engine_;

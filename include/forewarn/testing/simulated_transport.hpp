@@ -17,11 +17,12 @@ namespace testing {
 
 /**
  * The scenario engine behind the transport interface: forewarn's clients talk to the emulated
- * Azure and GCE services in-process, with no socket and no sleep. Time moves only when the test
- * calls scenario().advance(); a hanging GCE request blocks the calling thread until the watched
- * value changes, its timeout_sec (or the request's own timeout) passes in scenario time, or
- * cancel(). Fault directives become transport errors: a connection closed mid-body is
- * errc::transport, a delay or stall at least as long as the request's timeout is errc::timeout.
+ * Azure and GCE services in-process, with no socket and no real sleep. Time is the scenario's
+ * clock (a manual clock in tests: it moves when the test advances it); a hanging GCE request
+ * blocks the calling thread until the watched value changes, its timeout_sec (or the request's
+ * own timeout) passes on that clock, or cancel(). Fault directives become transport errors after
+ * the time they would take: a connection closed mid-body is errc::transport, a delay or stall at
+ * least as long as the request's timeout is errc::timeout once that timeout has passed.
  *
  * Copies share the scenario and the cancel state (cancel() on any copy stops them all, until
  * reset()), so a test can keep one copy and hand another to a client.
@@ -61,8 +62,14 @@ public:
             r = scenario_->handle(as_vm, &shared_->cancelled);
         }
         if (shared_->cancelled.load()) return error(errc::cancelled, "request cancelled");
-        // Delays are scenario time and are not slept: only whether they outlast the timeout matters.
+        // A delay or a stall takes its time on the scenario's clock, as it would on the wire: the
+        // delay itself, or the request's own timeout when that comes first. On a manual clock the
+        // caller waits (idle) until the test's advance() gets there.
         const bool outlasts = request.timeout.count() > 0 && r.delay >= request.timeout;
+        scenario_duration wait = r.delay;
+        if (outlasts) wait = std::chrono::duration_cast<scenario_duration>(request.timeout);
+        if (wait.count() > 0 && !scenario_->pause(wait, &shared_->cancelled))
+            return error(errc::cancelled, "request cancelled");
         switch (r.what) {
         case emulated_response::action::cancelled: return error(errc::cancelled, "request cancelled");
         case emulated_response::action::timed_out:

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -179,12 +180,14 @@ public:
             return error_response(400, "Bad request. Required metadata header not specified");
         if (const unsigned limit = engine_.config().rate_limit; limit > 0) {
             const auto now = engine_.timeline().limiter_now();
-            while (!rate_window_.empty() && rate_window_.front() <= now - std::chrono::seconds(1)) rate_window_.pop_front();
-            if (rate_window_.size() >= limit) {
+            // IMDS limits each VM: every VM of the scenario has its own window.
+            auto& window = rate_window_[req.vm->name];
+            while (!window.empty() && window.front() <= now - std::chrono::seconds(1)) window.pop_front();
+            if (window.size() >= limit) {
                 req.entry.fault = "rate limit";
                 return error_response(429, "Too many requests");
             }
-            rate_window_.push_back(now);
+            window.push_back(now);
         }
 
         static constexpr const char* no_version =
@@ -280,6 +283,29 @@ public:
             w.end_object();
         }
         w.end_array();
+    }
+
+    /// Every event announced so far, typed (the same facts as write_state).
+    std::vector<testing::azure_event_state> events() const {
+        std::vector<testing::azure_event_state> out;
+        out.reserve(events_.size());
+        for (const auto& e : events_) {
+            testing::azure_event_state st;
+            st.id = e.spec.id;
+            st.type = e.spec.type;
+            st.state = e.state == phase::scheduled ? testing::azure_event_state::phase::scheduled
+                       : e.state == phase::started ? testing::azure_event_state::phase::started
+                                                   : testing::azure_event_state::phase::removed;
+            st.resources = e.spec.resources;
+            st.not_before = engine_.timeline().wall_at(e.not_before);
+            st.approved_by = e.approved_by;
+            st.ended = e.ended;
+            st.appeared = e.appeared;
+            st.started_at = e.started_at;
+            st.removed_at = e.removed_at;
+            out.push_back(std::move(st));
+        }
+        return out;
     }
 
 private:
@@ -644,7 +670,7 @@ private:
 
     emulator_engine& engine_;
     std::vector<event_record> events_;
-    std::deque<std::chrono::milliseconds> rate_window_;
+    std::map<std::string, std::deque<std::chrono::milliseconds>> rate_window_;
     std::int64_t incarnation_ = 1;
     bool enabled_ = true;
     bool enabling_ = false;

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -66,8 +67,10 @@ public:
         if (!t) return (clock::time_point::max)();
         const auto ahead = *t - now();
         if (ahead.count() <= 0) return clock_.now();
-        const double ns = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(ahead).count()) / speed_;
-        return clock::saturating_add(clock_.now(), std::chrono::nanoseconds(static_cast<std::int64_t>(ns) + 1));
+        // Rounded up, so that scenario time has reached `t` then; exact at speed 1 (a manual
+        // clock advanced by exactly the time asked for wakes the waiter).
+        const double ns = std::ceil(static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(ahead).count()) / speed_);
+        return clock::saturating_add(clock_.now(), std::chrono::nanoseconds(static_cast<std::int64_t>(ns)));
     }
 
     std::chrono::system_clock::time_point wall_epoch() const noexcept { return wall_epoch_; }

@@ -164,6 +164,20 @@ struct emulated_response {
     const std::string* header(std::string_view name) const noexcept { return find_header(headers, name); }
 };
 
+/// An Azure event as the emulated service holds it now (scenario::azure_event()): what a test
+/// asserts on, typed.
+struct azure_event_state {
+    enum class phase { scheduled, started, removed };
+    std::string id;
+    std::string type;                   ///< EventType as announced
+    phase state = phase::scheduled;
+    std::vector<std::string> resources;
+    std::chrono::system_clock::time_point not_before;  ///< wall time
+    std::string approved_by;            ///< the VM whose approval started it, "(scenario)", "(control)", or ""
+    std::string ended;                  ///< "completed" or "cancelled" once removed, else ""
+    scenario_duration appeared{0}, started_at{0}, removed_at{0};  ///< scenario time
+};
+
 /// One request as the emulator saw it (GET /emulator/v1/requests).
 struct logged_request {
     std::uint64_t seq = 0;

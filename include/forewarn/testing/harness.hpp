@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <forewarn/azure/scheduled_events_client.hpp>
+#include <forewarn/clock.hpp>
+#include <forewarn/config.hpp>
+#include <forewarn/gce/metadata_client.hpp>
+#include <forewarn/poller.hpp>
+#include <forewarn/testing/manual_clock.hpp>
+#include <forewarn/testing/scenario.hpp>
+#include <forewarn/testing/simulated_transport.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+FOREWARN_BEGIN_NAMESPACE
+namespace testing {
+
+/// The Azure client over the in-process emulator.
+using simulated_azure_client = azure::basic_scheduled_events_client<simulated_transport>;
+/// The GCE client over the in-process emulator.
+using simulated_gce_client = gce::basic_metadata_client<simulated_transport>;
+
+/**
+ * A test's world on one clock: the emulated services (a testing::scenario), the real clients
+ * over testing::simulated_transport, and pollers for any of the scenario's VMs, all waiting on
+ * one testing::manual_clock. Nothing sleeps; advance() moves everything and returns once every
+ * poller thread (GCE's hanging GETs included) waits again, so what follows can assert on what
+ * the handlers saw.
+ *
+ * Assert on the test's thread, after advance() or wait_idle(), never inside a handler: a failed
+ * assertion there would unwind the poller's thread. Record in the handlers, check afterwards.
+ *
+ * @code
+ * forewarn::testing::harness h;                           // one VM, "vm0"
+ * std::vector<std::string> seen;
+ * forewarn::poller_handlers on;
+ * on.on_prepare = [&](const forewarn::change& c, forewarn::approval_handle a) { seen.push_back(c.event.id); a.ready(); };
+ * h.add_azure_poller("vm0", on);
+ * h.start();
+ * auto id = h.scenario().add_azure_event({});             // a Freeze, 15 min notice
+ * h.advance(std::chrono::seconds(1));                     // one poll: prepare, then the approval
+ * REQUIRE(seen == std::vector<std::string>{id});
+ * REQUIRE(h.scenario().azure_event(id)->approved_by == "vm0");
+ * @endcode
+ */
+class harness {
+public:
+    /// A harness over a scenario with `config` (default: both services, one VM "vm0", nothing scheduled).
+    explicit harness(scenario_config config = {})
+        : scenario_(std::make_shared<testing::scenario>(std::move(config), clock_)) {}
+
+    harness(const harness&) = delete;
+    harness& operator=(const harness&) = delete;
+    ~harness() { stop(); }
+
+    manual_clock& clock() noexcept { return clock_; }
+    /// The emulated services: add events, set GCE keys, inject faults, read their typed state.
+    testing::scenario& scenario() noexcept { return *scenario_; }
+    const std::shared_ptr<testing::scenario>& shared_scenario() const noexcept { return scenario_; }
+
+    /// A transport that reaches the emulated services as `vm` ("" : the scenario's first VM).
+    simulated_transport transport(const std::string& vm = {}) const { return simulated_transport(scenario_, vm); }
+
+    /**
+     * Azure client options for `vm` on this harness: its clock, and the VM's name as self_name.
+     * With several VMs in the scenario the client's per-host rate limit is off: the VMs' clients
+     * would share one limiter in this process, which no real VM does (the emulator still limits
+     * each VM, as IMDS does).
+     */
+    azure::client_options azure_options(const std::string& vm = {}) const {
+        azure::client_options o;
+        o.endpoint = "http://169.254.169.254";
+        o.self_name = vm.empty() ? first_vm() : vm;
+        o.clock = clock_;
+        o.rate_limit = scenario_->config().vms.size() == 1;
+        return o;
+    }
+    /// GCE client options for `vm` on this harness (the rate limit as for Azure).
+    gce::client_options gce_options(const std::string& vm = {}) const {
+        gce::client_options o;
+        o.endpoint = "http://metadata.google.internal";
+        o.self_name = vm.empty() ? first_vm() : vm;
+        o.clock = clock_;
+        o.rate_limit = scenario_->config().vms.size() == 1;
+        return o;
+    }
+
+    /// An Azure poller for `vm` ("" : the first VM), owned by the harness. Started by start(),
+    /// or at once when the harness runs already.
+    poller<simulated_azure_client>& add_azure_poller(const std::string& vm, poller_handlers h = {},
+                                                     poller_options o = {},
+                                                     std::optional<azure::client_options> client = std::nullopt) {
+        auto co = client ? *client : azure_options(vm);
+        co.clock = clock_;
+        return add(azure_, simulated_azure_client(co, transport(vm)), std::move(h), std::move(o));
+    }
+    /// A GCE poller for `vm` ("" : the first VM), owned by the harness.
+    poller<simulated_gce_client>& add_gce_poller(const std::string& vm, poller_handlers h = {}, poller_options o = {},
+                                                 std::optional<gce::client_options> client = std::nullopt) {
+        auto co = client ? *client : gce_options(vm);
+        co.clock = clock_;
+        return add(gce_, simulated_gce_client(co, transport(vm)), std::move(h), std::move(o));
+    }
+
+    /// Starts every poller and waits until they are idle (their first document handled). False
+    /// when one did not start (its error is in `last_start_error()`) or did not get idle.
+    bool start() {
+        running_ = true;
+        bool ok = true;
+        for_each([&](auto& p) {
+            if (p.running()) return;
+            if (auto r = p.start(); !r) {
+                start_error_ = r.error();
+                ok = false;
+            }
+        });
+        return wait_idle() && ok;
+    }
+    /// Stops every poller (each returns promptly, even mid-request).
+    void stop() noexcept {
+        running_ = false;
+        for_each([](auto& p) { p.stop(); });
+    }
+    const std::optional<error>& last_start_error() const noexcept { return start_error_; }
+
+    /// Waits until every poller thread waits on the clock again; false after `real_timeout`
+    /// (a safety net: a test that would hang fails instead).
+    bool wait_idle(std::chrono::milliseconds real_timeout = std::chrono::seconds(10)) const {
+        return clock_.wait_idle(real_timeout);
+    }
+    /// Moves the one clock by `d` (the services' time with it) and waits until idle.
+    bool advance(clock::duration d, std::chrono::milliseconds real_timeout = std::chrono::seconds(10)) {
+        return clock_.advance_and_wait(d, real_timeout);
+    }
+    /**
+     * Moves the clock by `d` in steps of `step` (default 1 s, Azure's poll interval), idle
+     * after each: a 15-minute notice played poll by poll. False when a step did not get idle.
+     */
+    bool run_for(clock::duration d, clock::duration step = std::chrono::seconds(1)) {
+        for (clock::duration done(0); done < d; done += step)
+            if (!advance((std::min)(step, d - done))) return false;
+        return true;
+    }
+
+    std::size_t azure_pollers() const noexcept { return azure_.size(); }
+    std::size_t gce_pollers() const noexcept { return gce_.size(); }
+
+private:
+    template <class P>
+    using owned = std::deque<std::unique_ptr<P>>;
+
+    template <class Client>
+    poller<Client>& add(owned<poller<Client>>& list, Client client, poller_handlers h, poller_options o) {
+        list.push_back(std::make_unique<poller<Client>>(std::move(client), std::move(h), std::move(o)));
+        auto& p = *list.back();
+        if (running_) {
+            if (auto r = p.start(); !r) start_error_ = r.error();
+            wait_idle();
+        }
+        return p;
+    }
+
+    template <class F>
+    void for_each(F&& f) {
+        for (auto& p : azure_) f(*p);
+        for (auto& p : gce_) f(*p);
+    }
+
+    std::string first_vm() const { return scenario_->config().vms.front().name; }
+
+    manual_clock clock_;  // before the scenario, which is made on it
+    std::shared_ptr<testing::scenario> scenario_;
+    owned<poller<simulated_azure_client>> azure_;
+    owned<poller<simulated_gce_client>> gce_;
+    std::optional<error> start_error_;
+    bool running_ = false;
+};
+
+}  // namespace testing
+FOREWARN_END_NAMESPACE
