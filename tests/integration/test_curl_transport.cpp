@@ -206,7 +206,7 @@ TEST_CASE("curl_transport: 404 and 503 are successful sends carrying that status
     CHECK(*busy->header("Retry-After") == "1");
 }
 
-TEST_CASE("curl_transport keeps one connection alive across requests; a copy opens its own", "[curl_transport]") {
+TEST_CASE("curl_transport keeps one connection alive across requests - a copy opens its own", "[curl_transport]") {
     request_log log;
     loopback_server server([&](httplib::Server& s, loopback_server&) {
         s.Get("/poll", [&](const httplib::Request& req, httplib::Response& res) {

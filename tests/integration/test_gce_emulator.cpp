@@ -99,7 +99,7 @@ TEST_CASE("emulator: a change between two calls is not lost", "[gce][emulator]")
     CHECK(next->events[0].type == event_type::host_terminate);
 }
 
-TEST_CASE("emulator: a 503 mid-watch is retried; timeout_sec ends a watch with the same document", "[gce][emulator]") {
+TEST_CASE("emulator: a 503 mid-watch is retried - timeout_sec ends a watch with the same document", "[gce][emulator]") {
     forewarn_test::emulator_process emu({"--quiet"});
     gce::metadata_client c(emulator_options(emu, 1s));
     auto first = c.next();

@@ -99,7 +99,7 @@ std::string str(const rapidjson::Value& v) { return std::string(v.GetString(), v
 
 }  // namespace
 
-TEST_CASE("security: proxy variables point at a trap; both clients go direct and identify themselves on every "
+TEST_CASE("security: proxy variables point at a trap - both clients go direct and identify themselves on every "
           "request, retries and hanging GETs included (emulator request log)",
           "[security][emulator]") {
     emulator_process emu({"--quiet"});

@@ -110,7 +110,7 @@ TEST_CASE("fetch follows the Linux seed's incarnations 1 to 4", "[azure][client]
     CHECK(sizes == std::vector<std::size_t>{0, 1, 1, 0});
 }
 
-TEST_CASE("the api-version option goes into the URL; bad ones never reach the network", "[azure][client]") {
+TEST_CASE("the api-version option goes into the URL - bad ones never reach the network", "[azure][client]") {
     for (auto v : forewarn::azure::known_api_versions) {
         fake_transport t;
         t.respond(200, empty_doc);
@@ -142,7 +142,7 @@ TEST_CASE("the api-version option goes into the URL; bad ones never reach the ne
     }
 }
 
-TEST_CASE("400 and 404 are not retried; 400 says what IMDS wants", "[azure][client][retry]") {
+TEST_CASE("400 and 404 are not retried - 400 says what IMDS wants", "[azure][client][retry]") {
     {
         fake_transport t;
         t.otherwise([](const http_request&) { return forewarn::result<forewarn::http_response>(forewarn::http_response{400, {}, "Bad Request"}); });
@@ -234,7 +234,7 @@ TEST_CASE("other statuses are errors with the status, not retried", "[azure][cli
     CHECK(c.approve({"e"}).has_value());  // an approval needs no body: any 2xx will do
 }
 
-TEST_CASE("transport errors and timeouts are retried; cancellation is not", "[azure][client][retry]") {
+TEST_CASE("transport errors and timeouts are retried - cancellation is not", "[azure][client][retry]") {
     fake_transport t;
     t.fail({errc::transport, "connection refused"}).fail({errc::timeout, "timed out"}).respond(200, empty_doc);
     client c(test_options(), t);
@@ -331,7 +331,7 @@ TEST_CASE("approve POSTs every id in one StartRequests body", "[azure][client][a
         CHECK(forewarn::detail::json_string_view(sr[i]["EventId"]) == ids[i]);
 }
 
-TEST_CASE("approve: an empty list sends nothing; 400 is a clear error; bad ids never leave", "[azure][client][approve]") {
+TEST_CASE("approve: an empty list sends nothing - 400 is a clear error - bad ids never leave", "[azure][client][approve]") {
     fake_transport t;
     client c(test_options(), t);
     CHECK(c.approve({}).has_value());
@@ -389,7 +389,7 @@ TEST_CASE("2017-03-01: approvals carry the last DocumentIncarnation, fetched if 
     }
 }
 
-TEST_CASE("identity reads compute metadata once; self_name skips the request", "[azure][client][identity]") {
+TEST_CASE("identity reads compute metadata once - self_name skips the request", "[azure][client][identity]") {
     fake_transport t;
     t.respond(200, R"({"azEnvironment":"AzurePublicCloud","location":"westeurope","name":"myvmss_2",
         "vmScaleSetName":"myvmss","resourceId":"/subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/virtualMachineScaleSets/myvmss/virtualMachines/2",
@@ -415,7 +415,7 @@ TEST_CASE("identity reads compute metadata once; self_name skips the request", "
     CHECK(none.request_count() == 0);
 }
 
-TEST_CASE("identity errors: missing or mistyped name, 404, empty body; nothing cached", "[azure][client][identity]") {
+TEST_CASE("identity errors: missing or mistyped name, 404, empty body - nothing cached", "[azure][client][identity]") {
     struct bad {
         int status;
         const char* body;

@@ -232,7 +232,7 @@ TEST_CASE("each api-version's document shape parses", "[azure][parse]") {
     CHECK(full.events.at(0).source == event_source::user);
 }
 
-TEST_CASE("unknown wire values are kept raw; unknown members ignored; null is absent", "[azure][parse]") {
+TEST_CASE("unknown wire values are kept raw - unknown members ignored - null is absent", "[azure][parse]") {
     auto d = parsed(R"({"DocumentIncarnation":1,"Future":{"x":[1,2]},"Events":[{"EventId":"a","EventType":"Hibernate",
         "EventStatus":"Completed","EventSource":"Tenant","NewField":[{}],"Resources":null,"NotBefore":null,
         "Description":null,"DurationInSeconds":null,"ResourceType":null}]})");

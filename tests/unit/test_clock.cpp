@@ -29,7 +29,7 @@ TEST_CASE("clock: the default is real time", "[clock]") {
           forewarn::clock::time_point::max());
 }
 
-TEST_CASE("manual clock: time moves only when advanced; the wall clock moves with it", "[clock]") {
+TEST_CASE("manual clock: time moves only when advanced - the wall clock moves with it", "[clock]") {
     manual_clock c(std::chrono::system_clock::time_point(1700000000s));
     CHECK_FALSE(c.is_real_time());
     CHECK(c.now().time_since_epoch() == 0s);

@@ -176,7 +176,7 @@ TEST_CASE("detect_cloud returns by its deadline even when a probe hangs", "[dete
     CHECK(d->gce_error.code == errc::timeout);
 }
 
-TEST_CASE("detect_cloud: both answering gives azure with both flags; probes can be turned off", "[detect]") {
+TEST_CASE("detect_cloud: both answering gives azure with both flags - probes can be turned off", "[detect]") {
     fake_transport t = world(real_azure, real_gce);
     auto d = forewarn::detect_cloud(test_options(), t);
     REQUIRE(d);

@@ -84,7 +84,7 @@ TEST_CASE("diff: Scheduled -> Started is started, with the previous event", "[di
     CHECK(changes[0].event.status == event_status::started);
 }
 
-TEST_CASE("diff: a disappeared event is recover; two documents alone never say cancelled", "[diff]") {
+TEST_CASE("diff: a disappeared event is recover - two documents alone never say cancelled", "[diff]") {
     const auto scheduled = make_event("S", event_status::scheduled);
     const auto started = make_event("T", event_status::started);
     const auto changes = forewarn::diff(make_doc("3", {scheduled, started}), make_doc("4", {}));

@@ -153,7 +153,7 @@ TEST_CASE("get builds the query: alt=text, alt=json, recursive directories as JS
     CHECK(reqs[2].url == "http://metadata.test/computeMetadata/v1/instance/attributes/?recursive=true&alt=json");
 }
 
-TEST_CASE("keys are percent-encoded; one leading slash is tolerated", "[gce]") {
+TEST_CASE("keys are percent-encoded - one leading slash is tolerated", "[gce]") {
     fake_transport t;
     t.otherwise([](const http_request&) -> result<http_response> { return answer(200, "v", google()); });
     client c(test_options(), t);
@@ -213,7 +213,7 @@ TEST_CASE("the flavor header is matched without regard to case or surrounding sp
     CHECK(v->etag.empty());
 }
 
-TEST_CASE("statuses: 400, 403 and 404 fail at once; 429, 500 and 503 are retried", "[gce]") {
+TEST_CASE("statuses: 400, 403 and 404 fail at once - 429, 500 and 503 are retried", "[gce]") {
     SECTION("never retried") {
         const int status = GENERATE(400, 403, 404);
         fake_transport t;
@@ -269,7 +269,7 @@ TEST_CASE("a body over max_body fails with body_too_large and is not retried", "
     CHECK(t.requests()[0].max_body == 1024);
 }
 
-TEST_CASE("watch sends wait_for_change, last_etag and timeout_sec; its timeout has a margin", "[gce]") {
+TEST_CASE("watch sends wait_for_change, last_etag and timeout_sec - its timeout has a margin", "[gce]") {
     fake_transport t;
     t.respond(200, "MIGRATE_ON_HOST_MAINTENANCE", google("e2")).respond(200, "NONE", google("e3"));
     auto o = test_options();
@@ -292,7 +292,7 @@ TEST_CASE("watch sends wait_for_change, last_etag and timeout_sec; its timeout h
     CHECK(reqs[1].timeout == 12s);
 }
 
-TEST_CASE("watch without an ETag waits for the next change; timeout_sec below 1 is refused", "[gce]") {
+TEST_CASE("watch without an ETag waits for the next change - timeout_sec below 1 is refused", "[gce]") {
     fake_transport t;
     t.respond(200, "NONE", google("e2"));
     client c(test_options(), t);
@@ -305,7 +305,7 @@ TEST_CASE("watch without an ETag waits for the next change; timeout_sec below 1 
     CHECK(t.request_count() == 1);
 }
 
-TEST_CASE("watch: 404 means the key is gone; 503 mid-watch is retried with the same last_etag", "[gce]") {
+TEST_CASE("watch: 404 means the key is gone - 503 mid-watch is retried with the same last_etag", "[gce]") {
     fake_transport t;
     t.respond(404, "", google());
     t.respond(503, "", google()).respond(200, "v2", google("e2"));
@@ -389,7 +389,7 @@ TEST_CASE("fetch maps preempted TRUE/FALSE, with whitespace, to an event keyed b
     CHECK(doc->events[1].type == event_type::preempted);
 }
 
-TEST_CASE("fetch refuses empty or nonsensical values and a missing ETag; a missing preempted key is FALSE",
+TEST_CASE("fetch refuses empty or nonsensical values and a missing ETag - a missing preempted key is FALSE",
           "[gce]") {
     SECTION("empty maintenance-event") {
         fake_transport t = snapshot_server(" \n", "FALSE");
@@ -432,7 +432,7 @@ TEST_CASE("fetch refuses empty or nonsensical values and a missing ETag; a missi
     }
 }
 
-TEST_CASE("identity reads name, id, hostname and scheduling; events name the VM from the first document", "[gce]") {
+TEST_CASE("identity reads name, id, hostname and scheduling - events name the VM from the first document", "[gce]") {
     fake_transport t;
     t.otherwise([](const http_request& r) -> result<http_response> {
         if (contains(r.url, "/instance/name?")) return answer(200, "vm-7\n", google());
@@ -492,7 +492,7 @@ TEST_CASE("a first document waits for the name: a name it cannot read is the err
     CHECK(doc.error().field == "instance/name");
 }
 
-TEST_CASE("identity: missing scheduling keys leave fields empty; a missing name is an error", "[gce]") {
+TEST_CASE("identity: missing scheduling keys leave fields empty - a missing name is an error", "[gce]") {
     fake_transport t;
     t.otherwise([](const http_request& r) -> result<http_response> {
         if (contains(r.url, "/instance/name?")) return answer(200, "vm", google());
@@ -610,7 +610,7 @@ TEST_CASE("a page that is not the metadata server does not trigger the fallback"
     CHECK(c.endpoint() == "http://metadata.google.internal.");
 }
 
-TEST_CASE("cancel interrupts a backoff; it is sticky until reset", "[gce]") {
+TEST_CASE("cancel interrupts a backoff - it is sticky until reset", "[gce]") {
     fake_transport t;
     t.respond(503, "", google());
     auto o = test_options();
@@ -878,7 +878,7 @@ TEST_CASE("next() watches: cancel ends both hanging watches", "[gce][watch]") {
     CHECK(t.request_count() == plain + 2);
 }
 
-TEST_CASE("watch refuses timeout_sec below one second; watch_timeout below it is raised to it", "[gce][watch]") {
+TEST_CASE("watch refuses timeout_sec below one second - watch_timeout below it is raised to it", "[gce][watch]") {
     fake_transport t;
     auto o = watch_options();
     o.watch_timeout = 0s;

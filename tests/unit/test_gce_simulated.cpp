@@ -60,7 +60,7 @@ struct async_wait {
 
 }  // namespace
 
-TEST_CASE("simulated: fetch reads both keys; the incarnation is their ETags", "[gce][simulated]") {
+TEST_CASE("simulated: fetch reads both keys - the incarnation is their ETags", "[gce][simulated]") {
     auto s = std::make_shared<scenario>();
     client c(sim_options(), simulated_transport(s));
     auto doc = c.fetch();
@@ -188,7 +188,7 @@ TEST_CASE("simulated: a 503 on the watch is retried", "[gce][simulated]") {
     CHECK(maintenance_watches == 2);
 }
 
-TEST_CASE("simulated: cancel ends the hanging next(); reset makes the client usable", "[gce][simulated]") {
+TEST_CASE("simulated: cancel ends the hanging next() - reset makes the client usable", "[gce][simulated]") {
     auto s = std::make_shared<scenario>();
     client c(sim_options(), simulated_transport(s));
     auto first = c.fetch();

@@ -47,7 +47,7 @@ TEST_CASE("json: an event in its documented form", "[json][public]") {
           R"(memory-preserving Live Migration operation.","source":"platform","raw_source":"Platform","duration_s":5})");
 }
 
-TEST_CASE("json: absent members are null; -1 stays -1", "[json][public]") {
+TEST_CASE("json: absent members are null - -1 stays -1", "[json][public]") {
     event e;
     e.id = "maintenance-event:MIGRATE_ON_HOST_MAINTENANCE";
     e.type = event_type::live_migrate;

@@ -809,7 +809,7 @@ TEST_CASE("poller thread: a handle made ready later is approved at once, without
     CHECK(src.answers() == 2);
 }
 
-TEST_CASE("poller thread: stop() returns in the middle of a wait; the destructor stops too", "[poller][thread]") {
+TEST_CASE("poller thread: stop() returns in the middle of a wait - the destructor stops too", "[poller][thread]") {
     manual_clock clock;
     auto o = source_options(clock);
     o.hanging = true;

@@ -138,7 +138,7 @@ TEST_CASE("an Azure event goes Scheduled, Started at NotBefore, removed after it
     CHECK(s.handle(azure_get()).body == R"({"DocumentIncarnation":4,"Events":[]})");
 }
 
-TEST_CASE("approval by POST starts the event at once; later POSTs change nothing", "[scenario][azure]") {
+TEST_CASE("approval by POST starts the event at once - later POSTs change nothing", "[scenario][azure]") {
     scenario s(quiet_config());
     azure_event_spec spec;
     spec.type = "Reboot";
@@ -490,7 +490,7 @@ TEST_CASE("GCE wait_for_change: a different last_etag answers at once, the same 
     CHECK(*waited.header("ETag") != etag);
 }
 
-TEST_CASE("GCE wait_for_change: timeout_sec answers the unchanged value; cancel and request timeout end it", "[scenario][gce]") {
+TEST_CASE("GCE wait_for_change: timeout_sec answers the unchanged value - cancel and request timeout end it", "[scenario][gce]") {
     auto s = std::make_shared<scenario>(quiet_config());
     const std::string etag = s->gce_etag("instance/preempted");
     emulated_response waited;

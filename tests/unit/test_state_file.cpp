@@ -94,7 +94,7 @@ TEST_CASE("state_file: a broken or foreign file is a clear error", "[state]") {
     CHECK(bad.error().field == "tracked[0].approved");
 }
 
-TEST_CASE("state_file: save and load through a file; no file is not_found", "[state]") {
+TEST_CASE("state_file: save and load through a file - no file is not_found", "[state]") {
     const auto path = std::filesystem::temp_directory_path() / "forewarn-test-state_file.json";
     std::filesystem::remove(path);
     state_file f(path.string());
