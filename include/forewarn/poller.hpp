@@ -376,7 +376,9 @@ private:
             identity_backoff_ = (std::min)(identity_backoff_ * 2, std::chrono::milliseconds(std::chrono::minutes(1)));
             next_identity_try_ = forewarn::clock::saturating_add(now, identity_backoff_);
             error e = std::move(id).error();
-            e.message = "cannot learn this VM's name, so nothing is approved yet: " + e.message;
+            e.message = (source_.can_approve() ? "cannot learn this VM's name, so nothing is approved yet: "
+                                               : "cannot learn this VM's name (self() stays empty): ") +
+                        e.message;
             report(e);
             return;
         }

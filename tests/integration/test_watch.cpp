@@ -21,6 +21,8 @@
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -456,7 +458,79 @@ TEST_CASE("watch end to end: --state-file, a restart does not repeat a change", 
     std::filesystem::remove(state);
 }
 
-TEST_CASE("watch end to end: --cloud auto finds the emulator; readable lines without --json", "[watch][e2e]") {
+/// Waits (bounded) until the state file names `id`: what a restart will know.
+static void wait_for_state(const std::filesystem::path& state, const std::string& id) {
+    const auto give_up = std::chrono::steady_clock::now() + 20s;
+    for (;;) {
+        std::ifstream in(state);
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (text.find(id) != std::string::npos) return;
+        REQUIRE(std::chrono::steady_clock::now() < give_up);
+        std::this_thread::sleep_for(20ms);
+    }
+}
+
+TEST_CASE("watch end to end: killed after prepare, restarted after the event - the recover reason is never a guess", "[watch][e2e][state]") {
+    // The VM reboots: forewarn-watch dies (SIGKILL) after `prepare`, the platform starts the
+    // Reboot at NotBefore and removes it, and the agent comes back with its state file. It saw
+    // neither Started nor the removal, but the service's Date says NotBefore has passed:
+    // completed. An event that disappears before its NotBefore while the agent is down may have
+    // been cancelled or approved by another VM: unknown, never "cancelled".
+    emulator_process emu;
+    const auto state = std::filesystem::temp_directory_path() / ("forewarn-watch-restart-" + std::to_string(::getpid()) + ".json");
+    std::filesystem::remove(state);
+    const strings flags{"--cloud", "azure", "--json", "--interval", "300", "--approve", "never", "--state-file", state.string()};
+    auto with = [&](strings extra) {
+        strings all = flags;
+        all.insert(all.end(), extra.begin(), extra.end());
+        return all;
+    };
+
+    SECTION("NotBefore passed while it was down: completed") {
+        {
+            auto w = watch(emu, flags);
+            REQUIRE(w.wait_for_stderr("watching azure", 10s));
+            post(emu, "azure/events", R"({"EventId":"R2","EventType":"Reboot","Resources":["WestNO_0"],"impact":"1m"})");
+            REQUIRE(w.wait_for_lines(1, 20s));
+            CHECK(parse_line(w.out()[0]).change == "prepare");
+            wait_for_state(state, "R2");
+            w.signal(SIGKILL);  // the reboot
+            REQUIRE(w.wait_exit(10s) == -1);
+        }
+        post(emu, "advance", R"({"by":"20m"})");  // NotBefore (15 min), Started, removed after 1 min
+        auto w = watch(emu, with({"--exit-after", "1"}));
+        REQUIRE(w.wait_exit(30s) == 0);
+        INFO(w.err());
+        REQUIRE(w.out().size() == 1);
+        const auto recover = parse_line(w.out()[0]);
+        CHECK(recover.change == "recover");
+        CHECK(recover.id == "R2");
+        CHECK(recover.reason == std::optional<std::string>("completed"));
+    }
+    SECTION("gone before NotBefore while it was down: unknown") {
+        {
+            auto w = watch(emu, flags);
+            REQUIRE(w.wait_for_stderr("watching azure", 10s));
+            post(emu, "azure/events", R"({"EventId":"R3","EventType":"Reboot","Resources":["WestNO_0"],"impact":"1m"})");
+            REQUIRE(w.wait_for_lines(1, 20s));
+            wait_for_state(state, "R3");
+            w.signal(SIGKILL);
+            REQUIRE(w.wait_exit(10s) == -1);
+        }
+        post(emu, "azure/events/R3/cancel", "{}");
+        auto w = watch(emu, with({"--exit-after", "1"}));
+        REQUIRE(w.wait_exit(30s) == 0);
+        INFO(w.err());
+        REQUIRE(w.out().size() == 1);
+        const auto recover = parse_line(w.out()[0]);
+        CHECK(recover.change == "recover");
+        CHECK(recover.id == "R3");
+        CHECK(recover.reason == std::optional<std::string>("unknown"));
+    }
+    std::filesystem::remove(state);
+}
+
+TEST_CASE("watch end to end: --cloud auto finds the emulator - readable lines without --json", "[watch][e2e]") {
     emulator_process emu;
     auto w = watch(emu, {"--cloud", "auto", "--interval", "300", "--exit-after", "1"});
     REQUIRE(w.wait_for_stderr("watching azure", 15s));
