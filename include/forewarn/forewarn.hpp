@@ -8,6 +8,8 @@
  */
 
 #include <forewarn/approval.hpp>
+#include <forewarn/aws/instance_metadata_client.hpp>
+#include <forewarn/aws/parse.hpp>
 #include <forewarn/azure/parse.hpp>
 #include <forewarn/azure/scheduled_events_client.hpp>
 #include <forewarn/change_tracker.hpp>

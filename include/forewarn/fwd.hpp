@@ -103,4 +103,11 @@ template <class Transport>
 class basic_scheduled_events_client;
 }  // namespace azure
 
+namespace aws {
+struct client_options;
+struct instance_identity;
+template <class Transport>
+class basic_instance_metadata_client;
+}  // namespace aws
+
 FOREWARN_END_NAMESPACE

@@ -39,6 +39,7 @@ struct retry_options {
 enum class retry_rules {
     azure,  ///< 410 (within gone_window), 429, 500, 503 and transport errors; never 400 or 404
     gce,    ///< 429, every 5xx and transport errors
+    aws,    ///< 429, every 5xx and transport errors (401 is a token to renew, handled by the client)
 };
 
 /// Whether an error is worth another try under a service's rules.

@@ -149,12 +149,9 @@ inline result<std::chrono::system_clock::time_point> to_time_point(const time_sc
     return tp(duration_cast<system_clock::duration>(seconds(secs)) + duration_cast<system_clock::duration>(nanoseconds(nanos)));
 }
 
-/// "Mon, 11 Apr 2022 22:26:58 GMT" (RFC 1123; the day may have one digit; GMT or UTC).
-inline result<std::chrono::system_clock::time_point> parse_rfc1123(std::string_view text) {
-    time_scanner s(text);
-    if (s.name3(weekday_names, 7) < 0) return s.fail("expected a day name (Mon..Sun)");
-    if (!s.literal(',')) return s.fail("expected ',' after the day name");
-    if (!s.literal(' ')) return s.fail("expected ' ' after ','");
+/// The part of RFC 1123 after the day name: "11 Apr 2022 22:26:58 GMT" (the day may have one
+/// digit; GMT or UTC). AWS's scheduled events write their times in exactly this form.
+inline result<std::chrono::system_clock::time_point> parse_day_month_year_time(time_scanner& s) {
     const auto date_at = s.pos();
     std::int64_t day = 0;
     if (!s.digits(2, day) && !s.digits(1, day)) return s.fail("expected the day of the month");
@@ -177,6 +174,15 @@ inline result<std::chrono::system_clock::time_point> parse_rfc1123(std::string_v
     auto secs = checked_epoch_seconds(s, year, month + 1, day, hour, minute, second, month_at, date_at, time_at);
     if (!secs) return std::move(secs).error();
     return to_time_point(s, *secs, 0);
+}
+
+/// "Mon, 11 Apr 2022 22:26:58 GMT" (RFC 1123; the day may have one digit; GMT or UTC).
+inline result<std::chrono::system_clock::time_point> parse_rfc1123(std::string_view text) {
+    time_scanner s(text);
+    if (s.name3(weekday_names, 7) < 0) return s.fail("expected a day name (Mon..Sun)");
+    if (!s.literal(',')) return s.fail("expected ',' after the day name");
+    if (!s.literal(' ')) return s.fail("expected ' ' after ','");
+    return parse_day_month_year_time(s);
 }
 
 /// "2016-09-19T18:29:47Z", "2016-09-19T18:29:47.123456+02:00", "...-0130": a zone is required.
@@ -243,6 +249,21 @@ inline result<std::optional<std::chrono::system_clock::time_point>> parse_time(s
     if (text.empty()) return opt{};
     const char c = text.front();
     auto tp = (c >= '0' && c <= '9') ? detail::parse_iso8601(text) : detail::parse_rfc1123(text);
+    if (!tp) return std::move(tp).error();
+    return opt{*tp};
+}
+
+
+/**
+ * AWS scheduled events' form: "21 Jan 2019 09:00:43 GMT" (RFC 1123 without the day name; the
+ * day may have one digit, "8 May 2020 ..."), or "" (no time). Anything else is errc::parse_error
+ * with the offset of the first bad character.
+ */
+inline result<std::optional<std::chrono::system_clock::time_point>> parse_aws_time(std::string_view text) {
+    using opt = std::optional<std::chrono::system_clock::time_point>;
+    if (text.empty()) return opt{};
+    detail::time_scanner s(text);
+    auto tp = detail::parse_day_month_year_time(s);
     if (!tp) return std::move(tp).error();
     return opt{*tp};
 }
@@ -329,5 +350,8 @@ inline std::string format_rfc1123(std::chrono::system_clock::time_point t) {
     out += " GMT";
     return out;
 }
+
+/// AWS scheduled events' form of a time: "21 Jan 2019 09:00:43 GMT" (RFC 1123 without the day name).
+inline std::string format_aws_time(std::chrono::system_clock::time_point t) { return format_rfc1123(t).substr(5); }
 
 FOREWARN_END_NAMESPACE

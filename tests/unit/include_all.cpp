@@ -3,6 +3,10 @@
 // without `inline` would now be defined twice and fail the link. Kept in step with include/ by
 // the test "include_all.cpp names every header" (test_headers.cpp).
 #include <forewarn/approval.hpp>
+#include <forewarn/aws/endpoint.hpp>
+#include <forewarn/aws/instance_metadata_client.hpp>
+#include <forewarn/aws/parse.hpp>
+#include <forewarn/aws/vocabulary.hpp>
 #include <forewarn/azure/endpoint.hpp>
 #include <forewarn/azure/parse.hpp>
 #include <forewarn/azure/scheduled_events_client.hpp>

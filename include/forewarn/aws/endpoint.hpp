@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Where the EC2 instance metadata service is: the endpoint precedence the AWS SDKs use, and
+// whether the environment turned it off. No client, no JSON.
+
+#include <forewarn/config.hpp>
+#include <forewarn/detail/endpoint.hpp>
+#include <forewarn/detail/strings.hpp>
+#include <forewarn/result.hpp>
+
+#include <string>
+#include <string_view>
+
+FOREWARN_BEGIN_NAMESPACE
+namespace aws {
+
+/// IMDS on IPv4, every instance.
+inline constexpr std::string_view default_endpoint = "http://169.254.169.254";
+/// IMDS on IPv6 (Nitro instances with the IPv6 endpoint turned on).
+inline constexpr std::string_view ipv6_endpoint = "http://[fd00:ec2::254]";
+
+}  // namespace aws
+
+namespace detail {
+
+/// An explicit endpoint beats $AWS_EC2_METADATA_SERVICE_ENDPOINT (the AWS SDKs' variable), which
+/// beats aws::ipv6_endpoint when `ipv6`, else aws::default_endpoint.
+inline result<std::string> aws_resolve_endpoint(std::string_view option, std::string_view option_name, bool ipv6) {
+    const auto chosen = choose_endpoint(option, option_name, {"AWS_EC2_METADATA_SERVICE_ENDPOINT"});
+    if (chosen.text.empty()) return std::string(ipv6 ? aws::ipv6_endpoint : aws::default_endpoint);
+    return normalize_endpoint(chosen.text, chosen.source);
+}
+
+/// $AWS_EC2_METADATA_DISABLED=true (any case), as the AWS SDKs read it: IMDS must not be asked.
+inline bool aws_metadata_disabled() { return iequals(trim(getenv_string("AWS_EC2_METADATA_DISABLED")), "true"); }
+
+}  // namespace detail
+FOREWARN_END_NAMESPACE

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The AWS EC2 instance metadata (IMDSv2) client: a notice source for Spot interruptions,
+// rebalance recommendations and scheduled events. It names curl_transport only through fwd.hpp:
+// include <forewarn/curl_transport.hpp> (or <forewarn/forewarn.hpp>) to use the default transport.
+
+#include <forewarn/aws/endpoint.hpp>
+#include <forewarn/aws/parse.hpp>
+#include <forewarn/clock.hpp>
+#include <forewarn/config.hpp>
+#include <forewarn/detail/http.hpp>
+#include <forewarn/detail/strings.hpp>
+#include <forewarn/event.hpp>
+#include <forewarn/fwd.hpp>
+#include <forewarn/log.hpp>
+#include <forewarn/notice_source.hpp>
+#include <forewarn/result.hpp>
+#include <forewarn/retry.hpp>
+#include <forewarn/transport.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+FOREWARN_BEGIN_NAMESPACE
+namespace aws {
+
+/// Who this instance is, from the instance metadata.
+struct instance_identity {
+    std::string name;               ///< the instance id (or client_options::self_name): what events name
+    std::string instance_id;        ///< meta-data/instance-id, e.g. "i-0123456789abcdef0"
+    std::string instance_type;      ///< meta-data/instance-type; empty when not sent
+    std::string availability_zone;  ///< meta-data/placement/availability-zone; empty when not sent
+    std::string lifecycle;          ///< meta-data/instance-life-cycle: "spot", "on-demand" or "scheduled"; empty when not sent
+    bool spot() const noexcept { return lifecycle == "spot"; }
+};
+
+/// The longest session token IMDS grants, in seconds (six hours).
+inline constexpr int max_token_ttl_seconds = 21600;
+
+/// Options of basic_instance_metadata_client. Plain struct: set what you need.
+struct client_options {
+    /// Base URL. Empty: $AWS_EC2_METADATA_SERVICE_ENDPOINT, else http://169.254.169.254 (or
+    /// http://[fd00:ec2::254] with `ipv6`).
+    std::string endpoint;
+    bool ipv6 = false;
+    /// The session token's lifetime asked for (X-aws-ec2-metadata-token-ttl-seconds): 1..21600.
+    std::chrono::seconds token_ttl{max_token_ttl_seconds};
+    /// IMDSv1 (no token) when the token PUT is refused with 403, 404 or 405. Off: IMDSv2 only,
+    /// as AWS recommends; an instance that requires IMDSv2 refuses IMDSv1 anyway.
+    bool allow_imdsv1 = false;
+    /// next(): time from one answer to the next round of requests (AWS: read the Spot notice
+    /// every 5 s). Never below 1 s.
+    std::chrono::milliseconds poll_interval{5000};
+    std::chrono::milliseconds timeout{std::chrono::seconds(5)};  ///< total timeout of each request
+    std::chrono::milliseconds connect_timeout{std::chrono::seconds(2)};
+    std::size_t max_body = std::size_t(1) << 20;  ///< a longer answer fails with errc::body_too_large
+    /// Backoff, attempts and budget: 429, 5xx and transport errors are retried; 400, 403 and 404
+    /// are not; a 401 renews the token once.
+    retry_options retry;
+    /// Share the process-wide per-host rate limiter (5 requests in any second).
+    bool rate_limit = true;
+    /// This instance's name as events name it. Empty: the instance id from the metadata.
+    std::string self_name;
+    forewarn::clock clock;  ///< the time line every wait (and the token's expiry) runs on
+    forewarn::logger log;   ///< each request at debug (never the token), retries at info
+};
+
+}  // namespace aws
+
+namespace detail {
+
+// A token is a short printable ASCII string; anything else is not IMDS talking.
+inline bool aws_token_acceptable(std::string_view t) noexcept {
+    if (t.empty() || t.size() > 4096) return false;
+    for (const char c : t) {
+        const auto b = static_cast<unsigned char>(c);
+        if (b <= 0x20 || b >= 0x7F) return false;
+    }
+    return true;
+}
+
+inline error aws_status_error(int status, std::string_view what) {
+    switch (status) {
+    case 400: return error(errc::http_status, std::string(what) + ": 400 Bad Request (a token TTL outside 1..21600?)", 400);
+    case 401: return error(errc::http_status, std::string(what) + ": 401 Unauthorized (missing or expired session token)", 401);
+    case 403:
+        return error(errc::http_status,
+                     std::string(what) + ": 403 Forbidden (IMDS turned off for this instance, or the request carried X-Forwarded-For)",
+                     403);
+    case 404: {
+        error e(errc::not_found, std::string(what) + ": 404 Not Found");
+        e.http_status = 404;
+        return e;
+    }
+    default: return error(errc::http_status, std::string(what) + ": HTTP " + std::to_string(status), status);
+    }
+}
+
+}  // namespace detail
+
+namespace aws {
+
+/**
+ * AWS EC2 instance metadata (IMDSv2) over a Transport, a notice source: next() gives one
+ * document every poll interval with the Spot instance-action, the rebalance recommendation and
+ * the scheduled events (docs/aws.md has the mapping). AWS approves nothing through IMDS:
+ * can_approve() is false and approve() errc::unsupported.
+ *
+ * Every request carries the session token (`X-aws-ec2-metadata-token`), got by `PUT
+ * /latest/api/token` with the TTL asked for, renewed on the client's clock before it expires and
+ * once after a 401. No proxy, no redirects (curl_transport), a body cap, retries by status, the
+ * per-host rate limit. The token is never logged. One thread uses a client at a time; wake(),
+ * cancel() and reset() may come from any thread.
+ */
+template <class Transport = curl_transport>
+class basic_instance_metadata_client {
+public:
+    using transport_type = Transport;
+    using identity_type = instance_identity;
+
+    explicit basic_instance_metadata_client(client_options options = {}, Transport transport = Transport())
+        : options_(std::move(options)),
+          transport_(std::move(transport)),
+          policy_(retry_rules::aws, options_.retry),
+          sleep_(std::make_unique<interruptible_sleep>(options_.clock)),
+          pacer_(std::make_unique<forewarn::detail::source_pacer>(options_.clock)) {
+        static_assert(is_transport_v<Transport>, "Transport must model forewarn::is_transport");
+        options_.poll_interval = (std::max)(options_.poll_interval, std::chrono::milliseconds(1000));
+        auto endpoint = forewarn::detail::aws_resolve_endpoint(options_.endpoint, "aws::client_options::endpoint", options_.ipv6);
+        if (!endpoint) {
+            config_error_ = std::move(endpoint).error();
+        } else {
+            endpoint_ = std::move(*endpoint);
+        }
+        if (!config_error_ && (options_.token_ttl.count() < 1 || options_.token_ttl.count() > max_token_ttl_seconds))
+            config_error_ = error(errc::invalid_argument, "aws::client_options::token_ttl: " +
+                                                              std::to_string(options_.token_ttl.count()) +
+                                                              " s is outside 1..21600");
+        if (!config_error_ && forewarn::detail::aws_metadata_disabled())
+            config_error_ = error(errc::unsupported, "the instance metadata service is turned off by AWS_EC2_METADATA_DISABLED");
+        if (options_.rate_limit) bucket_ = rate_limiter::for_host(forewarn::detail::url_authority(endpoint_), options_.clock);
+    }
+
+    /// The base URL in use, after the precedence rules.
+    const std::string& endpoint() const noexcept { return endpoint_; }
+    const client_options& options() const noexcept { return options_; }
+    Transport& transport() noexcept { return transport_; }
+    const Transport& transport() const noexcept { return transport_; }
+    const forewarn::clock& clock() const noexcept { return options_.clock; }
+    const forewarn::logger& log() const noexcept { return options_.log; }
+    /// Session tokens got so far (the first one included): how often the client renewed.
+    std::size_t tokens_fetched() const noexcept { return tokens_fetched_; }
+
+    /// A configuration that can never work (a malformed endpoint, a TTL outside 1..21600, IMDS
+    /// turned off by AWS_EC2_METADATA_DISABLED), or success.
+    result<void> validate() const {
+        if (config_error_) return *config_error_;
+        return {};
+    }
+
+    /// AWS approves nothing through IMDS: false.
+    bool can_approve() const noexcept { return false; }
+    /// errc::unsupported: maintenance on AWS is rescheduled through the EC2 API, not IMDS.
+    result<void> approve(const std::vector<std::string>&) {
+        return error(errc::unsupported, "AWS takes no approvals through the instance metadata service");
+    }
+
+    /// The next document: at once the first time, then `poll_interval` after the last answer,
+    /// earlier when `not_after` comes first or wake() is called.
+    result<document> next(forewarn::clock::time_point not_after = (forewarn::clock::time_point::max)()) {
+        if (config_error_) return *config_error_;
+        if (last_answer_) {
+            const auto due = forewarn::clock::saturating_add(*last_answer_, options_.poll_interval);
+            if (!pacer_->wait(due, not_after)) return error(errc::cancelled, "cancelled").at_url(endpoint_);
+        }
+        auto doc = fetch();
+        last_answer_ = options_.clock.now();
+        return doc;
+    }
+
+    /// Ends the wait in progress in next() now (not a request). Thread-safe.
+    void wake() noexcept { pacer_->wake(); }
+
+    /**
+     * Reads the three notice paths once: the scheduled events (a 404 counts as none), the Spot
+     * instance-action and the rebalance recommendation (404: none). Their events name this
+     * instance (`resources`) once its name is known. Any other failure fails the whole document:
+     * a partial one would look like notices that vanished.
+     */
+    result<document> fetch() {
+        if (config_error_) return *config_error_;
+        if (!identity_ && options_.self_name.empty()) (void)identity();  // its failure is identity()'s to report
+        document doc;
+        doc.origin = cloud::aws;
+
+        auto scheduled = get(scheduled_events_path, "GET events/maintenance/scheduled");
+        if (!scheduled) return std::move(scheduled).error();
+        if (*scheduled) {
+            auto events = parse_scheduled_events((*scheduled)->body);
+            if (!events) return std::move(events).error().at_url(endpoint_ + std::string(scheduled_events_path));
+            doc.events = std::move(*events);
+            doc.service_time = forewarn::detail::service_time_of(**scheduled);
+        }
+        auto spot = get(spot_instance_action_path, "GET spot/instance-action");
+        if (!spot) return std::move(spot).error();
+        if (*spot) {
+            auto e = parse_spot_instance_action((*spot)->body);
+            if (!e) return std::move(e).error().at_url(endpoint_ + std::string(spot_instance_action_path));
+            doc.events.push_back(std::move(*e));
+            if (!doc.service_time) doc.service_time = forewarn::detail::service_time_of(**spot);
+        }
+        auto rebalance = get(rebalance_path, "GET events/recommendations/rebalance");
+        if (!rebalance) return std::move(rebalance).error();
+        if (*rebalance) {
+            auto e = parse_rebalance_recommendation((*rebalance)->body);
+            if (!e) return std::move(e).error().at_url(endpoint_ + std::string(rebalance_path));
+            doc.events.push_back(std::move(*e));
+            if (!doc.service_time) doc.service_time = forewarn::detail::service_time_of(**rebalance);
+        }
+        const std::string self = options_.self_name.empty() ? (identity_ ? identity_->name : std::string()) : options_.self_name;
+        if (!self.empty())
+            for (auto& e : doc.events) e.resources = {self};
+        return doc;
+    }
+
+    /**
+     * This instance's identity, asked once and cached: instance-id (required), instance-type,
+     * placement/availability-zone and instance-life-cycle (each empty when 404). With
+     * options.self_name, that is the name and nothing is asked.
+     */
+    result<instance_identity> identity() {
+        if (identity_) return *identity_;
+        if (!options_.self_name.empty()) {
+            instance_identity id;
+            id.name = options_.self_name;
+            identity_ = id;
+            return id;
+        }
+        if (config_error_) return *config_error_;
+        instance_identity id;
+        struct field {
+            std::string_view path;
+            std::string instance_identity::*target;
+            bool required;
+        };
+        for (const auto& f : {field{"/latest/meta-data/instance-id", &instance_identity::instance_id, true},
+                              field{"/latest/meta-data/instance-type", &instance_identity::instance_type, false},
+                              field{"/latest/meta-data/placement/availability-zone", &instance_identity::availability_zone, false},
+                              field{"/latest/meta-data/instance-life-cycle", &instance_identity::lifecycle, false}}) {
+            auto r = get(f.path, "GET identity");
+            if (!r) return std::move(r).error();
+            if (!*r) {
+                if (!f.required) continue;
+                error e(errc::not_found, "the instance metadata has no instance-id");
+                e.http_status = 404;
+                return std::move(e).at_url(endpoint_ + std::string(f.path));
+            }
+            const auto value = forewarn::detail::trim((*r)->body);
+            if (f.required && value.empty()) {
+                error e(errc::empty_body, "empty instance-id");
+                e.field = "instance-id";
+                return std::move(e).at_url(endpoint_ + std::string(f.path));
+            }
+            id.*f.target = std::string(value);
+        }
+        id.name = id.instance_id;
+        identity_ = id;
+        return id;
+    }
+
+    /// Makes the in-flight request, any backoff and the wait in next() return errc::cancelled
+    /// promptly; sticky until reset().
+    void cancel() noexcept {
+        pacer_->cancel();
+        sleep_->interrupt();
+        transport_.cancel();
+    }
+    /// Clears a cancel() so that the client can be used again.
+    void reset() noexcept {
+        transport_.reset();
+        sleep_->reset();
+        pacer_->reset();
+    }
+
+private:
+    // A token that is good for a while yet: renewed when less than a tenth of its life (at most a
+    // minute) is left, so that a request never goes out with one about to expire.
+    result<void> ensure_token() {
+        if (imdsv1_) return {};
+        const auto now = options_.clock.now();
+        if (token_ && now < token_renew_at_) return {};
+        const std::string u = endpoint_ + "/latest/api/token";
+        http_request req = base_request(http_method::put, u);
+        req.headers.push_back({"X-aws-ec2-metadata-token-ttl-seconds", std::to_string(options_.token_ttl.count())});
+        auto answer = send_with_retries(req, "PUT api/token");
+        if (!answer) {
+            const int status = answer.error().http_status;
+            if (options_.allow_imdsv1 && (status == 403 || status == 404 || status == 405)) {
+                imdsv1_ = true;
+                options_.log(log_level::warn, "IMDSv2 token refused (HTTP " + std::to_string(status) + "): using IMDSv1", u);
+                return {};
+            }
+            return std::move(answer).error();
+        }
+        const auto token = forewarn::detail::trim(answer->body);
+        if (!forewarn::detail::aws_token_acceptable(token))
+            return error(errc::invalid_document, "PUT api/token: the answer is not a session token").at_url(u);
+        token_ = std::string(token);
+        ++tokens_fetched_;
+        const auto ttl = std::chrono::duration_cast<forewarn::clock::duration>(options_.token_ttl);
+        const auto margin = (std::min)(ttl / 10, std::chrono::duration_cast<forewarn::clock::duration>(std::chrono::minutes(1)));
+        token_renew_at_ = forewarn::clock::saturating_add(now, ttl - margin);
+        return {};
+    }
+
+    // GET `path` with the token: the answer on 200, nothing on 404, an error otherwise. A 401
+    // renews the token once and asks again.
+    result<std::optional<http_response>> get(std::string_view path, std::string_view what) {
+        const std::string u = endpoint_ + std::string(path);
+        for (int attempt = 0; attempt < 2; ++attempt) {
+            if (auto t = ensure_token(); !t) return std::move(t).error();
+            http_request req = base_request(http_method::get, u);
+            if (token_ && !imdsv1_) req.headers.push_back({"X-aws-ec2-metadata-token", *token_});
+            auto answer = send_with_retries(req, what);
+            if (answer) return std::optional<http_response>(std::move(*answer));
+            if (answer.error().code == errc::not_found) return std::optional<http_response>();
+            if (answer.error().http_status == 401 && attempt == 0 && !imdsv1_) {
+                token_.reset();  // expired or revoked early: one fresh token, one more try
+                continue;
+            }
+            return std::move(answer).error();
+        }
+        return error(errc::http_status, std::string(what) + ": 401 Unauthorized with a fresh token", 401).at_url(u);
+    }
+
+    http_request base_request(http_method method, const std::string& url) const {
+        http_request req;
+        req.method = method;
+        req.url = url;
+        req.timeout = options_.timeout;
+        req.connect_timeout = options_.connect_timeout;
+        req.max_body = options_.max_body;
+        return req;
+    }
+
+    result<http_response> send_with_retries(const http_request& req, std::string_view what) {
+        auto attempt = [&]() -> result<http_response> {
+            if (sleep_->interrupted()) return error(errc::cancelled, "cancelled").at_url(req.url);
+            if (bucket_ && !bucket_->acquire(*sleep_))
+                return error(errc::cancelled, "cancelled while rate limited").at_url(req.url);
+            const auto started = options_.clock.now();
+            auto r = transport_.send(req);
+            // The line names the method, URL and status: never a header, so never the token.
+            if (options_.log.enabled(log_level::debug))
+                options_.log(log_level::debug, forewarn::detail::request_log_line(req, r, options_.clock.now() - started),
+                             req.url);
+            if (!r) return std::move(r).error().at_url(req.url);
+            if (r->status != 200) return forewarn::detail::aws_status_error(r->status, what).at_url(req.url);
+            return r;
+        };
+        return policy_.run(attempt, *sleep_, options_.log);
+    }
+
+    client_options options_;
+    Transport transport_;
+    std::string endpoint_;
+    retry_policy policy_;
+    std::unique_ptr<interruptible_sleep> sleep_;  // behind pointers so the client stays movable
+    std::unique_ptr<forewarn::detail::source_pacer> pacer_;
+    std::shared_ptr<rate_limiter> bucket_;
+    std::optional<error> config_error_;
+    std::optional<std::string> token_;
+    forewarn::clock::time_point token_renew_at_{};
+    std::size_t tokens_fetched_ = 0;
+    bool imdsv1_ = false;
+    std::optional<instance_identity> identity_;
+    std::optional<forewarn::clock::time_point> last_answer_;
+};
+
+/// The client over libcurl. Include <forewarn/curl_transport.hpp> to use it.
+using instance_metadata_client = basic_instance_metadata_client<>;
+
+}  // namespace aws
+FOREWARN_END_NAMESPACE
