@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// forewarn-watch: watches Azure Scheduled Events or GCE maintenance notices (real or emulated),
-// prints one line per change, and can approve events. Run with --help for the flags.
+// forewarn-watch: watches Azure Scheduled Events, GCE maintenance notices or AWS instance
+// metadata notices (real or emulated), prints one line per change, and can approve events (Azure).
+// Run with --help for the flags.
 //
 //   forewarn-watch --json                                  # on an Azure or GCE VM
 //   forewarn-watch --endpoint http://127.0.0.1:8080 --cloud azure --self WestNO_0 --approve leader
@@ -8,6 +9,7 @@
 // With --json, stdout carries nothing but one JSON object per change (flushed at once), so it can
 // be piped into jq or a log shipper; everything else (errors, approvals) goes to stderr.
 
+#include <forewarn/aws/instance_metadata_client.hpp>
 #include <forewarn/azure/scheduled_events_client.hpp>
 #include <forewarn/curl_transport.hpp>
 #include <forewarn/json.hpp>
@@ -18,8 +20,11 @@
 #include <forewarn/time.hpp>
 
 #include <chrono>
-#include <condition_variable>
 #include <csignal>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cerrno>
@@ -33,17 +38,13 @@
 
 namespace {
 
-volatile std::sig_atomic_t g_signalled = 0;
-
-extern "C" void on_signal(int) { g_signalled = 1; }
-
 struct settings {
-    std::string cloud = "auto";  // azure | gce | auto
+    std::string cloud = "auto";  // azure | gce | aws | auto
     std::string endpoint;
     bool json = false;
     std::string self;
     forewarn::approval_scope approve = forewarn::approval_scope::never;
-    std::chrono::milliseconds interval{1000};
+    std::optional<std::chrono::milliseconds> interval;  // default: the client's (Azure 1 s, AWS 5 s)
     std::optional<long long> exit_after;
     std::string state_file;
     std::optional<std::chrono::seconds> grace;
@@ -52,7 +53,8 @@ struct settings {
 void usage(std::FILE* out) {
     std::fputs(
         "usage: forewarn-watch [options]\n"
-        "  --cloud azure|gce|auto   which metadata service (default auto: probe both)\n"
+        "  --cloud azure|gce|aws|auto\n"
+        "                           which metadata service (default auto: probe them all)\n"
         "  --endpoint URL           the service root, e.g. http://127.0.0.1:8080 (default: the real address)\n"
         "  --json                   one JSON object per change on stdout, nothing else\n"
         "  --self NAME              this VM's name as listed in Resources (default: ask the metadata)\n"
@@ -61,7 +63,8 @@ void usage(std::FILE* out) {
         "                           is the elected leader (followers approve user events after a grace);\n"
         "                           all: every event seen\n"
         "  --grace SECONDS          the follower's grace for user events with --approve leader (default 30)\n"
-        "  --interval MS            Azure poll interval in milliseconds (default 1000, at least 200)\n"
+        "  --interval MS            Azure poll interval in milliseconds (default 1000, at least 200);\n"
+        "                           AWS: default 5000, at least 1000\n"
         "  --exit-after N           exit 0 after N change lines\n"
         "  --state-file PATH        remember what was handled across restarts\n"
         "  --help                   this text\n",
@@ -99,8 +102,8 @@ std::optional<int> parse_args(int argc, char** argv, settings& s) {
             const char* v = value("--cloud");
             if (!v) return 2;
             s.cloud = v;
-            if (s.cloud != "azure" && s.cloud != "gce" && s.cloud != "auto") {
-                std::fprintf(stderr, "forewarn-watch: --cloud must be azure, gce or auto, not \"%s\"\n", v);
+            if (s.cloud != "azure" && s.cloud != "gce" && s.cloud != "aws" && s.cloud != "auto") {
+                std::fprintf(stderr, "forewarn-watch: --cloud must be azure, gce, aws or auto, not \"%s\"\n", v);
                 return 2;
             }
         } else if (arg == "--endpoint") {
@@ -201,13 +204,32 @@ std::string text_line(const forewarn::change& c) {
     return out;
 }
 
-/// Where the handlers report to main().
+/// What the handlers write, under one lock.
 struct output {
     std::mutex mutex;
-    std::condition_variable cv;
     long long lines = 0;
     bool done = false;
 };
+
+/// The signals main() waits for: blocked in every thread (so none runs a handler), taken by
+/// sigwait. SIGUSR1 is forewarn-watch's own: the last --exit-after line was written.
+sigset_t waited_signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);
+    return set;
+}
+
+/// Sleeps until one of waited_signals() arrives; wakes for nothing else.
+int wait_for_signal() {
+    const sigset_t set = waited_signals();
+    int sig = 0;
+    while (sigwait(&set, &sig) != 0) {
+    }
+    return sig;
+}
 
 template <class Client>
 int watch(Client client, const settings& s, const std::string& where, std::string_view cloud_name) {
@@ -224,8 +246,8 @@ int watch(Client client, const settings& s, const std::string& where, std::strin
         ++out.lines;
         if (s.exit_after && out.lines >= *s.exit_after) {
             out.done = true;
-            poller->stop();  // from the handler: nothing more is delivered
-            out.cv.notify_all();
+            poller->stop();         // from the handler: nothing more is delivered
+            ::kill(::getpid(), SIGUSR1);  // wakes main()'s sigwait
         }
     };
 
@@ -259,13 +281,10 @@ int watch(Client client, const settings& s, const std::string& where, std::strin
         std::fprintf(stderr, "forewarn-watch: %s\n", started.error().describe().c_str());
         return 1;
     }
-    {
-        // Signals only set a flag (all a handler may do portably); look at it ten times a second.
-        std::unique_lock<std::mutex> lock(out.mutex);
-        while (!out.done && !g_signalled) out.cv.wait_for(lock, std::chrono::milliseconds(100));
-    }
+    // The main thread sleeps until SIGINT, SIGTERM or the last --exit-after line: no polling.
+    const int sig = wait_for_signal();
     p.stop();
-    if (g_signalled) std::fputs("forewarn-watch: stopped by a signal\n", stderr);
+    if (sig != SIGUSR1) std::fputs("forewarn-watch: stopped by a signal\n", stderr);
     return 0;
 }
 
@@ -274,20 +293,23 @@ int watch(Client client, const settings& s, const std::string& where, std::strin
 int main(int argc, char** argv) {
     settings s;
     if (auto code = parse_args(argc, argv, s)) return *code;
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+    // Before any thread starts (detect_cloud's probes, the poller), so that every thread inherits
+    // the mask and the signals wait for main()'s sigwait.
+    const sigset_t waited = waited_signals();
+    pthread_sigmask(SIG_BLOCK, &waited, nullptr);
 
     std::string cloud = s.cloud;
     if (cloud == "auto") {
         forewarn::detect_options d;
         d.azure_endpoint = s.endpoint;
         d.gce_endpoint = s.endpoint;
+        d.aws_endpoint = s.endpoint;
         auto found = forewarn::detect_cloud(d);
         if (!found || found->found == forewarn::cloud::none) {
-            std::fputs("forewarn-watch: neither Azure IMDS nor a GCE metadata server answers here", stderr);
+            std::fputs("forewarn-watch: no Azure IMDS, GCE metadata server or AWS IMDS answers here", stderr);
             if (found)
-                std::fprintf(stderr, " (azure: %s; gce: %s)", found->azure_error.describe().c_str(),
-                             found->gce_error.describe().c_str());
+                std::fprintf(stderr, " (azure: %s; gce: %s; aws: %s)", found->azure_error.describe().c_str(),
+                             found->gce_error.describe().c_str(), found->aws_error.describe().c_str());
             else
                 std::fprintf(stderr, " (%s)", found.error().describe().c_str());
             std::fputs("; use --cloud and --endpoint\n", stderr);
@@ -300,10 +322,19 @@ int main(int argc, char** argv) {
         forewarn::azure::client_options o;
         o.endpoint = s.endpoint;
         o.self_name = s.self;
-        o.poll_interval = s.interval;
+        if (s.interval) o.poll_interval = *s.interval;
         forewarn::azure::scheduled_events_client client(o);
         const std::string where = client.endpoint();
         return watch(std::move(client), s, where, "azure");
+    }
+    if (cloud == "aws") {
+        forewarn::aws::client_options o;
+        o.endpoint = s.endpoint;
+        o.self_name = s.self;
+        if (s.interval) o.poll_interval = *s.interval;
+        forewarn::aws::instance_metadata_client client(o);
+        const std::string where = client.endpoint();
+        return watch(std::move(client), s, where, "aws");
     }
     forewarn::gce::client_options o;
     o.endpoint = s.endpoint;

@@ -6,6 +6,7 @@
 // HTTP, a trickling server under the clients' retries, the identifying headers on every request
 // (retries and hanging GETs included) read from forewarn-emulator's log, and approvals of ids
 // with quotes, backslashes and control characters.
+#include <forewarn/aws/instance_metadata_client.hpp>
 #include <forewarn/azure/scheduled_events_client.hpp>
 #include <forewarn/curl_transport.hpp>
 #include <forewarn/detail/json.hpp>
@@ -20,6 +21,8 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <mutex>
+#include <set>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -422,4 +425,94 @@ TEST_CASE("security: a server trickling one byte a second is cut off by the tota
     INFO(why(value.error()));
     CHECK(value.error().code == errc::timeout);
     CHECK(elapsed < 12000);
+}
+
+TEST_CASE("security: the AWS client over curl - the token only in its header - no proxy - no redirect - never logged",
+          "[security][aws]") {
+    // IMDSv2 on loopback: PUT /latest/api/token gives a token; the notice paths want it.
+    const std::string token = "AQAEAIzToken0123456789abcdefghijklmnopqrstuvwxyzABCD==";
+    std::mutex mutex;
+    std::vector<std::string> seen;  // method, path and every header of every request
+    raw_listener trap;
+    REQUIRE(trap.ok());
+    loopback_server imds([&](httplib::Server& s, loopback_server&) {
+        auto record = [&](const httplib::Request& r) {
+            std::string line = r.method + " " + r.path;
+            for (const auto& h : r.headers) line += "\n" + h.first + ": " + h.second;
+            std::lock_guard<std::mutex> lock(mutex);
+            seen.push_back(line);
+        };
+        s.Put("/latest/api/token", [&, record](const httplib::Request& r, httplib::Response& res) {
+            record(r);
+            if (r.get_header_value("X-aws-ec2-metadata-token-ttl-seconds").empty()) {
+                res.status = 400;
+                return;
+            }
+            res.set_content(token, "text/plain");
+        });
+        s.Get(R"(/latest/.*)", [&, record](const httplib::Request& r, httplib::Response& res) {
+            record(r);
+            if (r.get_header_value("X-aws-ec2-metadata-token") != token) {
+                res.status = 401;
+                return;
+            }
+            if (r.path == "/latest/meta-data/instance-id") {
+                res.set_content("i-0123456789abcdef0", "text/plain");
+            } else if (r.path == "/latest/meta-data/events/maintenance/scheduled") {
+                res.set_content(R"([{"Code":"system-reboot","EventId":"instance-event-1","State":"active",)"
+                                R"("NotBefore":"21 Jan 2030 09:00:43 GMT"}])",
+                                "text/plain");
+            } else if (r.path == "/latest/meta-data/spot/instance-action") {
+                res.status = 302;  // somewhere else: a client must not follow
+                res.set_header("Location", trap.url("/stolen"));
+            } else {
+                res.status = 404;
+            }
+        });
+    });
+    REQUIRE(imds.port() > 0);
+
+    const std::string proxy = trap.url("");
+    scoped_env e1("http_proxy", proxy.c_str());
+    scoped_env e2("HTTP_PROXY", proxy.c_str());
+    scoped_env e3("all_proxy", proxy.c_str());
+    scoped_env e4("ALL_PROXY", proxy.c_str());
+    scoped_env e5("no_proxy", nullptr);
+    scoped_env e6("NO_PROXY", nullptr);
+
+    forewarn::aws::client_options o;
+    o.endpoint = imds.url("");
+    o.rate_limit = false;
+    o.retry.initial_backoff = 1ms;
+    o.retry.max_backoff = 2ms;
+    std::vector<std::string> lines;
+    o.log.level = forewarn::log_level::trace;
+    o.log.sink = [&](const forewarn::log_record& r) { lines.push_back(std::string(r.message) + " " + std::string(r.url)); };
+    forewarn::aws::instance_metadata_client client(o);
+    auto doc = client.fetch();
+    REQUIRE_FALSE(doc.has_value());  // the 302 is not followed: an error, not a document
+    INFO(doc.error().describe());
+    CHECK(doc.error().http_status == 302);
+    CHECK(doc.error().url.find("/spot/instance-action") != std::string::npos);
+    auto id = client.identity();
+    REQUIRE(id.has_value());
+    CHECK(id->name == "i-0123456789abcdef0");
+
+    const int knocked = trap.accept_within(200ms);
+    CHECK(knocked < 0);  // neither the proxy nor the redirect target was ever reached
+    if (knocked >= 0) ::close(knocked);
+    std::lock_guard<std::mutex> lock(mutex);
+    REQUIRE(seen.size() >= 4);
+    CHECK(seen[0].rfind("PUT /latest/api/token", 0) == 0);
+    for (const auto& r : seen) {
+        INFO(r);
+        CHECK(r.find("X-Forwarded-For") == std::string::npos);
+        if (r.rfind("GET", 0) == 0) CHECK(r.find("X-aws-ec2-metadata-token: " + token) != std::string::npos);
+        CHECK(r.find("?") == std::string::npos);  // the token never travels in a URL
+    }
+    lines.push_back(doc.error().describe());
+    for (const auto& l : lines) {
+        INFO(l);
+        CHECK(l.find(token) == std::string::npos);
+    }
 }

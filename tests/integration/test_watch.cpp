@@ -543,7 +543,7 @@ TEST_CASE("watch end to end: --cloud auto finds the emulator - readable lines wi
 }
 
 TEST_CASE("watch: a bad command line exits 2, --help 0", "[watch]") {
-    for (const strings& bad : {strings{"--approve", "sometimes"}, strings{"--cloud", "aws"}, strings{"--interval", "x"},
+    for (const strings& bad : {strings{"--approve", "sometimes"}, strings{"--cloud", "ibm"}, strings{"--interval", "x"},
                                strings{"--exit-after", "0"}, strings{"--bogus"}, strings{"--self"}}) {
         strings args{FOREWARN_WATCH_PATH};
         args.insert(args.end(), bad.begin(), bad.end());

@@ -6,6 +6,7 @@
 #include "catch.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -34,17 +35,21 @@ forewarn::detect_options test_options() {
     forewarn::detect_options o;
     o.azure_endpoint = "http://azure.test";
     o.gce_endpoint = "http://gce.test";
+    o.aws_endpoint = "http://aws.test";
     return o;
 }
 
 using handler = fake_transport::handler;
 
-// Azure's and GCE's answers, each switchable.
-fake_transport world(handler azure, handler gce) {
+result<http_response> nobody(const http_request&) { return error(errc::transport, "connection refused"); }
+
+// Azure's, GCE's and AWS's answers, each switchable.
+fake_transport world(handler azure, handler gce, handler aws = nobody) {
     fake_transport t;
-    t.otherwise([azure, gce](const http_request& r) -> result<http_response> {
+    t.otherwise([azure, gce, aws](const http_request& r) -> result<http_response> {
         if (contains(r.url, "http://azure.test/")) return azure(r);
         if (contains(r.url, "http://gce.test/")) return gce(r);
+        if (contains(r.url, "http://aws.test/")) return aws(r);
         return error(errc::transport, "no route to " + r.url);
     });
     return t;
@@ -63,7 +68,13 @@ result<http_response> real_gce(const http_request& r) {
     return answer(200, "instance/\nproject/\n", {{"Metadata-Flavor", "Google"}, {"Content-Type", "application/text"}});
 }
 
-result<http_response> nobody(const http_request&) { return error(errc::transport, "connection refused"); }
+// IMDSv2: a PUT to /latest/api/token with a TTL gives a token; anything else without one is 401.
+result<http_response> real_aws(const http_request& r) {
+    if (r.method == forewarn::http_method::put && contains(r.url, "/latest/api/token") &&
+        forewarn::find_header(r.headers, "X-aws-ec2-metadata-token-ttl-seconds"))
+        return answer(200, "AQAEAFakeToken==", {{"Content-Type", "text/plain"}});
+    return answer(401, "", {});
+}
 
 }  // namespace
 
@@ -176,7 +187,7 @@ TEST_CASE("detect_cloud returns by its deadline even when a probe hangs", "[dete
     CHECK(d->gce_error.code == errc::timeout);
 }
 
-TEST_CASE("detect_cloud: both answering gives azure with both flags - probes can be turned off", "[detect]") {
+TEST_CASE("detect_cloud: several answering gives azure with their flags - probes can be turned off", "[detect]") {
     fake_transport t = world(real_azure, real_gce);
     auto d = forewarn::detect_cloud(test_options(), t);
     REQUIRE(d);
@@ -186,6 +197,7 @@ TEST_CASE("detect_cloud: both answering gives azure with both flags - probes can
 
     auto o = test_options();
     o.probe_azure = false;
+    o.probe_aws = false;
     t.clear();
     t.otherwise([](const http_request& r) { return contains(r.url, "gce.test") ? real_gce(r) : real_azure(r); });
     auto g = forewarn::detect_cloud(o, t);
@@ -202,4 +214,40 @@ TEST_CASE("detect_cloud refuses a malformed endpoint option", "[detect]") {
     REQUIRE_FALSE(d);
     CHECK(d.error().code == errc::invalid_argument);
     CHECK(t.request_count() == 0);
+}
+
+TEST_CASE("detect_cloud finds AWS by an IMDSv2 session token - Azure or GCE at its address are not AWS", "[detect][aws]") {
+    fake_transport t = world(nobody, nobody, real_aws);
+    auto d = forewarn::detect_cloud(test_options(), t);
+    REQUIRE(d);
+    CHECK(d->found == cloud::aws);
+    CHECK(d->aws);
+    bool probed = false;
+    for (const auto& r : t.requests())
+        if (r.url == "http://aws.test/latest/api/token") {
+            probed = true;
+            CHECK(r.method == forewarn::http_method::put);
+            CHECK(r.timeout == 1000ms);
+        }
+    CHECK(probed);
+
+    for (handler impostor : {handler(real_gce), handler(real_azure)}) {
+        fake_transport u = world(nobody, nobody, impostor);
+        auto e = forewarn::detect_cloud(test_options(), u);
+        REQUIRE(e);
+        CHECK(e->found == cloud::none);
+        CHECK_FALSE(e->aws);
+        CHECK(e->aws_error.code == errc::not_metadata_server);
+    }
+}
+
+TEST_CASE("detect_cloud skips AWS when AWS_EC2_METADATA_DISABLED is true", "[detect][aws]") {
+    ::setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+    fake_transport t = world(nobody, nobody, real_aws);
+    auto d = forewarn::detect_cloud(test_options(), t);
+    ::unsetenv("AWS_EC2_METADATA_DISABLED");
+    REQUIRE(d);
+    CHECK(d->found == cloud::none);
+    CHECK(d->aws_error.code == errc::unsupported);
+    for (const auto& r : t.requests()) CHECK_FALSE(contains(r.url, "aws.test"));
 }
