@@ -21,6 +21,7 @@
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/gce/metadata_client.hpp>
+#include <forewarn/gce/upcoming_maintenance.hpp>
 #include <forewarn/json.hpp>
 #include <forewarn/leader.hpp>
 #include <forewarn/log.hpp>

@@ -29,6 +29,7 @@
 #include <forewarn/gce/endpoint.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/gce/parse.hpp>
+#include <forewarn/gce/upcoming_maintenance.hpp>
 #include <forewarn/json.hpp>
 #include <forewarn/leader.hpp>
 #include <forewarn/log.hpp>

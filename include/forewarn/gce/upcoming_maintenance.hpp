@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// GCE's long-notice feed, `instance/upcoming-maintenance` (days ahead on the machine series that
+// have it), and the cloud-neutral event it becomes. The wire format only: no client.
+//
+// Documented answer: an object with string values, snake_case: window_start_time,
+// window_end_time, latest_window_start_time (RFC 3339), maintenance_status (PENDING | ONGOING),
+// type (SCHEDULED | UNSCHEDULED), can_reschedule ("true" | "false"), maintenance_reasons (an
+// array). Nothing scheduled is `{}` by the documentation; in the field also the text NONE, a 503
+// whose body says no notifications have been received yet, and 404 on machine types without the
+// key. None of those is an error.
+
+#include <forewarn/config.hpp>
+#include <forewarn/detail/json.hpp>
+#include <forewarn/detail/strings.hpp>
+#include <forewarn/event.hpp>
+#include <forewarn/result.hpp>
+#include <forewarn/time.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+FOREWARN_BEGIN_NAMESPACE
+namespace gce {
+
+/// The key, relative to /computeMetadata/v1/ (read with ?alt=json).
+inline constexpr std::string_view upcoming_maintenance_key = "instance/upcoming-maintenance";
+/// The id of the event it gives (one at a time).
+inline constexpr std::string_view upcoming_maintenance_event_id = "upcoming-maintenance";
+
+/// One announced maintenance window, as the metadata server describes it.
+struct upcoming_maintenance {
+    std::string type;    ///< SCHEDULED | UNSCHEDULED (kept as sent)
+    std::string status;  ///< maintenance_status: PENDING | ONGOING (kept as sent)
+    bool can_reschedule = false;
+    std::optional<std::chrono::system_clock::time_point> window_start, window_end, latest_window_start;
+    std::vector<std::string> reasons;  ///< maintenance_reasons, e.g. PLANNED_UPDATE
+};
+
+}  // namespace gce
+
+namespace detail {
+
+inline result<std::optional<std::chrono::system_clock::time_point>> gce_upcoming_time(const rapidjson::Value& root,
+                                                                                      const char* name) {
+    const auto* v = json_member(root, name);
+    if (!v || v->IsNull()) return std::optional<std::chrono::system_clock::time_point>();
+    if (!v->IsString()) return json_type_error(std::string("upcoming-maintenance.") + name, "string", *v);
+    auto t = parse_time(json_string_view(*v));
+    if (!t) {
+        error e = std::move(t).error();
+        e.field = std::string("upcoming-maintenance.") + name;
+        return e;
+    }
+    return *t;
+}
+
+inline result<std::string> gce_upcoming_string(const rapidjson::Value& root, const char* name) {
+    const auto* v = json_member(root, name);
+    if (!v || v->IsNull()) return std::string();
+    if (!v->IsString()) return json_type_error(std::string("upcoming-maintenance.") + name, "string", *v);
+    return std::string(json_string_view(*v));
+}
+
+}  // namespace detail
+
+namespace gce {
+
+/**
+ * The answer to a GET of upcoming-maintenance (?alt=json) as a window, or nothing when none is
+ * announced: 404 (no such key on this machine type), a 503 whose body says no notifications have
+ * been received yet, the text NONE, `{}` or an empty body. Any other status is errc::http_status;
+ * a body that is neither JSON nor NONE, or with members of the wrong type or a malformed time, is
+ * a parse or document error naming the member.
+ */
+inline result<std::optional<upcoming_maintenance>> parse_upcoming_maintenance(int status, std::string_view body) {
+    using none = std::optional<upcoming_maintenance>;
+    const auto text = detail::trim(body);
+    if (status == 404) return none();
+    if (status == 503 && text.find("no notifications") != std::string_view::npos) return none();
+    if (status != 200)
+        return error(errc::http_status, "instance/upcoming-maintenance: HTTP " + std::to_string(status), status);
+    if (text.empty() || detail::iequals(text, "NONE")) return none();
+    auto doc = detail::parse_json(text);
+    if (!doc) return std::move(doc).error();
+    const rapidjson::Value& root = *doc;
+    if (!root.IsObject()) return detail::json_type_error("upcoming-maintenance", "object", root);
+    if (root.MemberCount() == 0) return none();
+
+    upcoming_maintenance m;
+    auto type = detail::gce_upcoming_string(root, "type");
+    if (!type) return std::move(type).error();
+    m.type = std::move(*type);
+    auto st = detail::gce_upcoming_string(root, "maintenance_status");
+    if (!st) return std::move(st).error();
+    m.status = std::move(*st);
+    if (const auto* v = detail::json_member(root, "can_reschedule"); v && !v->IsNull()) {
+        if (v->IsBool())
+            m.can_reschedule = v->GetBool();
+        else if (v->IsString())
+            m.can_reschedule = detail::iequals(detail::json_string_view(*v), "true");
+        else
+            return detail::json_type_error("upcoming-maintenance.can_reschedule", "string", *v);
+    }
+    for (auto [name, target] : {std::pair{"window_start_time", &m.window_start}, std::pair{"window_end_time", &m.window_end},
+                                std::pair{"latest_window_start_time", &m.latest_window_start}}) {
+        auto t = detail::gce_upcoming_time(root, name);
+        if (!t) return std::move(t).error();
+        *target = *t;
+    }
+    if (const auto* v = detail::json_member(root, "maintenance_reasons"); v && !v->IsNull()) {
+        if (!v->IsArray()) return detail::json_type_error("upcoming-maintenance.maintenance_reasons", "array", *v);
+        for (rapidjson::SizeType i = 0; i < v->Size(); ++i) {
+            const auto& r = (*v)[i];
+            if (!r.IsString())
+                return detail::json_type_error("upcoming-maintenance.maintenance_reasons[" + std::to_string(i) + "]",
+                                               "string", r);
+            m.reasons.emplace_back(detail::json_string_view(r));
+        }
+    }
+    if (m.type.empty() && m.status.empty() && !m.window_start)
+        return detail::json_shape_error("upcoming-maintenance", "none of type, maintenance_status or window_start_time");
+    return std::optional<upcoming_maintenance>(std::move(m));
+}
+
+/**
+ * The window as an event: id upcoming_maintenance_event_id, type maintenance (raw_type the wire
+ * type, e.g. SCHEDULED), status scheduled while PENDING and started once ONGOING (raw_status
+ * keeps the word; anything else unknown), not_before the window's start, the reasons in the
+ * description. A window that goes away is a recover.
+ */
+inline event to_event(const upcoming_maintenance& m) {
+    event e;
+    e.id = std::string(upcoming_maintenance_event_id);
+    e.type = event_type::maintenance;
+    e.raw_type = m.type;
+    e.raw_status = m.status;
+    if (detail::iequals(m.status, "PENDING"))
+        e.status = event_status::scheduled;
+    else if (detail::iequals(m.status, "ONGOING"))
+        e.status = event_status::started;
+    else
+        e.status = event_status::unknown;
+    e.not_before = m.window_start;
+    e.description = "GCE upcoming maintenance";
+    if (m.window_end) e.description += " until " + format_iso8601(*m.window_end);
+    if (!m.reasons.empty()) {
+        e.description += ":";
+        for (const auto& r : m.reasons) e.description += " " + r;
+    }
+    if (m.can_reschedule) e.description += " (can be rescheduled)";
+    return e;
+}
+
+}  // namespace gce
+FOREWARN_END_NAMESPACE
