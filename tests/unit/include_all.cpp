@@ -39,6 +39,7 @@
 #include <forewarn/retry.hpp>
 #include <forewarn/state_file.hpp>
 #include <forewarn/state_store.hpp>
+#include <forewarn/testing/emulator/aws_imds.hpp>
 #include <forewarn/testing/emulator/azure_imds.hpp>
 #include <forewarn/testing/emulator/control_api.hpp>
 #include <forewarn/testing/emulator/engine.hpp>

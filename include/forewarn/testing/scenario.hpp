@@ -7,6 +7,7 @@
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/testing/emulator/aws_imds.hpp>
 #include <forewarn/testing/emulator/azure_imds.hpp>
 #include <forewarn/testing/emulator/control_api.hpp>
 #include <forewarn/testing/emulator/engine.hpp>
@@ -66,9 +67,10 @@ public:
     }
     /// A scenario on any clock (advance() then jumps scenario time ahead of it).
     scenario(scenario_config config, forewarn::clock clock)
-        : engine_(std::move(config), std::move(clock)), azure_(engine_), gce_(engine_), control_(engine_) {
+        : engine_(std::move(config), std::move(clock)), azure_(engine_), gce_(engine_), aws_(engine_), control_(engine_) {
         engine_.add_service(azure_);
         engine_.add_service(gce_);
+        engine_.add_service(aws_);
         engine_.set_control(control_);
         std::lock_guard<std::mutex> lock(engine_.mutex());
         engine_.restart();
@@ -198,6 +200,32 @@ public:
         return azure_.incarnation();
     }
     /// The current value of a GCE key, or nothing.
+    /// AWS: a Spot interruption notice, `action` (terminate, stop, hibernate) `in` from now.
+    void aws_spot(const std::string& action = "terminate", scenario_duration in = std::chrono::minutes(2)) {
+        synced([&] { aws_.spot(action, in); });
+    }
+    /// AWS: a rebalance recommendation, given now.
+    void aws_rebalance() {
+        synced([&] { aws_.rebalance(); });
+    }
+    /// AWS: a scheduled event (Code e.g. "system-reboot") with NotBefore `in` from now; its EventId.
+    std::string add_aws_event(const std::string& code, scenario_duration in, std::optional<scenario_duration> window = std::nullopt,
+                              const std::string& id = {}) {
+        return synced([&] { return aws_.schedule(code, in, window, id); });
+    }
+    /// AWS: a scheduled event becomes "completed" or "canceled"; false when none is active with that id.
+    bool finish_aws_event(const std::string& id, const std::string& state) {
+        return synced([&] { return aws_.finish(id, state); });
+    }
+    /// AWS: every session token expires now (the next request with one is a 401).
+    void expire_aws_tokens() {
+        synced([&] { aws_.expire_tokens(); });
+    }
+    /// AWS: the scheduled events, typed.
+    std::vector<aws_event_state> aws_events() {
+        return synced([&] { return aws_.events(); });
+    }
+
     std::optional<std::string> gce_value(const std::string& key, std::size_t vm = 0) const {
         std::lock_guard<std::mutex> lock(engine_.mutex());
         return gce_.value(key, engine_.config().vms.at(vm));
@@ -276,6 +304,7 @@ private:
     forewarn::detail::emulator_engine engine_;
     forewarn::detail::emulator_azure azure_;
     forewarn::detail::emulator_gce gce_;
+    forewarn::detail::emulator_aws aws_;
     forewarn::detail::emulator_control_api control_;
 };
 
