@@ -8,10 +8,13 @@
 //   write_start_requests/N  the approval body for N EventIds
 //   gce_*                   GCE value parsing, and a whole GCE snapshot over an in-process transport
 //   azure_client_fetch, poller_poll_once  a whole poll over an in-process transport (no socket)
+//   aws_parse_scheduled/N   AWS scheduled-events list of N events -> events
+//   aws_client_fetch        a whole AWS round (token cached: three GETs) over an in-process transport
 //
 // Each size family reports BigO (Complexity(oN)): cost must grow linearly with the event count.
 // run-all.sh runs this with --benchmark_repetitions and reports medians.
 
+#include <forewarn/aws/instance_metadata_client.hpp>
 #include <forewarn/azure/parse.hpp>
 #include <forewarn/azure/scheduled_events_client.hpp>
 #include <forewarn/diff.hpp>
@@ -247,6 +250,60 @@ void poller_poll_once(benchmark::State& state) {
     state.counters["prepared"] = static_cast<double>(prepared);
 }
 BENCHMARK(poller_poll_once);
+
+std::string aws_scheduled_json(std::size_t n) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i) s += ',';
+        char id[64];
+        std::snprintf(id, sizeof id, "instance-event-%017zx", i);
+        s += "{\"NotBefore\":\"21 Jan 2019 09:00:43 GMT\",\"Code\":\"system-reboot\",\"Description\":\"scheduled reboot\","
+             "\"EventId\":\"";
+        s += id;
+        s += "\",\"NotAfter\":\"21 Jan 2019 09:17:23 GMT\",\"State\":\"active\"}";
+    }
+    return s + "]";
+}
+
+void aws_parse_scheduled(benchmark::State& state) {
+    const auto n = static_cast<std::size_t>(state.range(0));
+    const std::string body = aws_scheduled_json(n);
+    for (auto _ : state) {
+        auto events = fw::aws::parse_scheduled_events(body);
+        benchmark::DoNotOptimize(events);
+    }
+    state.SetComplexityN(state.range(0));
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(body.size()));
+}
+BENCHMARK(aws_parse_scheduled)->Apply(sizes);
+
+fw::http_response aws_answer(const fw::http_request& r) {
+    fw::http_response a;
+    a.status = 200;
+    if (r.url.find("/api/token") != std::string::npos) {
+        a.body = "AQAEAbenchToken0123456789==";
+    } else if (r.url.find("/events/maintenance/scheduled") != std::string::npos) {
+        static const std::string one = aws_scheduled_json(1);
+        a.body = one;
+    } else {
+        a.status = 404;  // no Spot notice, no rebalance recommendation
+    }
+    return a;
+}
+
+void aws_client_fetch(benchmark::State& state) {
+    fw::aws::client_options o;
+    o.endpoint = "http://127.0.0.1:1";
+    o.rate_limit = false;
+    o.self_name = "i-0123456789abcdef0";
+    fw::aws::basic_instance_metadata_client<constant_transport> client(o, constant_transport(aws_answer));
+    for (auto _ : state) {
+        auto d = client.fetch();
+        if (!d) state.SkipWithError(d.error().describe().c_str());
+        benchmark::DoNotOptimize(d);
+    }
+}
+BENCHMARK(aws_client_fetch);
 
 }  // namespace
 
