@@ -889,3 +889,77 @@ TEST_CASE("watch refuses timeout_sec below one second - watch_timeout below it i
     CHECK(t.request_count() == 0);
     CHECK(c.options().watch_timeout == 1s);
 }
+
+TEST_CASE("read_upcoming_maintenance: the window becomes an event - its odd answers are none - 404 stops the asking",
+          "[gce][upcoming]") {
+    struct upcoming_answer {
+        int status = 404;
+        std::string body;
+    };
+    auto next_answer = std::make_shared<upcoming_answer>();
+    fake_transport t;
+    t.otherwise([next_answer](const http_request& r) -> result<http_response> {
+        if (contains(r.url, "maintenance-event")) return answer(200, "NONE", google("m1"));
+        if (contains(r.url, "preempted")) return answer(200, "FALSE", google("p1"));
+        if (contains(r.url, "upcoming-maintenance")) {
+            CHECK(contains(r.url, "alt=json"));
+            return answer(next_answer->status, next_answer->body, google("u1"));
+        }
+        return answer(404, "", google(""));
+    });
+    auto count_upcoming = [&] {
+        std::size_t n = 0;
+        for (const auto& r : t.requests()) n += contains(r.url, "upcoming-maintenance");
+        return n;
+    };
+
+    client off(test_options(), t);
+    REQUIRE(off.fetch().has_value());
+    CHECK(count_upcoming() == 0);  // off by default
+
+    auto o = test_options();
+    o.read_upcoming_maintenance = true;
+    client c(o, t);
+    next_answer->status = 200;
+    next_answer->body = R"({"type":"SCHEDULED","maintenance_status":"PENDING","window_start_time":"2026-12-03T10:00:00Z",)"
+                        R"("window_end_time":"2026-12-03T14:00:00Z","can_reschedule":"true"})";
+    auto doc = c.fetch();
+    REQUIRE(doc.has_value());
+    REQUIRE(doc->events.size() == 1);
+    CHECK(doc->events[0].id == "upcoming-maintenance");
+    CHECK(doc->events[0].type == event_type::maintenance);
+    CHECK(doc->events[0].status == event_status::scheduled);
+    CHECK(doc->events[0].affects("vm-test"));
+
+    for (const char* none : {"{}", "NONE"}) {
+        next_answer->body = none;
+        doc = c.fetch();
+        REQUIRE(doc.has_value());
+        CHECK(doc->events.empty());
+    }
+    const auto before = t.request_count();
+    next_answer->status = 503;
+    next_answer->body = R"({"error": "no notifications have been received yet, try again later"})";
+    doc = c.fetch();
+    REQUIRE(doc.has_value());
+    CHECK(doc->events.empty());
+    CHECK(t.request_count() == before + 3);  // maintenance-event, preempted, one upcoming: no retry
+
+    next_answer->status = 503;
+    next_answer->body = "busy";  // a real 503 is retried, then an error
+    doc = c.fetch();
+    REQUIRE_FALSE(doc.has_value());
+    CHECK(doc.error().http_status == 503);
+
+    next_answer->status = 200;
+    next_answer->body = R"({"type":"SCHEDULED","window_start_time":"next week"})";
+    doc = c.fetch();
+    REQUIRE_FALSE(doc.has_value());
+    CHECK(doc.error().field == "upcoming-maintenance.window_start_time");
+
+    next_answer->status = 404;
+    REQUIRE(c.fetch().has_value());
+    const auto asked = count_upcoming();
+    REQUIRE(c.fetch().has_value());
+    CHECK(count_upcoming() == asked);  // not asked again after the 404
+}

@@ -12,6 +12,7 @@
 #include <forewarn/fwd.hpp>
 #include <forewarn/gce/endpoint.hpp>
 #include <forewarn/gce/parse.hpp>
+#include <forewarn/gce/upcoming_maintenance.hpp>
 #include <forewarn/log.hpp>
 #include <forewarn/notice_source.hpp>
 #include <forewarn/result.hpp>
@@ -58,6 +59,14 @@ struct client_options {
     bool rate_limit = true;  ///< share the per-host rate limiter (5 requests in any second)
     /// This VM's name in events' resources. Empty: instance/name, asked before the first document.
     std::string self_name;
+    /**
+     * Also read instance/upcoming-maintenance (the days-ahead window: gce/upcoming_maintenance.hpp)
+     * with a plain GET in every document, so at least once per watch_timeout: an event with id
+     * "upcoming-maintenance". Its odd answers ({}, NONE, the 503 "no notifications have been
+     * received yet") mean none, without a retry; after a 404 (a machine type without the key) it
+     * is not asked again. Off by default: it is not yet a hanging GET of its own.
+     */
+    bool read_upcoming_maintenance = false;
     /// The time line every wait of this client (and of a poller over it) runs on.
     forewarn::clock clock;
     /// Where this client (and a poller over it) logs: each request at debug, retries at info.
@@ -284,6 +293,26 @@ public:
     }
 
 private:
+    // upcoming-maintenance when asked for (options_.read_upcoming_maintenance): a window, or none.
+    result<std::optional<upcoming_maintenance>> read_upcoming() {
+        using none = std::optional<upcoming_maintenance>;
+        if (!options_.read_upcoming_maintenance || state_->upcoming_absent) return none();
+        get_options json;
+        json.json = true;
+        auto u = get_on(0, upcoming_maintenance_key, json);
+        if (!u && u.error().code == errc::not_found) {
+            state_->upcoming_absent = true;
+            options_.log(log_level::info, "instance/upcoming-maintenance does not exist here: not asked again",
+                         u.error().url);
+            return none();
+        }
+        if (!u) return std::move(u).error();
+        auto window = parse_upcoming_maintenance(200, u->value);
+        if (!window)
+            return std::move(window).error().at_url(state_->base + std::string(root_path) + std::string(upcoming_maintenance_key));
+        return window;
+    }
+
     static constexpr std::size_t key_count = 2;  // maintenance-event, preempted
 
     // One transport and one backoff sleep per concurrent request: next() holds one per key.
@@ -314,6 +343,7 @@ private:
         bool cancelled = false;
         bool woken = false;
         bool failed = false;
+        bool upcoming_absent = false;  // upcoming-maintenance answered 404: not asked again
         std::optional<cursor_state> cursor;
     };
 
@@ -469,6 +499,10 @@ private:
         if (!me) return std::move(me).error();
         auto pe = preempted_event_from(p.value);
         if (!pe) return std::move(pe).error();
+        auto upcoming = read_upcoming();
+        if (!upcoming) return std::move(upcoming).error();
+        std::optional<event> ue;
+        if (*upcoming) ue = to_event(**upcoming);
         document doc;
         doc.origin = cloud::gce;
         // Informative only: the two ETags (the cursor is kept here, not in the document).
@@ -479,7 +513,7 @@ private:
             std::lock_guard<std::mutex> lock(state_->mutex);
             name = state_->instance_name;
         }
-        for (auto* e : {&*me, &*pe}) {
+        for (auto* e : {&*me, &*pe, &ue}) {
             if (!*e) continue;
             if (!name.empty()) (*e)->resources.push_back(name);
             doc.events.push_back(std::move(**e));
@@ -555,6 +589,10 @@ private:
                 .at_url(req.url);
         if (resp.status == 404)
             return error(errc::not_found, "no metadata key /computeMetadata/v1/" + path, 404).at_url(req.url);
+        // upcoming-maintenance's "nothing yet" answer is a 503: not a failure to retry.
+        if (resp.status == 503 && path == upcoming_maintenance_key &&
+            resp.body.find("no notifications") != std::string::npos)
+            return metadata_value{"NONE", {}, forewarn::detail::service_time_of(resp)};
         if (resp.status != 200)
             return error(errc::http_status,
                          "the metadata server answered " + std::to_string(resp.status) + " for /computeMetadata/v1/" + path,
