@@ -192,3 +192,40 @@ TEST_CASE("emulated AWS: the control API - spot - rebalance - events and their e
     CHECK(post("aws/spot", "", "DELETE").status == 200);
     CHECK(w.s->state_json().find("hibernate") == std::string::npos);
 }
+
+TEST_CASE("emulated AWS: a scenario file plays its aws steps - a malformed one is refused with the field", "[aws][emulator][file]") {
+    auto config = forewarn::testing::load_scenario(std::string(FOREWARN_SOURCE_DIR) + "/examples/scenarios/aws_spot_and_reboot.json");
+    REQUIRE(config.has_value());
+    manual_clock clock;
+    auto s = std::make_shared<scenario>(*config, clock);
+    forewarn::aws::client_options o;
+    o.endpoint = "http://169.254.169.254";
+    o.clock = clock;
+    o.rate_limit = false;
+    client c(o, simulated_transport(s));
+    auto doc = c.fetch();
+    REQUIRE(doc.has_value());
+    CHECK(doc->events.empty());
+    s->advance(45s);  // the reboot is scheduled, the rebalance and the Spot notice given
+    doc = c.fetch();
+    REQUIRE(doc.has_value());
+    REQUIRE(doc->events.size() == 3);
+    CHECK(doc->events[0].id == "instance-event-0d59937288b749b32");
+    CHECK(doc->events[0].status == forewarn::event_status::scheduled);
+    CHECK(doc->events[0].affects("i-0123456789abcdef0"));
+    CHECK(doc->events[1].type == forewarn::event_type::preempt);
+    CHECK(doc->events[2].type == forewarn::event_type::rebalance);
+    s->advance(20s);
+    doc = c.fetch();
+    REQUIRE(doc.has_value());
+    CHECK(doc->events[0].status == forewarn::event_status::completed);
+
+    for (const char* bad : {R"({"steps":[{"at":"1s","aws_spot":"now"}]})",
+                            R"({"steps":[{"at":"1s","aws_event_end":{"EventId":"e","State":"done"}}]})",
+                            R"({"steps":[{"at":"1s","aws_event_end":{"State":"completed"}}]})"}) {
+        INFO(bad);
+        auto parsed = forewarn::testing::parse_scenario(bad);
+        REQUIRE_FALSE(parsed.has_value());
+        CHECK(parsed.error().field.find("steps[0]") == 0);
+    }
+}

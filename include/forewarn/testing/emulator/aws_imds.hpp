@@ -145,7 +145,20 @@ public:
                                                       const emulator_request& req) override {
         if (route.compare(0, 3, "aws") != 0 || (route.size() > 3 && route[3] != '/')) return std::nullopt;
         if (method == "GET") return std::nullopt;
-        auto doc = parse_json(req.http.body.empty() ? std::string_view("{}") : std::string_view(req.http.body));
+        return control_body(route, method, req.http.body);
+    }
+
+    /// A scenario file's aws_* step: its control route, played now (a refusal is logged).
+    bool apply_step(const testing::scenario_step& s, duration) override {
+        if (s.what != testing::scenario_step::kind::aws) return false;
+        const auto r = control_body(s.aws_route, "POST", s.aws_body);
+        if (r.status != 200) engine_.log("aws: the scenario's " + s.aws_route + " step was refused: " + r.body);
+        return true;
+    }
+
+private:
+    testing::emulated_response control_body(const std::string& route, const std::string& method, const std::string& json) {
+        auto doc = parse_json(json.empty() ? std::string_view("{}") : std::string_view(json));
         if (!doc) return emulator_control_error(400, doc.error().describe());
         if (!doc->IsObject()) return emulator_control_error(400, "expected a JSON object");
         const rapidjson::Value& body = *doc;
@@ -223,6 +236,7 @@ public:
         return emulator_control_error(404, "no such route");
     }
 
+public:
     void write_state(json_writer& w) const override {
         w.key("aws");
         w.begin_object();

@@ -214,6 +214,31 @@ emulator_parse_gce_values(const rapidjson::Value& v, const std::string& field) {
     return out;
 }
 
+// Writes a parsed JSON value back (a scenario step's body, replayed through a control route).
+inline bool emulator_copy_json(const rapidjson::Value& v, json_writer& w) {
+    switch (v.GetType()) {
+    case rapidjson::kNullType: return w.null();
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType: return w.boolean(v.GetBool());
+    case rapidjson::kStringType: return w.string(json_string_view(v));
+    case rapidjson::kNumberType:
+        if (v.IsInt64()) return w.int64(v.GetInt64());
+        if (v.IsUint64()) return w.uint64(v.GetUint64());
+        return w.number(v.GetDouble());
+    case rapidjson::kArrayType:
+        if (!w.begin_array()) return false;
+        for (const auto& item : v.GetArray())
+            if (!emulator_copy_json(item, w)) return false;
+        return w.end_array();
+    case rapidjson::kObjectType:
+        if (!w.begin_object()) return false;
+        for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it)
+            if (!w.key(json_string_view(it->name)) || !emulator_copy_json(it->value, w)) return false;
+        return w.end_object();
+    }
+    return false;
+}
+
 inline result<testing::scenario_step> emulator_parse_step(const rapidjson::Value& v, const std::string& field) {
     using testing::scenario_step;
     if (!v.IsObject()) return json_type_error(field, "object", v);
@@ -268,9 +293,31 @@ inline result<testing::scenario_step> emulator_parse_step(const rapidjson::Value
             } else if (!m.IsBool()) {
                 return json_type_error(f, "object or true", m);
             }
+        } else if (name == "aws_spot" || name == "aws_rebalance" || name == "aws_event" || name == "aws_event_end") {
+            // The AWS service's control routes, played at `at` (docs/emulator.md).
+            if (!m.IsObject()) return json_type_error(f, "object", m);
+            s.what = scenario_step::kind::aws;
+            json_writer w(true);
+            if (!emulator_copy_json(m, w)) return testing::scenario_error(f, "cannot be written back as JSON");
+            s.aws_body = w.str();
+            if (name == "aws_spot") s.aws_route = "aws/spot";
+            if (name == "aws_rebalance") s.aws_route = "aws/rebalance";
+            if (name == "aws_event") s.aws_route = "aws/events";
+            if (name == "aws_event_end") {
+                const auto* id = json_member(m, "EventId");
+                const auto* state = json_member(m, "State");
+                if (!id || !id->IsString() || json_string_view(*id).empty())
+                    return testing::scenario_error(f + ".EventId", "the EventId of the event that ends");
+                if (!state || !state->IsString() ||
+                    (json_string_view(*state) != "completed" && json_string_view(*state) != "canceled"))
+                    return testing::scenario_error(f + ".State", "\"completed\" or \"canceled\"");
+                s.aws_route = "aws/events/" + std::string(json_string_view(*id)) +
+                              (json_string_view(*state) == "completed" ? "/complete" : "/cancel");
+            }
         } else {
             return testing::scenario_error(f, "unknown step (expected azure_event, hardware_failure, cancel, complete, approve, "
-                                              "gce_set, gce_maintenance, fault, clear_faults or service_reenabled)");
+                                              "gce_set, gce_maintenance, fault, clear_faults, service_reenabled, aws_spot, "
+                                              "aws_rebalance, aws_event or aws_event_end)");
         }
         return {};
     });

@@ -113,6 +113,7 @@ struct scenario_step {
         fault,              ///< inject `fault`
         clear_faults,       ///< forget every fault
         service_reenabled,  ///< Azure re-enables the service: DocumentIncarnation starts over at `incarnation`
+        aws,                ///< an AWS change: the control route `aws_route` ("aws/spot", ...) with `aws_body`
     };
     scenario_duration at{0};
     kind what = kind::azure_event;
@@ -124,6 +125,8 @@ struct scenario_step {
     /// gce_set only: this is the start (+1) or end (-1) of a maintenance announced by
     /// "gce_maintenance", for scenario_config::gce_warning_requires_read.
     int maintenance_edge = 0;
+    std::string aws_route;  ///< aws only: "aws/spot", "aws/rebalance", "aws/events", "aws/events/ID/complete", ...
+    std::string aws_body;   ///< aws only: the route's JSON body
 };
 
 /// A whole scenario: who the VMs are, the service's behaviour, and the timeline.
