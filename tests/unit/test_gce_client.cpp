@@ -963,3 +963,15 @@ TEST_CASE("read_upcoming_maintenance: the window becomes an event - its odd answ
     REQUIRE(c.fetch().has_value());
     CHECK(count_upcoming() == asked);  // not asked again after the 404
 }
+
+TEST_CASE("an endpoint that is only the metadata root has no host - a clear error", "[gce][endpoint]") {
+    for (const char* bad : {"computeMetadata/v1", "http:///computeMetadata/v1", "/computeMetadata/v1"}) {
+        INFO(bad);
+        auto r = forewarn::detail::gce_normalize_endpoint(bad, "test");
+        REQUIRE_FALSE(r.has_value());
+        CHECK(r.error().code == errc::invalid_argument);
+    }
+    auto ok = forewarn::detail::gce_normalize_endpoint("metadata.test/computeMetadata/v1/", "test");
+    REQUIRE(ok.has_value());
+    CHECK(*ok == "http://metadata.test");
+}

@@ -91,6 +91,10 @@ inline result<std::string> gce_normalize_endpoint(std::string_view e, std::strin
     std::string& out = *r;
     constexpr std::string_view root = "/computeMetadata/v1";
     if (out.size() > root.size() && std::string_view(out).substr(out.size() - root.size()) == root) {
+        // "computeMetadata/v1" alone became "http://computeMetadata/v1": the root is all there is.
+        const auto sep = out.find("://");
+        if (sep == std::string::npos || sep + 3 >= out.size() - root.size())
+            return error(errc::invalid_argument, std::string(what) + ": endpoint has no host");
         out.resize(out.size() - root.size());
         strip_trailing_slashes(out);
         if (url_authority(out).empty()) return error(errc::invalid_argument, std::string(what) + ": endpoint has no host");
