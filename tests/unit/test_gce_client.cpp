@@ -40,6 +40,8 @@ gce::client_options test_options() {
     o.retry.max_backoff = 2ms;
     o.retry.max_attempts = 3;
     o.self_name = "vm-test";  // no instance/name request before each first document
+    // The scripts here answer maintenance-event and preempted; the [upcoming] tests turn it on.
+    o.read_upcoming_maintenance = false;
     return o;
 }
 
@@ -663,9 +665,13 @@ namespace {
 
 // A fake metadata server with hanging GETs: `maintenance_watch` and `preempted_watch` answer the
 // wait_for_change requests; plain GETs answer with `m_now` / `p_now`.
+// upcoming-maintenance answers plain GETs with `u_status`/`u_now` (404 by default: a machine
+// type without it) and hanging ones with `upcoming_watch`.
 struct watch_server {
-    std::function<result<http_response>(const http_request&)> maintenance_watch, preempted_watch;
+    std::function<result<http_response>(const http_request&)> maintenance_watch, preempted_watch, upcoming_watch;
     std::string m_now = "NONE", m_etag = "m1", p_now = "FALSE", p_etag = "p1";
+    int u_status = 404;
+    std::string u_now, u_etag = "u1";
 };
 
 // The handler holds a plain pointer: the test owns `s` for its whole body, and a shared_ptr here
@@ -685,9 +691,17 @@ fake_transport serve(const std::shared_ptr<watch_server>& server) {
             return waiting ? s->maintenance_watch(r) : answer(200, s->m_now, google(s->m_etag));
         if (contains(r.url, "/instance/preempted?"))
             return waiting ? s->preempted_watch(r) : answer(200, s->p_now, google(s->p_etag));
+        if (contains(r.url, "/instance/upcoming-maintenance?"))
+            return waiting ? s->upcoming_watch(r) : answer(s->u_status, s->u_now, google(s->u_etag));
         return answer(404, "", google());
     });
     return t;
+}
+
+gce::client_options upcoming_watch_options() {
+    auto o = watch_options();
+    o.read_upcoming_maintenance = true;
+    return o;
 }
 
 }  // namespace
@@ -890,8 +904,9 @@ TEST_CASE("watch refuses timeout_sec below one second - watch_timeout below it i
     CHECK(c.options().watch_timeout == 1s);
 }
 
-TEST_CASE("read_upcoming_maintenance: the window becomes an event - its odd answers are none - 404 stops the asking",
+TEST_CASE("upcoming-maintenance (on by default): the window becomes an event - its odd answers are none - 404 stops the asking",
           "[gce][upcoming]") {
+    CHECK(gce::client_options{}.read_upcoming_maintenance);
     struct upcoming_answer {
         int status = 404;
         std::string body;
@@ -913,12 +928,15 @@ TEST_CASE("read_upcoming_maintenance: the window becomes an event - its odd answ
         return n;
     };
 
-    client off(test_options(), t);
+    client off(test_options(), t);  // turned off
     REQUIRE(off.fetch().has_value());
-    CHECK(count_upcoming() == 0);  // off by default
+    CHECK(count_upcoming() == 0);
 
     auto o = test_options();
     o.read_upcoming_maintenance = true;
+    auto warnings = std::make_shared<std::vector<std::string>>();
+    o.log.level = forewarn::log_level::warn;
+    o.log.sink = [warnings](const forewarn::log_record& r) { warnings->emplace_back(r.message); };
     client c(o, t);
     next_answer->status = 200;
     next_answer->body = R"({"type":"SCHEDULED","maintenance_status":"PENDING","window_start_time":"2026-12-03T10:00:00Z",)"
@@ -930,6 +948,29 @@ TEST_CASE("read_upcoming_maintenance: the window becomes an event - its odd answ
     CHECK(doc->events[0].type == event_type::maintenance);
     CHECK(doc->events[0].status == event_status::scheduled);
     CHECK(doc->events[0].affects("vm-test"));
+    CHECK(warnings->empty());
+
+    // A failure or an answer that is not a window keeps the last window, with a warning, and
+    // never holds back the document.
+    next_answer->status = 503;
+    next_answer->body = "busy";  // a real 503: retried, then given up
+    auto before = t.request_count();
+    doc = c.fetch();
+    REQUIRE(doc.has_value());
+    REQUIRE(doc->events.size() == 1);
+    CHECK(doc->events[0].id == "upcoming-maintenance");
+    CHECK(t.request_count() == before + 2 + 3);  // maintenance-event, preempted, three attempts
+    REQUIRE(warnings->size() == 1);
+    CHECK(contains(warnings->back(), "could not be read"));
+
+    next_answer->status = 200;
+    next_answer->body = R"({"type":"SCHEDULED","window_start_time":"next week"})";
+    doc = c.fetch();
+    REQUIRE(doc.has_value());
+    REQUIRE(doc->events.size() == 1);
+    CHECK(doc->events[0].id == "upcoming-maintenance");
+    REQUIRE(warnings->size() == 2);
+    CHECK(contains(warnings->back(), "upcoming-maintenance.window_start_time"));
 
     for (const char* none : {"{}", "NONE"}) {
         next_answer->body = none;
@@ -937,31 +978,84 @@ TEST_CASE("read_upcoming_maintenance: the window becomes an event - its odd answ
         REQUIRE(doc.has_value());
         CHECK(doc->events.empty());
     }
-    const auto before = t.request_count();
+    before = t.request_count();
     next_answer->status = 503;
     next_answer->body = R"({"error": "no notifications have been received yet, try again later"})";
     doc = c.fetch();
     REQUIRE(doc.has_value());
     CHECK(doc->events.empty());
     CHECK(t.request_count() == before + 3);  // maintenance-event, preempted, one upcoming: no retry
-
-    next_answer->status = 503;
-    next_answer->body = "busy";  // a real 503 is retried, then an error
-    doc = c.fetch();
-    REQUIRE_FALSE(doc.has_value());
-    CHECK(doc.error().http_status == 503);
-
-    next_answer->status = 200;
-    next_answer->body = R"({"type":"SCHEDULED","window_start_time":"next week"})";
-    doc = c.fetch();
-    REQUIRE_FALSE(doc.has_value());
-    CHECK(doc.error().field == "upcoming-maintenance.window_start_time");
+    CHECK(warnings->size() == 2);            // the odd answers are no warning
 
     next_answer->status = 404;
     REQUIRE(c.fetch().has_value());
     const auto asked = count_upcoming();
     REQUIRE(c.fetch().has_value());
     CHECK(count_upcoming() == asked);  // not asked again after the 404
+    CHECK(warnings->size() == 2);
+}
+
+TEST_CASE("next() watches upcoming-maintenance as a third key: its change cuts the other watches short",
+          "[gce][watch][upcoming]") {
+    auto s = std::make_shared<watch_server>();
+    s->u_status = 200;
+    s->u_now = "{}";
+    fake_transport t = serve(s);
+    s->maintenance_watch = [t](const http_request&) { return hang_until_cancelled(t); };
+    s->preempted_watch = [t](const http_request&) { return hang_until_cancelled(t); };
+    s->upcoming_watch = [](const http_request&) -> result<http_response> {
+        return answer(200,
+                      R"({"type":"SCHEDULED","maintenance_status":"ONGOING","window_start_time":"2026-12-03T10:00:00Z",)"
+                      R"("window_end_time":"2026-12-03T14:00:00Z"})",
+                      google("u2"));
+    };
+    client c(upcoming_watch_options(), t);
+    auto first = c.next();
+    REQUIRE(first);
+    CHECK(first->incarnation == "m1/p1/u1");
+    CHECK(first->events.empty());
+
+    auto next = c.next();
+    REQUIRE(next);
+    CHECK(next->incarnation == "m1/p1/u2");
+    REQUIRE(next->events.size() == 1);
+    CHECK(next->events[0].id == "upcoming-maintenance");
+    CHECK(next->events[0].status == event_status::started);
+    const auto u = urls_with(t, "upcoming-maintenance?wait_for_change=true");
+    REQUIRE(u.size() == 1);
+    CHECK(contains(u[0], "last_etag=u1&timeout_sec=30&alt=json"));
+    CHECK(urls_with(t, "maintenance-event?wait_for_change=true").size() == 1);
+    CHECK(urls_with(t, "preempted?wait_for_change=true").size() == 1);
+    // The cut-short keys are not read again, and the watched key's answer is used as it is.
+    CHECK(urls_with(t, "maintenance-event?alt=text").size() == 1);
+    CHECK(urls_with(t, "upcoming-maintenance?alt=json").size() == 1);
+    CHECK_FALSE(t.cancelled());
+}
+
+TEST_CASE("next() watches: upcoming-maintenance without an ETag (the 503) is read plainly in each document",
+          "[gce][watch][upcoming]") {
+    auto s = std::make_shared<watch_server>();
+    s->u_status = 503;
+    s->u_now = R"({"error": "no notifications have been received yet, try again later"})";
+    fake_transport t = serve(s);
+    s->maintenance_watch = [](const http_request&) -> result<http_response> {
+        return answer(200, "MIGRATE_ON_HOST_MAINTENANCE", google("m2"));
+    };
+    s->preempted_watch = [t](const http_request&) { return hang_until_cancelled(t); };
+    s->upcoming_watch = [](const http_request&) -> result<http_response> {
+        FAIL("upcoming-maintenance without an ETag is not watched");
+        return answer(500, "", google());
+    };
+    client c(upcoming_watch_options(), t);
+    auto first = c.next();
+    REQUIRE(first);
+    CHECK(first->incarnation == "m1/p1");
+    auto next = c.next();
+    REQUIRE(next);
+    REQUIRE(next->events.size() == 1);
+    CHECK(next->events[0].type == event_type::live_migrate);
+    CHECK(urls_with(t, "upcoming-maintenance?wait_for_change").empty());
+    CHECK(urls_with(t, "upcoming-maintenance?alt=json").size() == 2);  // once per document
 }
 
 TEST_CASE("an endpoint that is only the metadata root has no host - a clear error", "[gce][endpoint]") {

@@ -202,3 +202,66 @@ TEST_CASE("simulated: cancel ends the hanging next() - reset makes the client us
     c.reset();
     REQUIRE(c.fetch());
 }
+
+TEST_CASE("simulated: upcoming-maintenance from the 503 to a watched window to ONGOING to gone",
+          "[gce][simulated][upcoming]") {
+    auto s = std::make_shared<scenario>();
+    REQUIRE(s->set_gce_upcoming("no_notifications"));
+    client c(sim_options(30s), simulated_transport(s));
+    auto first = c.fetch();
+    REQUIRE(first);
+    CHECK(first->events.empty());
+
+    // Before the first notification (a 503, no ETag) the key is read with each document only:
+    // a window shows up with the next one, here when timeout_sec passes.
+    const std::string window = R"({"can_reschedule":"true","maintenance_reasons":["PLANNED_UPDATE"],)"
+                               R"("maintenance_status":"PENDING","type":"SCHEDULED",)"
+                               R"("window_start_time":"2026-12-03T10:00:00Z","window_end_time":"2026-12-03T14:00:00Z"})";
+    REQUIRE(s->set_gce_upcoming(window));
+    {
+        async_wait w(c);
+        REQUIRE(s->wait_until_hanging(2));  // maintenance-event and preempted
+        s->advance(30s);
+        auto doc = w.get();
+        REQUIRE(doc);
+        REQUIRE(doc->events.size() == 1);
+        const auto& e = doc->events[0];
+        CHECK(e.id == "upcoming-maintenance");
+        CHECK(e.status == forewarn::event_status::scheduled);
+        CHECK(e.affects(s->config().vms[0].name));
+        CHECK(doc->incarnation == s->gce_etag("instance/maintenance-event") + "/" + s->gce_etag("instance/preempted") +
+                                      "/" + s->gce_etag("instance/upcoming-maintenance"));
+    }
+    // Now it has an ETag: a hanging GET of its own answers the change at once.
+    std::string ongoing = window;
+    ongoing.replace(ongoing.find("PENDING"), 7, "ONGOING");
+    {
+        async_wait w(c);
+        REQUIRE(s->wait_until_hanging(3));
+        REQUIRE(s->set_gce_upcoming(ongoing));
+        auto doc = w.get();
+        REQUIRE(doc);
+        REQUIRE(doc->events.size() == 1);
+        CHECK(doc->events[0].status == forewarn::event_status::started);
+    }
+    {
+        async_wait w(c);
+        REQUIRE(s->wait_until_hanging(3));
+        REQUIRE(s->set_gce_upcoming("empty"));
+        auto doc = w.get();
+        REQUIRE(doc);
+        CHECK(doc->events.empty());
+    }
+    CHECK_FALSE(s->set_gce_upcoming("soon"));
+    CHECK_FALSE(s->set_gce_upcoming("{not json"));
+}
+
+TEST_CASE("simulated: upcoming-maintenance absent (404) is asked once, then never again", "[gce][simulated][upcoming]") {
+    auto s = std::make_shared<scenario>();
+    client c(sim_options(30s), simulated_transport(s));
+    REQUIRE(c.fetch());
+    REQUIRE(c.fetch());
+    std::size_t asked = 0;
+    for (const auto& r : s->requests()) asked += r.target.find("upcoming-maintenance") != std::string::npos;
+    CHECK(asked == 1);
+}

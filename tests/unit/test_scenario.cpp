@@ -420,6 +420,45 @@ TEST_CASE("GCE: the 60 s warning is given only if maintenance-event was read sin
     CHECK(s.gce_value("instance/maintenance-event") == "NONE");
 }
 
+TEST_CASE("GCE upcoming-maintenance: a JSON window whatever alt - the odd answers, the 503 without an ETag",
+          "[scenario][gce][upcoming]") {
+    auto c = forewarn::testing::parse_scenario(R"({"steps": [
+        {"at": "1m", "gce_upcoming": "no_notifications"},
+        {"at": "2m", "gce_upcoming": {"type": "SCHEDULED", "maintenance_status": "PENDING",
+                                      "window_start_time": "2026-12-03T10:00:00Z"}},
+        {"at": "3m", "gce_upcoming": "none"},
+        {"at": "4m", "gce_upcoming": "empty"},
+        {"at": "5m", "gce_upcoming": "absent"}]})");
+    REQUIRE(c.has_value());
+    scenario s(*c);
+    const std::string key = "instance/upcoming-maintenance";
+    CHECK(s.handle(gce_get(key + "?alt=json")).status == 404);  // a machine type without it
+    s.advance(1min);
+    auto r = s.handle(gce_get(key + "?alt=json"));
+    CHECK(r.status == 503);
+    CHECK(r.body.find("no notifications") != std::string::npos);
+    CHECK_FALSE(r.header("ETag"));
+    CHECK(*r.header("Metadata-Flavor") == "Google");
+    s.advance(1min);
+    for (const char* alt : {"?alt=json", "?alt=text", ""}) {
+        r = s.handle(gce_get(key + alt));
+        CHECK(r.status == 200);
+        CHECK(json(r.body).IsObject());  // the object itself, not a JSON string holding it
+        CHECK(str(json(r.body)["maintenance_status"]) == "PENDING");
+        REQUIRE(r.header("ETag"));
+    }
+    s.advance(1min);
+    CHECK(s.handle(gce_get(key + "?alt=json")).body == "NONE");
+    s.advance(1min);
+    CHECK(s.handle(gce_get(key + "?alt=json")).body == "{}");
+    s.advance(1min);
+    CHECK(s.handle(gce_get(key + "?alt=json")).status == 404);
+
+    auto bad = forewarn::testing::parse_scenario(R"({"steps":[{"at":"1m","gce_upcoming":"soon"}]})");
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().field == "steps[0].gce_upcoming");
+}
+
 TEST_CASE("GCE: identity keys, scheduling, directories, alt, recursive, 404, 403, redirect", "[scenario][gce]") {
     scenario_config c = quiet_config();
     c.gce.emplace_back("instance/scheduling/preemptible", "TRUE");

@@ -60,13 +60,16 @@ struct client_options {
     /// This VM's name in events' resources. Empty: instance/name, asked before the first document.
     std::string self_name;
     /**
-     * Also read instance/upcoming-maintenance (the days-ahead window: gce/upcoming_maintenance.hpp)
-     * with a plain GET in every document, so at least once per watch_timeout: an event with id
+     * Also watch instance/upcoming-maintenance (the days-ahead window: gce/upcoming_maintenance.hpp),
+     * a third hanging GET beside maintenance-event and preempted: an event with id
      * "upcoming-maintenance". Its odd answers ({}, NONE, the 503 "no notifications have been
-     * received yet") mean none, without a retry; after a 404 (a machine type without the key) it
-     * is not asked again. Off by default: it is not yet a hanging GET of its own.
+     * received yet") mean none, without a retry; an answer without an ETag (the 503) is read again
+     * with a plain GET in every document instead of watched; after a 404 (a machine type without
+     * the key) it is not asked again. An answer that is not an upcoming-maintenance document (or a
+     * failed request for it) is logged as a warning and the last good window is kept: it never
+     * holds back the maintenance-event and preempted notices.
      */
-    bool read_upcoming_maintenance = false;
+    bool read_upcoming_maintenance = true;
     /// The time line every wait of this client (and of a poller over it) runs on.
     forewarn::clock clock;
     /// Where this client (and a poller over it) logs: each request at debug, retries at info.
@@ -101,8 +104,8 @@ struct instance_identity {
  * Client of the Google Compute Engine metadata server (/computeMetadata/v1/), a notice source.
  *
  * next() gives the maintenance snapshot: the first time with plain GETs, then with one hanging
- * GET per key (maintenance-event, preempted) that answers as soon as either changes, or after
- * `watch_timeout` with nothing new. The client keeps the keys' ETags itself (its cursor).
+ * GET per key (maintenance-event, preempted, upcoming-maintenance) that answers as soon as any
+ * of them changes, or after `watch_timeout` with nothing new. The client keeps the keys' ETags itself (its cursor).
  * Events name this VM in `resources` from the very first document.
  *
  * Every request carries `Metadata-Flavor: Google`, and every answer must carry it back: anything
@@ -121,7 +124,8 @@ struct instance_identity {
  * @endcode
  *
  * One thread uses a client at a time; wake(), cancel() and reset() may come from any thread.
- * next() runs the second hanging GET on a thread of its own, on a copy of the transport.
+ * next() runs the second and third hanging GETs on threads of their own, on copies of the
+ * transport.
  */
 // The default, curl_transport, is given in fwd.hpp, where this template is declared first.
 template <class Transport>
@@ -211,8 +215,9 @@ public:
         }
     }
 
-    /// One snapshot with plain GETs: maintenance-event and preempted (a missing preempted key
-    /// counts as FALSE), after instance/name when it is not known yet.
+    /// One snapshot with plain GETs: maintenance-event, preempted (a missing preempted key
+    /// counts as FALSE) and upcoming-maintenance when asked for, after instance/name when it is
+    /// not known yet.
     result<document> fetch() {
         if (auto e = check_usable()) return *e;
         if (auto e = ensure_name()) return *e;
@@ -220,7 +225,7 @@ public:
         if (!m) return std::move(m).error();
         auto p = get_preempted(0);
         if (!p) return std::move(p).error();
-        return make_document(*m, *p);
+        return make_document(*m, *p, read_upcoming(0));
     }
 
     /// One key's value and ETag (alt=text unless options ask for JSON). 404 is errc::not_found.
@@ -293,27 +298,50 @@ public:
     }
 
 private:
-    // upcoming-maintenance when asked for (options_.read_upcoming_maintenance): a window, or none.
-    result<std::optional<upcoming_maintenance>> read_upcoming() {
-        using none = std::optional<upcoming_maintenance>;
-        if (!options_.read_upcoming_maintenance || state_->upcoming_absent) return none();
-        get_options json;
-        json.json = true;
-        auto u = get_on(0, upcoming_maintenance_key, json);
-        if (!u && u.error().code == errc::not_found) {
-            state_->upcoming_absent = true;
-            options_.log(log_level::info, "instance/upcoming-maintenance does not exist here: not asked again",
-                         u.error().url);
-            return none();
-        }
-        if (!u) return std::move(u).error();
-        auto window = parse_upcoming_maintenance(200, u->value);
-        if (!window)
-            return std::move(window).error().at_url(state_->base + std::string(root_path) + std::string(upcoming_maintenance_key));
-        return window;
+    // upcoming-maintenance with a plain GET when asked for (options_.read_upcoming_maintenance):
+    // its answer, nothing (not asked for, or a 404 now or before), or the failure.
+    std::optional<result<metadata_value>> read_upcoming(std::size_t lane_index) {
+        if (!options_.read_upcoming_maintenance || state_->upcoming_absent) return std::nullopt;
+        return get_on(lane_index, upcoming_maintenance_key, upcoming_get_options());
     }
 
-    static constexpr std::size_t key_count = 2;  // maintenance-event, preempted
+    static get_options upcoming_get_options() {
+        get_options json;
+        json.json = true;
+        return json;
+    }
+
+    // The upcoming-maintenance event of an answer (or of its absence). A 404 stops the asking; a
+    // failure or an answer that is not a window keeps the last good event, with a warning:
+    // the other keys' notices never wait for this one.
+    std::optional<event> upcoming_event_from(std::optional<result<metadata_value>>& answer) {
+        if (!answer) return state_->upcoming_event;
+        const std::string url = state_->base + std::string(root_path) + std::string(upcoming_maintenance_key);
+        if (!*answer) {
+            const error& e = answer->error();
+            if (e.code == errc::not_found) {
+                state_->upcoming_absent = true;
+                state_->upcoming_event.reset();
+                options_.log(log_level::info, "instance/upcoming-maintenance does not exist here: not asked again", url);
+                return std::nullopt;
+            }
+            options_.log(log_level::warn,
+                         "instance/upcoming-maintenance could not be read (the last window is kept): " + e.describe(), url);
+            return state_->upcoming_event;
+        }
+        auto window = parse_upcoming_maintenance(200, (*answer)->value);
+        if (!window) {
+            options_.log(log_level::warn,
+                         "instance/upcoming-maintenance is not a maintenance window (the last one is kept): " +
+                             std::move(window).error().at_url(url).describe(),
+                         url);
+            return state_->upcoming_event;
+        }
+        state_->upcoming_event = *window ? std::optional<event>(to_event(**window)) : std::nullopt;
+        return state_->upcoming_event;
+    }
+
+    static constexpr std::size_t key_count = 3;  // maintenance-event, preempted, upcoming-maintenance
 
     // One transport and one backoff sleep per concurrent request: next() holds one per key.
     struct lane {
@@ -322,14 +350,15 @@ private:
         interruptible_sleep sleep;
         bool watching = false;  // a hanging GET of next() runs on it (wake() may cut it)
     };
-    // What next() last returned: each key's value and ETag.
+    // What next() last returned: each key's value and ETag (an empty ETag: not watched).
     struct cursor_state {
         metadata_value maintenance;
-        metadata_value preempted;  // etag empty: the key does not exist here (not watched)
+        metadata_value preempted;  // etag empty: the key does not exist here
+        metadata_value upcoming;   // etag empty: not asked for, absent, or answered without one (the 503)
     };
     struct state {
         state(Transport t, const client_options& o)
-            : lanes{{lane(t, o.clock), lane(std::move(t), o.clock)}},
+            : lanes{{lane(t, o.clock), lane(t, o.clock), lane(std::move(t), o.clock)}},
               retry(retry_rules::gce, o.retry),
               pacer(std::make_unique<forewarn::detail::source_pacer>(o.clock)) {}
         std::mutex mutex;  // guards base, instance_name, cancelled, woken and the lanes' cancel/reset
@@ -344,6 +373,7 @@ private:
         bool woken = false;
         bool failed = false;
         bool upcoming_absent = false;  // upcoming-maintenance answered 404: not asked again
+        std::optional<event> upcoming_event;  // the last good upcoming-maintenance window's event
         std::optional<cursor_state> cursor;
     };
 
@@ -408,53 +438,71 @@ private:
     }
 
     /**
-     * Hanging GETs on both keys with the cursor's ETags; returns as soon as either changes, or
-     * the current snapshot (same content) when `timeout_sec` passes with no change. A lane cut
-     * short by the other one's change (or by wake()) keeps its value and ETag: had it changed
-     * meanwhile, the next call's last_etag returns that at once.
+     * Hanging GETs on every watched key with the cursor's ETags; returns as soon as any changes,
+     * or the current snapshot (same content) when `timeout_sec` passes with no change. A lane cut
+     * short by another one's change (or by wake()) keeps its value and ETag: had it changed
+     * meanwhile, the next call's last_etag returns that at once. A key not watched (no ETag) is
+     * read plainly once the watching ends.
      */
     result<document> wait_for_change(std::chrono::seconds timeout_sec) {
         const cursor_state last = *state_->cursor;
-        const bool watch_preempted = !last.preempted.etag.empty();
-        std::optional<result<metadata_value>> preempted_result;
-        std::thread worker;
+        const std::array<const metadata_value*, key_count> lasts{{&last.maintenance, &last.preempted, &last.upcoming}};
+        const std::array<std::string_view, key_count> keys{{maintenance_event_key, preempted_key, upcoming_maintenance_key}};
+        std::array<std::optional<result<metadata_value>>, key_count> results;
+        auto watch_lane = [&](std::size_t i) {
+            const get_options opts = i == 2 ? upcoming_get_options() : get_options{};
+            auto r = watch_on(i, keys[i], lasts[i]->etag, timeout_sec, opts);
+            if (!r || r->etag != lasts[i]->etag)
+                for (std::size_t j = 0; j < key_count; ++j)
+                    if (j != i) interrupt_lane(j);
+            results[i] = std::move(r);
+        };
+        std::vector<std::thread> workers;
+        workers.reserve(key_count - 1);
         set_watching(true);
-        if (watch_preempted) {
-            const forewarn::clock& c = options_.clock;
+        const forewarn::clock& c = options_.clock;
+        for (std::size_t i = 1; i < key_count; ++i) {
+            if (lasts[i]->etag.empty()) continue;
             c.thread_started();
             try {
-                worker = std::thread([&, c] {
-                    auto r = watch_on(1, preempted_key, last.preempted.etag, timeout_sec, {});
-                    if (!r || r->etag != last.preempted.etag) interrupt_lane(0);
-                    preempted_result = std::move(r);
+                workers.emplace_back([&watch_lane, i, c] {
+                    watch_lane(i);
                     c.thread_ended();
                 });
             } catch (const std::exception& ex) {
                 c.thread_ended();
+                for (std::size_t j = 0; j < key_count; ++j) interrupt_lane(j);
+                for (auto& w : workers) w.join();
                 restore_lanes();
-                return error(errc::transport, std::string("could not start the watch thread: ") + ex.what());
+                return error(errc::transport, std::string("could not start a watch thread: ") + ex.what());
             }
         }
-        auto maintenance_result = watch_on(0, maintenance_event_key, last.maintenance.etag, timeout_sec, {});
-        if (!maintenance_result || maintenance_result->etag != last.maintenance.etag) interrupt_lane(1);
-        if (worker.joinable()) worker.join();
+        watch_lane(0);
+        for (auto& w : workers) w.join();
         restore_lanes();
         if (auto e = check_usable()) return *e;
 
+        auto& maintenance_result = *results[0];
         if (!maintenance_result && maintenance_result.error().code == errc::cancelled)
             maintenance_result = last.maintenance;
         if (!maintenance_result) return std::move(maintenance_result).error();
 
+        auto& preempted_result = results[1];
         if (preempted_result && !*preempted_result && preempted_result->error().code == errc::cancelled)
             preempted_result = result<metadata_value>(last.preempted);
         if (!preempted_result || (!*preempted_result && preempted_result->error().code == errc::not_found)) {
             // Not watched (the key did not exist) or gone while watched: read it plainly.
             auto p = get_preempted(0);
             if (!p) return std::move(p).error();
-            return make_document(*maintenance_result, *p);
+            preempted_result = std::move(p);
         }
         if (!*preempted_result) return std::move(*preempted_result).error();
-        return make_document(*maintenance_result, **preempted_result);
+
+        auto& upcoming_result = results[2];
+        if (upcoming_result && !*upcoming_result && upcoming_result->error().code == errc::cancelled)
+            upcoming_result = result<metadata_value>(last.upcoming);
+        if (!upcoming_result) upcoming_result = read_upcoming(0);  // not watched: a plain GET
+        return make_document(*maintenance_result, **preempted_result, std::move(upcoming_result));
     }
 
     result<metadata_value> get_on(std::size_t lane_index, std::string_view key, const get_options& opts) {
@@ -488,8 +536,10 @@ private:
         return p;
     }
 
-    // The document of two answers; on success they become the cursor.
-    result<document> make_document(const metadata_value& m, const metadata_value& p) {
+    // The document of the answers; on success they become the cursor. `u`: upcoming-maintenance's
+    // answer, if asked.
+    result<document> make_document(const metadata_value& m, const metadata_value& p,
+                                   std::optional<result<metadata_value>> u) {
         if (m.etag.empty()) {
             error e(errc::invalid_document, "instance/maintenance-event answered without an ETag");
             e.field = "ETag";
@@ -499,14 +549,14 @@ private:
         if (!me) return std::move(me).error();
         auto pe = preempted_event_from(p.value);
         if (!pe) return std::move(pe).error();
-        auto upcoming = read_upcoming();
-        if (!upcoming) return std::move(upcoming).error();
-        std::optional<event> ue;
-        if (*upcoming) ue = to_event(**upcoming);
+        std::optional<event> ue = upcoming_event_from(u);
         document doc;
         doc.origin = cloud::gce;
-        // Informative only: the two ETags (the cursor is kept here, not in the document).
+        metadata_value upcoming_answer;  // watched from now on only when it came with an ETag
+        if (u && *u) upcoming_answer = **u;
+        // Informative only: the ETags (the cursor is kept here, not in the document).
         doc.incarnation = m.etag + '/' + p.etag;
+        if (!upcoming_answer.etag.empty()) doc.incarnation += '/' + upcoming_answer.etag;
         doc.service_time = m.service_time ? m.service_time : p.service_time;
         std::string name;
         {
@@ -518,7 +568,7 @@ private:
             if (!name.empty()) (*e)->resources.push_back(name);
             doc.events.push_back(std::move(**e));
         }
-        state_->cursor = cursor_state{m, p};
+        state_->cursor = cursor_state{m, p, std::move(upcoming_answer)};
         return doc;
     }
 

@@ -148,6 +148,32 @@ public:
     void set_gce(const std::string& key, std::string value) {
         synced([&] { gce_.set(key, std::move(value)); });
     }
+    /**
+     * GCE: what instance/upcoming-maintenance answers from now on: a window as GCE's JSON text
+     * (`{"type":"SCHEDULED","maintenance_status":"PENDING","window_start_time":...}`), or one of
+     * its odd answers: "empty" ({}), "none" (the text NONE), "no_notifications" (a 503) or
+     * "absent" (404, as on machine types without it, and as before the first call). False, and
+     * nothing changes, for anything else.
+     */
+    bool set_gce_upcoming(const std::string& answer) {
+        rapidjson::Document doc;
+        if (!answer.empty() && answer.front() == '{') {
+            doc.Parse(answer.data(), answer.size());
+            if (doc.HasParseError()) return false;
+        } else {
+            doc.SetString(answer.data(), static_cast<rapidjson::SizeType>(answer.size()), doc.GetAllocator());
+        }
+        auto value = forewarn::detail::emulator_gce_upcoming_value(doc, "answer");
+        if (!value) return false;
+        scenario_step s;
+        s.what = scenario_step::kind::gce_set;
+        s.gce_values.emplace_back(std::string(forewarn::detail::emulator_gce_upcoming_key), std::move(*value));
+        synced([&] {
+            gce_.apply_step(s, engine_.timeline().now());
+            engine_.notify();
+        });
+        return true;
+    }
     /// Injects a fault now.
     void inject_fault(fault_spec f) {
         synced([&] { engine_.add_fault(std::move(f)); });

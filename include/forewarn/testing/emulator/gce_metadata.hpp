@@ -2,8 +2,8 @@
 #pragma once
 
 // The GCE metadata server as the emulator plays it: keys under /computeMetadata/v1/, content
-// ETags, directory listings and recursive JSON, and hanging GETs (wait_for_change, last_etag,
-// timeout_sec). Rules: docs/emulator.md.
+// ETags, directory listings and recursive JSON, hanging GETs (wait_for_change, last_etag,
+// timeout_sec), and instance/upcoming-maintenance with its odd answers. Rules: docs/emulator.md.
 
 #include <forewarn/config.hpp>
 #include <forewarn/detail/json.hpp>
@@ -183,6 +183,9 @@ public:
         }
         auto value = content(all, key);
         if (!value) return error_response(404, "Not found.\n");
+        // Before its first notification the real server answers upcoming-maintenance with a 503.
+        if (key == emulator_gce_upcoming_key && *value == emulator_gce_no_notifications_body)
+            return with_flavor(emulator_text_response(503, *value, "application/json"));
         if (key == "instance/maintenance-event" || ((key.empty() || key == "instance/") && recursive)) maintenance_read_ = true;
 
         // Faults come before the hang: a 503 answers at once, as the real server's would.
@@ -337,6 +340,8 @@ private:
     static testing::emulated_response answer(const std::string& key, bool recursive, const std::string& alt,
                                              const leaves& all, const std::string& value) {
         const bool directory = key.empty() || key.back() == '/';
+        // upcoming-maintenance's value is JSON (or one of its odd answers), sent as it is.
+        if (key == emulator_gce_upcoming_key) return emulator_text_response(200, value, "application/json");
         if (!directory) {
             if (alt != "json") return emulator_text_response(200, value, "application/text");
             json_writer w;

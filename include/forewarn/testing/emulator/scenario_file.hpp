@@ -214,6 +214,34 @@ emulator_parse_gce_values(const rapidjson::Value& v, const std::string& field) {
     return out;
 }
 
+/// instance/upcoming-maintenance: the emulator serves its value as the JSON it is, whatever alt.
+inline constexpr std::string_view emulator_gce_upcoming_key = "instance/upcoming-maintenance";
+/// Set as upcoming-maintenance's value, this body is answered with a 503 and no ETag, as the real
+/// server answers before its first notification.
+inline constexpr std::string_view emulator_gce_no_notifications_body =
+    R"({"error": "no notifications have been received yet, try again later"})";
+
+inline bool emulator_copy_json(const rapidjson::Value& v, json_writer& w);
+
+/**
+ * A gce_upcoming step's value as upcoming-maintenance's value (nothing: the key is deleted, so
+ * the server answers 404). An object is the window as GCE sends it; the words are its odd
+ * answers: "empty" ({}), "none" (the text NONE), "no_notifications" (the 503), "absent" (404).
+ */
+inline result<std::optional<std::string>> emulator_gce_upcoming_value(const rapidjson::Value& v, const std::string& field) {
+    if (v.IsObject()) {
+        json_writer w;
+        if (!emulator_copy_json(v, w)) return testing::scenario_error(field, "cannot be written back as JSON");
+        return std::optional<std::string>(w.str());
+    }
+    const std::string_view word = v.IsString() ? json_string_view(v) : std::string_view();
+    if (word == "empty") return std::optional<std::string>("{}");
+    if (word == "none") return std::optional<std::string>("NONE");
+    if (word == "no_notifications") return std::optional<std::string>(std::string(emulator_gce_no_notifications_body));
+    if (word == "absent") return std::optional<std::string>();
+    return testing::scenario_error(field, "a maintenance window (object), \"empty\", \"none\", \"no_notifications\" or \"absent\"");
+}
+
 // Writes a parsed JSON value back (a scenario step's body, replayed through a control route).
 inline bool emulator_copy_json(const rapidjson::Value& v, json_writer& w) {
     switch (v.GetType()) {
@@ -275,6 +303,11 @@ inline result<testing::scenario_step> emulator_parse_step(const rapidjson::Value
             if (!values) return values.error();
             s.what = scenario_step::kind::gce_set;
             s.gce_values = std::move(*values);
+        } else if (name == "gce_upcoming") {
+            auto value = emulator_gce_upcoming_value(m, f);
+            if (!value) return value.error();
+            s.what = scenario_step::kind::gce_set;
+            s.gce_values.emplace_back(std::string(emulator_gce_upcoming_key), std::move(*value));
         } else if (name == "fault") {
             auto fs = emulator_parse_fault(m, f);
             if (!fs) return fs.error();
@@ -316,7 +349,7 @@ inline result<testing::scenario_step> emulator_parse_step(const rapidjson::Value
             }
         } else {
             return testing::scenario_error(f, "unknown step (expected azure_event, hardware_failure, cancel, complete, approve, "
-                                              "gce_set, gce_maintenance, fault, clear_faults, service_reenabled, aws_spot, "
+                                              "gce_set, gce_maintenance, gce_upcoming, fault, clear_faults, service_reenabled, aws_spot, "
                                               "aws_rebalance, aws_event or aws_event_end)");
         }
         return {};
