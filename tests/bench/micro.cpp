@@ -184,6 +184,9 @@ fw::http_response gce_answer(const fw::http_request& r) {
     if (r.url.find("maintenance-event") != std::string::npos) {
         a.headers.push_back({"ETag", "7e9a4f1b2c3d4e5f"});
         a.body = "NONE";
+    } else if (r.url.find("upcoming-maintenance") != std::string::npos) {
+        a.headers.push_back({"ETag", "5f4e3d2c1b0a9988"});
+        a.body = "{}";
     } else {
         a.headers.push_back({"ETag", "0a1b2c3d4e5f6071"});
         a.body = "FALSE";

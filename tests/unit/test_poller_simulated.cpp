@@ -241,6 +241,30 @@ TEST_CASE("simulated: GCE live migration, preemption and host terminate, woken b
     CHECK(h.clock().now().time_since_epoch() == 0s);
 }
 
+TEST_CASE("simulated: GCE upcoming-maintenance: prepare days ahead, started when ONGOING, recover when it goes",
+          "[poller][simulated][gce][upcoming]") {
+    harness h(two_vms());
+    recorder r;
+    const std::string window = R"({"type":"SCHEDULED","maintenance_status":"PENDING","can_reschedule":"true",)"
+                               R"("window_start_time":"2026-12-03T10:00:00Z","window_end_time":"2026-12-03T14:00:00Z"})";
+    REQUIRE(h.scenario().set_gce_upcoming("empty"));  // a machine type that has the key, nothing scheduled
+    h.add_gce_poller("WestNO_0", r.handlers());
+    REQUIRE(h.start());  // idle: the three keys' hanging GETs wait on the clock
+    auto set = [&](const std::string& answer) {
+        REQUIRE(h.scenario().set_gce_upcoming(answer));
+        REQUIRE(h.wait_idle());  // the change itself answered the hanging GET; no time passed
+    };
+    set(window);
+    std::string ongoing = window;
+    ongoing.replace(ongoing.find("PENDING"), 7, "ONGOING");
+    set(ongoing);
+    set("empty");
+    CHECK(r.snapshot() == strings{"prepare:upcoming-maintenance", "started:upcoming-maintenance",
+                                  "recover:upcoming-maintenance:completed"});
+    CHECK(r.errs().empty());
+    CHECK(h.clock().now().time_since_epoch() == 0s);
+}
+
 TEST_CASE("simulated: two VMs on one scenario, exactly one approval, by the leader", "[poller][simulated][leader]") {
     for (auto rule : {forewarn::leader_rule::first_listed, forewarn::leader_rule::lowest_name}) {
         harness h(two_vms());

@@ -796,7 +796,7 @@ TEST_CASE("scenario files: parse, reject typos with the member named", "[scenari
 TEST_CASE("every scenario in examples/scenarios loads", "[scenario][file]") {
     for (const char* name : {"live_migration", "user_reboot", "spot_preempt", "scale_set_terminate",
                              "cancelled_maintenance", "hardware_failure", "gce_live_migration", "gce_preemption",
-                             "aws_spot_and_reboot"}) {
+                             "gce_upcoming_maintenance", "aws_spot_and_reboot"}) {
         INFO(name);
         auto c = forewarn::testing::load_scenario(std::string(FOREWARN_SOURCE_DIR) + "/examples/scenarios/" + name + ".json");
         REQUIRE(c.has_value());

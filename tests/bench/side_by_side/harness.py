@@ -167,7 +167,27 @@ def run_polls(build, source, emulator, quick):
         for key, _, cmd in alts:
             empty[key].append(run_rusage(cmd(0), env))
             full[key].append(run_rusage(cmd(n), env))
-    res = {"n": n, "rounds": rounds, "alts": []}
+    res = {"n": n, "rounds": rounds, "alts": summarise(alts, full, empty, n)}
+    # AWS: a poll is three GETs with the session token (one PUT at start-up).
+    aws_alts = [
+        ("forewarn", "(a) forewarn poller over the AWS client (three GETs per poll, parse + diff)",
+         lambda k: [os.path.join(bench, "forewarn-bench-forewarn-polls"), base, str(k), "aws"]),
+        ("libcurl", "(c) raw libcurl: one token PUT, then the three GETs per poll, no parsing (the floor)",
+         lambda k: [os.path.join(bench, "forewarn-bench-raw-libcurl"), base, str(k), "aws"]),
+    ]
+    log("side by side, AWS: %d polls x %d rounds per alternative ..." % (n, rounds))
+    full = {a[0]: [] for a in aws_alts}
+    empty = {a[0]: [] for a in aws_alts}
+    for r in range(rounds):
+        for key, _, cmd in aws_alts:
+            empty[key].append(run_rusage(cmd(0), env))
+            full[key].append(run_rusage(cmd(n), env))
+    res["aws_alts"] = summarise(aws_alts, full, empty, n)
+    return res
+
+
+def summarise(alts, full, empty, n):
+    out = []
     for key, label, _ in alts:
         cpu_n = median([x[0] for x in full[key]])
         cpu_0 = median([x[0] for x in empty[key]])
@@ -175,7 +195,7 @@ def run_polls(build, source, emulator, quick):
         wall_0 = median([x[1] for x in empty[key]])
         rss = median([x[2] for x in full[key]])
         loop = [json.loads(x[3].strip().splitlines()[-1]) for x in full[key] if x[3].strip()]
-        res["alts"].append({
+        out.append({
             "key": key, "label": label,
             "cpu_per_poll_us": max(cpu_n - cpu_0, 0.0) / n * 1e6,
             "wall_per_poll_us": max(wall_n - wall_0, 0.0) / n * 1e6,
@@ -184,7 +204,7 @@ def run_polls(build, source, emulator, quick):
             "total_cpu_per_poll_us": cpu_n / n * 1e6,
             "peak_rss_kb": rss,
         })
-    return res
+    return out
 
 
 # --- latency, stop, idle --------------------------------------------------------------------------
@@ -206,7 +226,7 @@ def run_latency(build, emulator_exe, quick):
 def start_idle(build, base, seconds):
     exe = os.path.join(build, "tests", "bench", "forewarn-bench-idle")
     procs = {}
-    for mode in ("azure", "gce"):
+    for mode in ("azure", "gce", "aws"):
         procs[mode] = subprocess.Popen([exe, mode, base, str(seconds)], stdout=subprocess.PIPE,
                                        stderr=subprocess.PIPE, env=no_proxy_env())
     return procs
@@ -341,6 +361,22 @@ def report(r):
                       "%sx below" % fmt(pyc / fw["cpu_per_poll_us"], 1), pyc >= 20 * fw["cpu_per_poll_us"]))
         goals.append(("RSS under 8 MiB (side-by-side poller, peak)", "%s MiB" % fmt(fw["peak_rss_kb"] / 1024.0),
                       fw["peak_rss_kb"] < 8 * 1024))
+        if polls.get("aws_alts"):
+            aws = {a["key"]: a for a in polls["aws_alts"]}
+            aws_floor = aws["libcurl"]["cpu_per_poll_us"]
+            p("### AWS (IMDSv2), the same way\n")
+            p("| alternative | CPU/poll | wall/poll | peak RSS | CPU vs raw libcurl | startup CPU |")
+            p("|---|---:|---:|---:|---:|---:|")
+            for a in polls["aws_alts"]:
+                p("| %s | %s µs | %s µs | %s MiB | %sx | %s ms |" % (
+                    a["label"], fmt(a["cpu_per_poll_us"]), fmt(a["wall_per_poll_us"]), fmt(a["peak_rss_kb"] / 1024.0),
+                    fmt(a["cpu_per_poll_us"] / aws_floor if aws_floor else None, 2), fmt(a["startup_cpu_ms"])))
+            p("")
+            fa = aws["forewarn"]
+            goals.append(("AWS: CPU per poll within 1.5x of the raw libcurl floor",
+                          "%sx (%s vs %s µs)" % (fmt(fa["cpu_per_poll_us"] / aws_floor, 2), fmt(fa["cpu_per_poll_us"]),
+                                                 fmt(aws_floor)),
+                          fa["cpu_per_poll_us"] <= 1.5 * aws_floor))
 
     micro = r.get("micro")
     if micro:
@@ -363,8 +399,10 @@ def report(r):
                             ("gce_maintenance_value/migrate", "GCE maintenance-event `MIGRATE_ON_HOST_MAINTENANCE`"),
                             ("gce_preempted_value/false", "GCE preempted `FALSE`"),
                             ("gce_preempted_value/true", "GCE preempted `TRUE`"),
-                            ("gce_client_fetch", "GCE snapshot (two keys) over an in-process transport"),
+                            ("gce_client_fetch", "GCE snapshot (three keys: maintenance-event, preempted, upcoming-maintenance) over an in-process transport"),
                             ("azure_client_fetch", "Azure fetch (1 event) over an in-process transport"),
+                            ("aws_client_fetch", "AWS document (three GETs, 1 scheduled event) over an in-process transport"),
+                            ("aws_parse_scheduled/1", "AWS events/maintenance/scheduled, 1 event"),
                             ("poller_poll_once", "poller poll_once (1 event) over an in-process transport")):
             p("| %s | %s |" % (label, fmt_ns(med.get(name))))
         p("")
@@ -418,7 +456,8 @@ def report(r):
         p("## Idle cost (a poller left alone for %d s)\n" % r["idle_seconds"])
         p("| poller | CPU seconds | share of one core | wake-ups/s (voluntary switches) | involuntary switches | threads | RSS | of which private (RssAnon) | of which shared-library pages (RssFile) |")
         p("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for mode, label in (("azure", "Azure, 1 Hz"), ("gce", "GCE, hanging GETs (timeout_sec 60)")):
+        for mode, label in (("azure", "Azure, 1 Hz"), ("gce", "GCE, hanging GETs (timeout_sec 60)"),
+                            ("aws", "AWS, every 5 s (three GETs)")):
             d = idle.get(mode)
             if not d:
                 continue
@@ -427,7 +466,7 @@ def report(r):
                 d["involuntary_switches"], d["threads"], fmt(d["rss_kb"] / 1024.0), fmt(d["rss_anon_kb"] / 1024.0),
                 fmt(d["rss_file_kb"] / 1024.0)))
         p("")
-        for mode in ("azure", "gce"):
+        for mode in ("azure", "gce", "aws"):
             d = idle.get(mode)
             if d:
                 share = 100 * d["cpu_s"] / d["wall_s"]
@@ -483,7 +522,7 @@ def main():
     if "idle" not in skip:
         # Its own emulator (rate limit as IMDS's), so the latency run's events never reach it.
         idle_emu = Emulator(emulator_exe, [])
-        log("idle: an Azure and a GCE poller for %d s (the latency runs meanwhile) ..." % r["idle_seconds"])
+        log("idle: an Azure, a GCE and an AWS poller for %d s (the latency runs meanwhile) ..." % r["idle_seconds"])
         idle_procs = start_idle(a.build, idle_emu.base, r["idle_seconds"])
     try:
         if "latency" not in skip:

@@ -2,12 +2,14 @@
 // Idle cost: a poller left alone for SECONDS against an endpoint where nothing happens. Reports the
 // process's CPU seconds, context switches (each voluntary one is a wake-up after a sleep), and RSS.
 //
-//   forewarn-bench-idle azure|gce BASE SECONDS
+//   forewarn-bench-idle azure|gce|aws BASE SECONDS
 //
-// Azure polls once a second (the default interval); GCE holds hanging GETs (timeout_sec 60).
+// Azure polls once a second (the default interval); GCE holds hanging GETs (timeout_sec 60);
+// AWS polls every 5 s (its default: what AWS advises for the Spot notice).
 
 #include "common.hpp"
 
+#include <forewarn/aws/instance_metadata_client.hpp>
 #include <forewarn/azure/scheduled_events_client.hpp>
 #include <forewarn/curl_transport.hpp>
 #include <forewarn/gce/metadata_client.hpp>
@@ -60,7 +62,7 @@ int run(Poller& p, const char* mode, long seconds) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const char* usage = "azure|gce BASE SECONDS";
+    const char* usage = "azure|gce|aws BASE SECONDS";
     if (argc < 4) {
         std::fprintf(stderr, "usage: %s %s\n", argv[0], usage);
         return 2;
@@ -79,6 +81,13 @@ int main(int argc, char** argv) {
         o.endpoint = argv[2];
         forewarn::poller<forewarn::gce::metadata_client> p(forewarn::gce::metadata_client(o), handlers());
         return run(p, "gce", seconds);
+    }
+    if (mode == "aws") {
+        forewarn::aws::client_options o;
+        o.endpoint = argv[2];
+        o.self_name = "i-0123456789abcdef0";
+        forewarn::poller<forewarn::aws::instance_metadata_client> p(forewarn::aws::instance_metadata_client(o), handlers());
+        return run(p, "aws", seconds);
     }
     std::fprintf(stderr, "usage: %s %s\n", argv[0], usage);
     return 2;

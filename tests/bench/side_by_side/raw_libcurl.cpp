@@ -2,7 +2,9 @@
 // Alternative (c), the floor: one libcurl easy handle, kept-alive connection, N GETs, the body
 // kept in a string and never parsed. Nothing can poll over HTTP for much less.
 //
-//   forewarn-bench-raw-libcurl URL N    URL is the full Scheduled Events URL
+//   forewarn-bench-raw-libcurl URL N          URL is the full Scheduled Events URL
+//   forewarn-bench-raw-libcurl BASE N aws     IMDSv2: one token PUT, then per poll the three GETs
+//                                            an AWS notice reader needs, each with the token
 //
 // (libcurl used directly is fine here: this is a benchmark program, not a library header.)
 
@@ -12,6 +14,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace {
 std::size_t keep(char* data, std::size_t size, std::size_t count, void* out) {
@@ -21,33 +24,60 @@ std::size_t keep(char* data, std::size_t size, std::size_t count, void* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const char* usage = "URL N";
+    const char* usage = "URL N [aws]";
     if (argc < 3) {
         std::fprintf(stderr, "usage: %s %s\n", argv[0], usage);
         return 2;
     }
     const long n = bench::count_arg(argc, argv, 2, usage);
+    const bool aws = argc > 3 && std::string(argv[3]) == "aws";
     curl_global_init(CURL_GLOBAL_DEFAULT);
     CURL* h = curl_easy_init();
-    curl_slist* headers = curl_slist_append(nullptr, "Metadata: true");
     std::string body;
-    curl_easy_setopt(h, CURLOPT_URL, argv[1]);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, keep);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_PROXY, "");
     long errors = 0;
     std::size_t bytes = 0;
+    curl_slist* headers = nullptr;
+    std::vector<std::string> urls;
+    if (aws) {
+        const std::string base = argv[1];
+        curl_slist* ttl = curl_slist_append(nullptr, "X-aws-ec2-metadata-token-ttl-seconds: 21600");
+        curl_easy_setopt(h, CURLOPT_URL, (base + "/latest/api/token").c_str());
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, ttl);
+        long status = 0;
+        if (curl_easy_perform(h) != CURLE_OK || curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK ||
+            status != 200) {
+            std::fprintf(stderr, "raw-libcurl: the token PUT failed (HTTP %ld)\n", status);
+            return 1;
+        }
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, nullptr);
+        curl_slist_free_all(ttl);
+        headers = curl_slist_append(nullptr, ("X-aws-ec2-metadata-token: " + body).c_str());
+        for (const char* path : {"/latest/meta-data/events/maintenance/scheduled", "/latest/meta-data/spot/instance-action",
+                                 "/latest/meta-data/events/recommendations/rebalance"})
+            urls.push_back(base + path);
+    } else {
+        headers = curl_slist_append(nullptr, "Metadata: true");
+        urls.push_back(argv[1]);
+    }
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     const double cpu0 = bench::cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     for (long i = 0; i < n; ++i) {
-        body.clear();
-        long status = 0;
-        if (curl_easy_perform(h) != CURLE_OK ||
-            curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK || status != 200)
-            ++errors;
-        bytes += body.size();
+        for (const auto& url : urls) {
+            body.clear();
+            curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+            long status = 0;
+            // 404 is an answer here: AWS's "no Spot notice" and "no rebalance recommendation".
+            if (curl_easy_perform(h) != CURLE_OK ||
+                curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK || (status != 200 && status != 404))
+                ++errors;
+            bytes += body.size();
+        }
     }
     const double wall = bench::since(t0), cpu = bench::cpu_seconds() - cpu0;
     std::printf("{\"polls\":%ld,\"errors\":%ld,\"bytes\":%zu,\"loop_cpu_s\":%.6f,\"loop_wall_s\":%.6f,\"rss_kb\":%ld,\"peak_rss_kb\":%ld}\n", n,
