@@ -87,6 +87,33 @@ TEST_CASE("emulator: identity, a first document, and a change of either key duri
     CHECK(next->events[0].affects(id->name));
 }
 
+TEST_CASE("emulator: upcoming-maintenance over HTTP - read as JSON, then a hanging GET of its own",
+          "[gce][emulator][upcoming]") {
+    forewarn_test::emulator_process emu({"--quiet"});
+    // Set through the control API as the key's value (a JSON string holding the window's JSON).
+    auto set_window = [&](const std::string& status) {
+        const std::string window = R"({\"type\":\"SCHEDULED\",\"maintenance_status\":\")" + status +
+                                   R"(\",\"window_start_time\":\"2026-12-03T10:00:00Z\"})";
+        return control(emu, "gce", "{\"instance/upcoming-maintenance\":\"" + window + "\"}");
+    };
+    REQUIRE(set_window("PENDING"));
+    gce::metadata_client c(emulator_options(emu));
+    auto first = c.next();
+    REQUIRE(first);
+    REQUIRE(first->events.size() == 1);
+    CHECK(first->events[0].id == "upcoming-maintenance");
+    CHECK(first->events[0].status == forewarn::event_status::scheduled);
+
+    auto pending = std::async(std::launch::async, [&] { return c.next(); });
+    REQUIRE(wait_hanging(emu, 3));  // maintenance-event, preempted and upcoming-maintenance
+    REQUIRE(set_window("ONGOING"));
+    if (pending.wait_for(20s) != std::future_status::ready) c.cancel();
+    auto next = pending.get();
+    REQUIRE(next);
+    REQUIRE(next->events.size() == 1);
+    CHECK(next->events[0].status == forewarn::event_status::started);
+}
+
 TEST_CASE("emulator: a change between two calls is not lost", "[gce][emulator]") {
     forewarn_test::emulator_process emu({"--quiet"});
     gce::metadata_client c(emulator_options(emu, 600s));
