@@ -5,8 +5,8 @@
 // Invariants: no crash, hang, leak or UB; the value parsers agree with the protocol's rules;
 // split_etags(join_etags(a, b)) == (a, b); an encoded key holds only unreserved bytes, '/' and
 // %XX; every request carries Metadata-Flavor: Google and goes to the configured endpoint; a
-// fetched document has GCE origin, at most the two synthetic events, and an incarnation that
-// splits into two ETags.
+// fetched document has GCE origin and at most the three events of its keys (maintenance-event,
+// preempted, upcoming-maintenance: read by default, so its answers are fuzzed too).
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/testing/fake_transport.hpp>
 
@@ -111,9 +111,10 @@ void client(FuzzedDataProvider& in) {
             return;
         }
         FOREWARN_FUZZ_CHECK(d->origin == forewarn::cloud::gce, "GCE document with another origin");
-        FOREWARN_FUZZ_CHECK(d->events.size() <= 2, "more than the two synthetic events");
+        FOREWARN_FUZZ_CHECK(d->events.size() <= 3, "more than the three keys' events");
         for (const auto& e : d->events)
-            FOREWARN_FUZZ_CHECK(e.id == "preempted" || e.id.rfind("maintenance-event:", 0) == 0, "unexpected event id");
+            FOREWARN_FUZZ_CHECK(e.id == "preempted" || e.id == "upcoming-maintenance" || e.id.rfind("maintenance-event:", 0) == 0,
+                                "unexpected event id");
     };
     // The first next() reads plainly (after instance/name unless self_name); the second one hangs
     // (or pauses after a failure) until the script runs out, when the fake transport fails.
