@@ -1,18 +1,35 @@
 # SPDX-License-Identifier: MIT
-# install(EXPORT), forewarnConfig.cmake, its version file and forewarn.pc. forewarn is header-only,
-# so everything goes under the architecture-independent datadir (share/cmake, share/pkgconfig).
+# install(EXPORT), forewarnConfig.cmake, its version file and forewarn.pc. Header-only, everything
+# goes under the architecture-independent datadir (share/cmake, share/pkgconfig); the compiled
+# library (FOREWARN_COMPILED_LIB) is architecture-dependent, so then it all goes under libdir.
 include_guard(GLOBAL)
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(FOREWARN_INSTALL_CMAKEDIR "${CMAKE_INSTALL_DATADIR}/cmake/forewarn"
+if(FOREWARN_COMPILED_LIB)
+  set(_forewarn_packagedir "${CMAKE_INSTALL_LIBDIR}")
+  set(_forewarn_arch_independent "")
+  set(FOREWARN_PC_CFLAGS " -DFOREWARN_COMPILED_LIB")
+  set(FOREWARN_PC_LIBS " -L\${libdir} -lforewarn")
+  set(FOREWARN_PC_LIBDIR_LINE "libdir=\${prefix}/${CMAKE_INSTALL_LIBDIR}\n")
+else()
+  set(_forewarn_packagedir "${CMAKE_INSTALL_DATADIR}")
+  set(_forewarn_arch_independent ARCH_INDEPENDENT)
+  set(FOREWARN_PC_CFLAGS "")
+  set(FOREWARN_PC_LIBS "")
+  set(FOREWARN_PC_LIBDIR_LINE "")
+endif()
+set(FOREWARN_INSTALL_CMAKEDIR "${_forewarn_packagedir}/cmake/forewarn"
   CACHE STRING "Where forewarnConfig.cmake is installed, relative to the prefix")
-set(FOREWARN_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_DATADIR}/pkgconfig"
+set(FOREWARN_INSTALL_PKGCONFIGDIR "${_forewarn_packagedir}/pkgconfig"
   CACHE STRING "Where forewarn.pc is installed, relative to the prefix")
 
 # forewarn::forewarn and forewarn::emulator (the emulator's headers, for users' in-process tests).
 # The forewarn-emulator program, when built, is installed by tools/emulator/CMakeLists.txt.
 install(TARGETS forewarn forewarn_emulator EXPORT forewarnTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT forewarnTargets
   NAMESPACE forewarn::
@@ -27,7 +44,7 @@ configure_package_config_file("${CMAKE_CURRENT_LIST_DIR}/forewarnConfig.cmake.in
 write_basic_package_version_file("${_forewarn_gen}/forewarnConfigVersion.cmake"
   VERSION ${PROJECT_VERSION}
   COMPATIBILITY SameMajorVersion
-  ARCH_INDEPENDENT)
+  ${_forewarn_arch_independent})
 install(FILES
   "${_forewarn_gen}/forewarnConfig.cmake"
   "${_forewarn_gen}/forewarnConfigVersion.cmake"
@@ -47,3 +64,5 @@ install(FILES "${_forewarn_gen}/forewarn.pc" DESTINATION ${FOREWARN_INSTALL_PKGC
 
 install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DATADIR}/doc/forewarn" OPTIONAL)
 unset(_forewarn_gen)
+unset(_forewarn_packagedir)
+unset(_forewarn_arch_independent)

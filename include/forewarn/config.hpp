@@ -21,3 +21,24 @@
 #else
 #define FOREWARN_HAS_CONCEPTS 0
 #endif
+
+// Compiled mode (CMake option FOREWARN_COMPILED_LIB, docs/building.md): the library libforewarn
+// holds the default instantiations (the clients over curl_transport, the pollers over them), and
+// a user's translation unit declares them `extern template` (detail/extern_templates.hpp) instead
+// of compiling them again. Header-only, the default, is untouched. FOREWARN_BUILDING_LIB is
+// defined only while libforewarn itself is compiled.
+#if defined(FOREWARN_COMPILED_LIB) && !defined(FOREWARN_BUILDING_LIB)
+#define FOREWARN_EXTERN_TEMPLATES 1
+#else
+#define FOREWARN_EXTERN_TEMPLATES 0
+#endif
+
+// What libforewarn exports. It is built with default visibility on purpose: the function-local
+// statics of forewarn's inline functions (the per-host rate limiters, the real clock, libcurl's
+// one global init) must be one per process, shared by the library and its user, and hidden
+// visibility would give the shared library copies of its own.
+#if defined(__GNUC__) || defined(__clang__)
+#define FOREWARN_API __attribute__((visibility("default")))
+#else
+#define FOREWARN_API
+#endif

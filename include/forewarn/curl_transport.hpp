@@ -531,3 +531,6 @@ private:
 static_assert(is_transport_v<curl_transport>, "curl_transport must satisfy the transport contract");
 
 FOREWARN_END_NAMESPACE
+
+#define FOREWARN_CURL_TRANSPORT_DEFINED
+#include <forewarn/detail/extern_templates.hpp>

@@ -133,73 +133,26 @@ public:
     using handlers = poller_handlers;
     using options = poller_options;
 
-    explicit basic_poller(Source source, poller_handlers h = {}, poller_options o = {})
-        : source_(std::move(source)), handlers_(std::move(h)), options_(std::move(o)),
-          tracker_(options_.tracking), approver_(options_.approval, options_.coordinator),
-          waker_(std::make_shared<detail::poller_waker>()), signal_(std::make_shared<detail::wake_signal>()) {
-        Source* s = &source_;
-        waker_->set([s] { s->wake(); });
-        std::weak_ptr<detail::poller_waker> weak = waker_;
-        approver_.set_wake([weak] {
-            if (auto w = weak.lock()) (*w)();
-        });
-        approver_.set_can_approve(source_.can_approve());
-    }
+    explicit basic_poller(Source source, poller_handlers h = {}, poller_options o = {});
 
     basic_poller(const basic_poller&) = delete;
     basic_poller& operator=(const basic_poller&) = delete;
 
     /// Stops (see stop()). Do not destroy a poller from one of its own handlers.
-    ~basic_poller() {
-        stop();
-        waker_->set(nullptr);
-    }
+    ~basic_poller();
 
     /**
      * Starts the poller's thread. Fails at once, saying what and where, on a configuration
      * that can never work (the source's validate()), and when it already runs.
      */
-    result<void> start() {
-        std::lock_guard<std::mutex> control(control_mutex_);
-        if (auto v = source_.validate(); !v) return std::move(v).error();
-        if (thread_.joinable()) {
-            if (running_.load() && !stop_requested()) return error(errc::invalid_argument, "the poller is already running");
-            thread_.join();  // stopped from a handler: the thread has ended or is about to
-        }
-        set_stopping(false);
-        source_.reset();
-        running_.store(true);
-        const forewarn::clock& c = source_.clock();
-        c.thread_started();
-        try {
-            thread_ = std::thread([this, c] {
-                run();
-                c.thread_ended();
-            });
-        } catch (const std::exception& ex) {
-            running_.store(false);
-            c.thread_ended();
-            return error(errc::io_error, std::string("cannot start the poller's thread: ") + ex.what());
-        }
-        return {};
-    }
+    result<void> start();
 
     /**
      * Stops promptly, even in the middle of a request (the source is cancelled), and waits for
      * the thread. Called from a handler, it only asks: the poller delivers nothing more and its
      * thread ends once the handler returns.
      */
-    void stop() noexcept {
-        if (poller_thread_.load() == std::this_thread::get_id()) {
-            request_stop();
-            return;
-        }
-        // Under the control mutex, so that a start() racing on another thread cannot clear the
-        // request and leave this call joining a thread that was never asked to stop.
-        std::lock_guard<std::mutex> control(control_mutex_);
-        request_stop();
-        if (thread_.joinable()) thread_.join();
-    }
+    void stop() noexcept;
 
     /// True while the poller's thread runs.
     bool running() const noexcept { return running_.load(); }
@@ -215,25 +168,11 @@ public:
      * document asked at once, the handlers for each change, the approvals that are due. Returns
      * the number of changes delivered, or the error of the poll (also given to on_error).
      */
-    result<std::size_t> poll_once() {
-        if (running_.load()) return error(errc::invalid_argument, "poll_once() while the poller runs its own thread");
-        if (auto v = source_.validate(); !v) return std::move(v).error();
-        set_stopping(false);
-        source_.reset();
-        poller_thread_.store(std::this_thread::get_id());
-        auto r = cycle(false);
-        poller_thread_.store(std::thread::id());
-        return r;
-    }
+    result<std::size_t> poll_once();
 
     /// The approvals that are due now, for a caller driving poll_once() whose handles said ready
     /// between polls (the thread started by start() does this by itself).
-    void approve_due() {
-        if (running_.load()) return;
-        run_approvals();
-        save_if_dirty();
-        run_completions();
-    }
+    void approve_due();
 
     /// The last document whose changes were all delivered (what the state store holds).
     document last_document() const {
@@ -552,8 +491,90 @@ private:
     bool dirty_ = false;
 };
 
+template <class Source>
+basic_poller<Source>::basic_poller(Source source, poller_handlers h, poller_options o)
+    : source_(std::move(source)), handlers_(std::move(h)), options_(std::move(o)),
+      tracker_(options_.tracking), approver_(options_.approval, options_.coordinator),
+      waker_(std::make_shared<detail::poller_waker>()), signal_(std::make_shared<detail::wake_signal>()) {
+    Source* s = &source_;
+    waker_->set([s] { s->wake(); });
+    std::weak_ptr<detail::poller_waker> weak = waker_;
+    approver_.set_wake([weak] {
+        if (auto w = weak.lock()) (*w)();
+    });
+    approver_.set_can_approve(source_.can_approve());
+}
+
+template <class Source>
+basic_poller<Source>::~basic_poller() {
+    stop();
+    waker_->set(nullptr);
+}
+
+template <class Source>
+result<void> basic_poller<Source>::start() {
+    std::lock_guard<std::mutex> control(control_mutex_);
+    if (auto v = source_.validate(); !v) return std::move(v).error();
+    if (thread_.joinable()) {
+        if (running_.load() && !stop_requested()) return error(errc::invalid_argument, "the poller is already running");
+        thread_.join();  // stopped from a handler: the thread has ended or is about to
+    }
+    set_stopping(false);
+    source_.reset();
+    running_.store(true);
+    const forewarn::clock& c = source_.clock();
+    c.thread_started();
+    try {
+        thread_ = std::thread([this, c] {
+            run();
+            c.thread_ended();
+        });
+    } catch (const std::exception& ex) {
+        running_.store(false);
+        c.thread_ended();
+        return error(errc::io_error, std::string("cannot start the poller's thread: ") + ex.what());
+    }
+    return {};
+}
+
+template <class Source>
+void basic_poller<Source>::stop() noexcept {
+    if (poller_thread_.load() == std::this_thread::get_id()) {
+        request_stop();
+        return;
+    }
+    // Under the control mutex, so that a start() racing on another thread cannot clear the
+    // request and leave this call joining a thread that was never asked to stop.
+    std::lock_guard<std::mutex> control(control_mutex_);
+    request_stop();
+    if (thread_.joinable()) thread_.join();
+}
+
+template <class Source>
+result<std::size_t> basic_poller<Source>::poll_once() {
+    if (running_.load()) return error(errc::invalid_argument, "poll_once() while the poller runs its own thread");
+    if (auto v = source_.validate(); !v) return std::move(v).error();
+    set_stopping(false);
+    source_.reset();
+    poller_thread_.store(std::this_thread::get_id());
+    auto r = cycle(false);
+    poller_thread_.store(std::thread::id());
+    return r;
+}
+
+template <class Source>
+void basic_poller<Source>::approve_due() {
+    if (running_.load()) return;
+    run_approvals();
+    save_if_dirty();
+    run_completions();
+}
+
 /// The poller over a source (the name most programs use).
 template <class Source>
 using poller = basic_poller<Source>;
 
 FOREWARN_END_NAMESPACE
+
+#define FOREWARN_POLLER_DEFINED
+#include <forewarn/detail/extern_templates.hpp>

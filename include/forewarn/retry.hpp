@@ -15,12 +15,29 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
 
 FOREWARN_BEGIN_NAMESPACE
+
+namespace detail {
+
+/// A uniform draw from [0, 1) for backoff jitter: a splitmix64 stream per thread, seeded from the
+/// steady clock and the thread's own address. Jitter needs spread between processes and threads,
+/// not secrecy, and <random> would cost every translation unit that includes a client.
+inline double jitter_draw() noexcept {
+    thread_local std::uint64_t state =
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+        (static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&state)) << 16);
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);  // 53 bits: [0, 1)
+}
+
+}  // namespace detail
 
 /// Jittered exponential backoff. Plain struct: set the members you care about.
 struct retry_options {
@@ -163,9 +180,7 @@ public:
             d *= options_.multiplier;
         d = (std::min)(d, static_cast<double>(options_.max_backoff.count()));
         const double j = std::clamp(options_.jitter, 0.0, 1.0);
-        thread_local std::minstd_rand rng(std::random_device{}());
-        std::uniform_real_distribution<double> dist(1.0 - j, 1.0);
-        return std::chrono::milliseconds(static_cast<std::int64_t>(d * dist(rng)));
+        return std::chrono::milliseconds(static_cast<std::int64_t>(d * (1.0 - j * detail::jitter_draw())));
     }
 
     /**

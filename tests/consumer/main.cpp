@@ -75,5 +75,23 @@ int main() {
     const auto sent = transport.send(request);
     check(!sent && sent.error().code == forewarn::errc::cancelled, "a cancelled curl_transport returns errc::cancelled");
 
+    // A poller over the default client, started and stopped (in compiled mode both come from
+    // libforewarn). Nothing listens on port 9: the first poll fails and stop() ends it promptly.
+    forewarn::azure::client_options options;
+    options.endpoint = "http://127.0.0.1:9";
+    options.self_name = "WestNO_0";
+    forewarn::poller_handlers handlers;
+    forewarn::poller<forewarn::azure::scheduled_events_client> poller(forewarn::azure::scheduled_events_client(options),
+                                                                      handlers);
+    const auto started = poller.start();
+    check(started.has_value(), "the poller starts");
+    poller.stop();
+    check(!poller.running(), "the poller stops");
+#if defined(FOREWARN_COMPILED_LIB)
+    std::printf("mode: compiled (libforewarn)\n");
+#else
+    std::printf("mode: header-only\n");
+#endif
+
     return check.finish();
 }

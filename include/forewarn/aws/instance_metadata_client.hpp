@@ -126,28 +126,7 @@ public:
     using transport_type = Transport;
     using identity_type = instance_identity;
 
-    explicit basic_instance_metadata_client(client_options options = {}, Transport transport = Transport())
-        : options_(std::move(options)),
-          transport_(std::move(transport)),
-          policy_(retry_rules::aws, options_.retry),
-          sleep_(std::make_unique<interruptible_sleep>(options_.clock)),
-          pacer_(std::make_unique<forewarn::detail::source_pacer>(options_.clock)) {
-        static_assert(is_transport_v<Transport>, "Transport must model forewarn::is_transport");
-        options_.poll_interval = (std::max)(options_.poll_interval, std::chrono::milliseconds(1000));
-        auto endpoint = forewarn::detail::aws_resolve_endpoint(options_.endpoint, "aws::client_options::endpoint", options_.ipv6);
-        if (!endpoint) {
-            config_error_ = std::move(endpoint).error();
-        } else {
-            endpoint_ = std::move(*endpoint);
-        }
-        if (!config_error_ && (options_.token_ttl.count() < 1 || options_.token_ttl.count() > max_token_ttl_seconds))
-            config_error_ = error(errc::invalid_argument, "aws::client_options::token_ttl: " +
-                                                              std::to_string(options_.token_ttl.count()) +
-                                                              " s is outside 1..21600");
-        if (!config_error_ && forewarn::detail::aws_metadata_disabled())
-            config_error_ = error(errc::unsupported, "the instance metadata service is turned off by AWS_EC2_METADATA_DISABLED");
-        if (options_.rate_limit) bucket_ = rate_limiter::for_host(forewarn::detail::url_authority(endpoint_), options_.clock);
-    }
+    explicit basic_instance_metadata_client(client_options options = {}, Transport transport = Transport());
 
     /// The base URL in use, after the precedence rules.
     const std::string& endpoint() const noexcept { return endpoint_; }
@@ -175,16 +154,7 @@ public:
 
     /// The next document: at once the first time, then `poll_interval` after the last answer,
     /// earlier when `not_after` comes first or wake() is called.
-    result<document> next(forewarn::clock::time_point not_after = (forewarn::clock::time_point::max)()) {
-        if (config_error_) return *config_error_;
-        if (last_answer_) {
-            const auto due = forewarn::clock::saturating_add(*last_answer_, options_.poll_interval);
-            if (!pacer_->wait(due, not_after)) return error(errc::cancelled, "cancelled").at_url(endpoint_);
-        }
-        auto doc = fetch();
-        last_answer_ = options_.clock.now();
-        return doc;
-    }
+    result<document> next(forewarn::clock::time_point not_after = (forewarn::clock::time_point::max)());
 
     /// Ends the wait in progress in next() now (not a request). Thread-safe.
     void wake() noexcept { pacer_->wake(); }
@@ -195,86 +165,14 @@ public:
      * instance (`resources`) once its name is known. Any other failure fails the whole document:
      * a partial one would look like notices that vanished.
      */
-    result<document> fetch() {
-        if (config_error_) return *config_error_;
-        if (!identity_ && options_.self_name.empty()) (void)identity();  // its failure is identity()'s to report
-        document doc;
-        doc.origin = cloud::aws;
-
-        auto scheduled = get(scheduled_events_path, "GET events/maintenance/scheduled");
-        if (!scheduled) return std::move(scheduled).error();
-        if (*scheduled) {
-            auto events = parse_scheduled_events((*scheduled)->body);
-            if (!events) return std::move(events).error().at_url(endpoint_ + std::string(scheduled_events_path));
-            doc.events = std::move(*events);
-            doc.service_time = forewarn::detail::service_time_of(**scheduled);
-        }
-        auto spot = get(spot_instance_action_path, "GET spot/instance-action");
-        if (!spot) return std::move(spot).error();
-        if (*spot) {
-            auto e = parse_spot_instance_action((*spot)->body);
-            if (!e) return std::move(e).error().at_url(endpoint_ + std::string(spot_instance_action_path));
-            doc.events.push_back(std::move(*e));
-            if (!doc.service_time) doc.service_time = forewarn::detail::service_time_of(**spot);
-        }
-        auto rebalance = get(rebalance_path, "GET events/recommendations/rebalance");
-        if (!rebalance) return std::move(rebalance).error();
-        if (*rebalance) {
-            auto e = parse_rebalance_recommendation((*rebalance)->body);
-            if (!e) return std::move(e).error().at_url(endpoint_ + std::string(rebalance_path));
-            doc.events.push_back(std::move(*e));
-            if (!doc.service_time) doc.service_time = forewarn::detail::service_time_of(**rebalance);
-        }
-        const std::string self = options_.self_name.empty() ? (identity_ ? identity_->name : std::string()) : options_.self_name;
-        if (!self.empty())
-            for (auto& e : doc.events) e.resources = {self};
-        return doc;
-    }
+    result<document> fetch();
 
     /**
      * This instance's identity, asked once and cached: instance-id (required), instance-type,
      * placement/availability-zone and instance-life-cycle (each empty when 404). With
      * options.self_name, that is the name and nothing is asked.
      */
-    result<instance_identity> identity() {
-        if (identity_) return *identity_;
-        if (!options_.self_name.empty()) {
-            instance_identity id;
-            id.name = options_.self_name;
-            identity_ = id;
-            return id;
-        }
-        if (config_error_) return *config_error_;
-        instance_identity id;
-        struct field {
-            std::string_view path;
-            std::string instance_identity::*target;
-            bool required;
-        };
-        for (const auto& f : {field{"/latest/meta-data/instance-id", &instance_identity::instance_id, true},
-                              field{"/latest/meta-data/instance-type", &instance_identity::instance_type, false},
-                              field{"/latest/meta-data/placement/availability-zone", &instance_identity::availability_zone, false},
-                              field{"/latest/meta-data/instance-life-cycle", &instance_identity::lifecycle, false}}) {
-            auto r = get(f.path, "GET identity");
-            if (!r) return std::move(r).error();
-            if (!*r) {
-                if (!f.required) continue;
-                error e(errc::not_found, "the instance metadata has no instance-id");
-                e.http_status = 404;
-                return std::move(e).at_url(endpoint_ + std::string(f.path));
-            }
-            const auto value = forewarn::detail::trim((*r)->body);
-            if (f.required && value.empty()) {
-                error e(errc::empty_body, "empty instance-id");
-                e.field = "instance-id";
-                return std::move(e).at_url(endpoint_ + std::string(f.path));
-            }
-            id.*f.target = std::string(value);
-        }
-        id.name = id.instance_id;
-        identity_ = id;
-        return id;
-    }
+    result<instance_identity> identity();
 
     /// Makes the in-flight request, any backoff and the wait in next() return errc::cancelled
     /// promptly; sticky until reset().
@@ -385,8 +283,125 @@ private:
     std::optional<forewarn::clock::time_point> last_answer_;
 };
 
+template <class Transport>
+basic_instance_metadata_client<Transport>::basic_instance_metadata_client(client_options options, Transport transport)
+    : options_(std::move(options)),
+      transport_(std::move(transport)),
+      policy_(retry_rules::aws, options_.retry),
+      sleep_(std::make_unique<interruptible_sleep>(options_.clock)),
+      pacer_(std::make_unique<forewarn::detail::source_pacer>(options_.clock)) {
+    static_assert(is_transport_v<Transport>, "Transport must model forewarn::is_transport");
+    options_.poll_interval = (std::max)(options_.poll_interval, std::chrono::milliseconds(1000));
+    auto endpoint = forewarn::detail::aws_resolve_endpoint(options_.endpoint, "aws::client_options::endpoint", options_.ipv6);
+    if (!endpoint) {
+        config_error_ = std::move(endpoint).error();
+    } else {
+        endpoint_ = std::move(*endpoint);
+    }
+    if (!config_error_ && (options_.token_ttl.count() < 1 || options_.token_ttl.count() > max_token_ttl_seconds))
+        config_error_ = error(errc::invalid_argument, "aws::client_options::token_ttl: " +
+                                                          std::to_string(options_.token_ttl.count()) +
+                                                          " s is outside 1..21600");
+    if (!config_error_ && forewarn::detail::aws_metadata_disabled())
+        config_error_ = error(errc::unsupported, "the instance metadata service is turned off by AWS_EC2_METADATA_DISABLED");
+    if (options_.rate_limit) bucket_ = rate_limiter::for_host(forewarn::detail::url_authority(endpoint_), options_.clock);
+}
+
+template <class Transport>
+result<document> basic_instance_metadata_client<Transport>::next(forewarn::clock::time_point not_after) {
+    if (config_error_) return *config_error_;
+    if (last_answer_) {
+        const auto due = forewarn::clock::saturating_add(*last_answer_, options_.poll_interval);
+        if (!pacer_->wait(due, not_after)) return error(errc::cancelled, "cancelled").at_url(endpoint_);
+    }
+    auto doc = fetch();
+    last_answer_ = options_.clock.now();
+    return doc;
+}
+
+template <class Transport>
+result<document> basic_instance_metadata_client<Transport>::fetch() {
+    if (config_error_) return *config_error_;
+    if (!identity_ && options_.self_name.empty()) (void)identity();  // its failure is identity()'s to report
+    document doc;
+    doc.origin = cloud::aws;
+
+    auto scheduled = get(scheduled_events_path, "GET events/maintenance/scheduled");
+    if (!scheduled) return std::move(scheduled).error();
+    if (*scheduled) {
+        auto events = parse_scheduled_events((*scheduled)->body);
+        if (!events) return std::move(events).error().at_url(endpoint_ + std::string(scheduled_events_path));
+        doc.events = std::move(*events);
+        doc.service_time = forewarn::detail::service_time_of(**scheduled);
+    }
+    auto spot = get(spot_instance_action_path, "GET spot/instance-action");
+    if (!spot) return std::move(spot).error();
+    if (*spot) {
+        auto e = parse_spot_instance_action((*spot)->body);
+        if (!e) return std::move(e).error().at_url(endpoint_ + std::string(spot_instance_action_path));
+        doc.events.push_back(std::move(*e));
+        if (!doc.service_time) doc.service_time = forewarn::detail::service_time_of(**spot);
+    }
+    auto rebalance = get(rebalance_path, "GET events/recommendations/rebalance");
+    if (!rebalance) return std::move(rebalance).error();
+    if (*rebalance) {
+        auto e = parse_rebalance_recommendation((*rebalance)->body);
+        if (!e) return std::move(e).error().at_url(endpoint_ + std::string(rebalance_path));
+        doc.events.push_back(std::move(*e));
+        if (!doc.service_time) doc.service_time = forewarn::detail::service_time_of(**rebalance);
+    }
+    const std::string self = options_.self_name.empty() ? (identity_ ? identity_->name : std::string()) : options_.self_name;
+    if (!self.empty())
+        for (auto& e : doc.events) e.resources = {self};
+    return doc;
+}
+
+template <class Transport>
+result<instance_identity> basic_instance_metadata_client<Transport>::identity() {
+    if (identity_) return *identity_;
+    if (!options_.self_name.empty()) {
+        instance_identity id;
+        id.name = options_.self_name;
+        identity_ = id;
+        return id;
+    }
+    if (config_error_) return *config_error_;
+    instance_identity id;
+    struct field {
+        std::string_view path;
+        std::string instance_identity::*target;
+        bool required;
+    };
+    for (const auto& f : {field{"/latest/meta-data/instance-id", &instance_identity::instance_id, true},
+                          field{"/latest/meta-data/instance-type", &instance_identity::instance_type, false},
+                          field{"/latest/meta-data/placement/availability-zone", &instance_identity::availability_zone, false},
+                          field{"/latest/meta-data/instance-life-cycle", &instance_identity::lifecycle, false}}) {
+        auto r = get(f.path, "GET identity");
+        if (!r) return std::move(r).error();
+        if (!*r) {
+            if (!f.required) continue;
+            error e(errc::not_found, "the instance metadata has no instance-id");
+            e.http_status = 404;
+            return std::move(e).at_url(endpoint_ + std::string(f.path));
+        }
+        const auto value = forewarn::detail::trim((*r)->body);
+        if (f.required && value.empty()) {
+            error e(errc::empty_body, "empty instance-id");
+            e.field = "instance-id";
+            return std::move(e).at_url(endpoint_ + std::string(f.path));
+        }
+        id.*f.target = std::string(value);
+    }
+    id.name = id.instance_id;
+    identity_ = id;
+    return id;
+}
+
 /// The client over libcurl. Include <forewarn/curl_transport.hpp> to use it.
 using instance_metadata_client = basic_instance_metadata_client<>;
 
 }  // namespace aws
 FOREWARN_END_NAMESPACE
+
+#define FOREWARN_AWS_CLIENT_DEFINED
+#include <forewarn/detail/extern_templates.hpp>

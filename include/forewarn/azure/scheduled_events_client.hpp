@@ -149,23 +149,7 @@ public:
     using transport_type = Transport;
     using identity_type = instance_identity;
 
-    explicit basic_scheduled_events_client(client_options options = {}, Transport transport = Transport())
-        : options_(std::move(options)),
-          transport_(std::move(transport)),
-          policy_(retry_rules::azure, options_.retry),
-          sleep_(std::make_unique<interruptible_sleep>(options_.clock)),
-          pacer_(std::make_unique<forewarn::detail::source_pacer>(options_.clock)) {
-        static_assert(is_transport_v<Transport>, "Transport must model forewarn::is_transport");
-        options_.poll_interval = (std::max)(options_.poll_interval, std::chrono::milliseconds(200));
-        auto endpoint = forewarn::detail::azure_resolve_endpoint(options_.endpoint, "azure::client_options::endpoint");
-        if (!endpoint) {
-            config_error_ = std::move(endpoint).error();
-        } else {
-            endpoint_ = std::move(*endpoint);
-            if (auto v = validate_api_version(options_.api_version); !v) config_error_ = std::move(v).error();
-        }
-        if (options_.rate_limit) bucket_ = rate_limiter::for_host(forewarn::detail::url_authority(endpoint_), options_.clock);
-    }
+    explicit basic_scheduled_events_client(client_options options = {}, Transport transport = Transport());
 
     /// The base URL in use, after the precedence rules (e.g. "http://169.254.169.254").
     const std::string& endpoint() const noexcept { return endpoint_; }
@@ -180,10 +164,7 @@ public:
     const std::optional<std::string>& last_incarnation() const noexcept { return last_incarnation_; }
 
     /// A configuration that can never work (a malformed endpoint or api-version), or success.
-    result<void> validate() const {
-        if (config_error_) return *config_error_;
-        return {};
-    }
+    result<void> validate() const;
 
     /// Azure takes approvals: true.
     bool can_approve() const noexcept { return true; }
@@ -192,16 +173,7 @@ public:
      * The next document: at once the first time, then `poll_interval` after the last answer,
      * earlier when `not_after` comes first or wake() is called.
      */
-    result<document> next(forewarn::clock::time_point not_after = (forewarn::clock::time_point::max)()) {
-        if (config_error_) return *config_error_;
-        if (last_answer_) {
-            const auto due = forewarn::clock::saturating_add(*last_answer_, options_.poll_interval);
-            if (!pacer_->wait(due, not_after)) return error(errc::cancelled, "cancelled").at_url(url());
-        }
-        auto doc = fetch();
-        last_answer_ = options_.clock.now();
-        return doc;
-    }
+    result<document> next(forewarn::clock::time_point not_after = (forewarn::clock::time_point::max)());
 
     /// Ends the wait in progress in next() now (not a request). Thread-safe.
     void wake() noexcept { pacer_->wake(); }
@@ -209,17 +181,7 @@ public:
     /// GETs and parses the current document once. Only a 200 with a well-formed document
     /// succeeds; 400 is errc::http_status (missing header or api-version), 404 errc::not_found,
     /// any other status errc::http_status with it, after the retries Azure's rules allow.
-    result<document> fetch() {
-        if (config_error_) return *config_error_;
-        const std::string u = url();
-        auto answer = request(http_method::get, u, {}, "GET scheduledevents");
-        if (!answer) return std::move(answer).error();
-        auto doc = parse_document(answer->body, options_.api_version);
-        if (!doc) return std::move(doc).error().at_url(u);
-        doc->service_time = forewarn::detail::service_time_of(*answer);
-        last_incarnation_ = doc->incarnation;
-        return doc;
-    }
+    result<document> fetch();
 
     /**
      * Approves (starts) events: one POST with every id; any 2xx is success. An empty list sends
@@ -227,46 +189,10 @@ public:
      * already), so retries are safe. On the 2017-03-01 preview the body carries the last fetched
      * DocumentIncarnation; when there is none yet, a fetch() comes first.
      */
-    result<void> approve(const std::vector<std::string>& ids) {
-        if (config_error_) return *config_error_;
-        if (ids.empty()) return {};
-        std::optional<std::string> incarnation;
-        if (is_preview_api_version(options_.api_version)) {
-            if (!last_incarnation_) {
-                auto doc = fetch();
-                if (!doc) return std::move(doc).error();
-            }
-            incarnation = last_incarnation_;
-        }
-        auto body = write_start_requests(ids, incarnation);
-        if (!body) return std::move(body).error();
-        auto answer = request(http_method::post, url(), std::move(*body), "POST StartRequests", true);
-        if (!answer) {
-            std::string joined;
-            for (const auto& id : ids) joined += (joined.empty() ? "" : ",") + id;
-            return std::move(answer).error().for_event(joined);
-        }
-        return {};
-    }
+    result<void> approve(const std::vector<std::string>& ids);
 
     /// This VM's identity from the instance metadata, asked once and cached (or options.self_name).
-    result<instance_identity> identity() {
-        if (identity_) return *identity_;
-        if (!options_.self_name.empty()) {
-            instance_identity id;
-            id.name = options_.self_name;
-            identity_ = id;
-            return id;
-        }
-        if (config_error_) return *config_error_;
-        const std::string u = endpoint_ + "/metadata/instance/compute?api-version=" + std::string(instance_api_version);
-        auto answer = request(http_method::get, u, {}, "GET instance/compute");
-        if (!answer) return std::move(answer).error();
-        auto id = forewarn::detail::azure_parse_instance_identity(answer->body);
-        if (!id) return std::move(id).error().at_url(u);
-        identity_ = *id;
-        return id;
-    }
+    result<instance_identity> identity();
 
     /// Makes the in-flight request, any backoff and the wait in next() return errc::cancelled
     /// promptly; sticky until reset().
@@ -328,8 +254,103 @@ private:
     bool answered_ = false;
 };
 
+template <class Transport>
+basic_scheduled_events_client<Transport>::basic_scheduled_events_client(client_options options, Transport transport)
+    : options_(std::move(options)),
+      transport_(std::move(transport)),
+      policy_(retry_rules::azure, options_.retry),
+      sleep_(std::make_unique<interruptible_sleep>(options_.clock)),
+      pacer_(std::make_unique<forewarn::detail::source_pacer>(options_.clock)) {
+    static_assert(is_transport_v<Transport>, "Transport must model forewarn::is_transport");
+    options_.poll_interval = (std::max)(options_.poll_interval, std::chrono::milliseconds(200));
+    auto endpoint = forewarn::detail::azure_resolve_endpoint(options_.endpoint, "azure::client_options::endpoint");
+    if (!endpoint) {
+        config_error_ = std::move(endpoint).error();
+    } else {
+        endpoint_ = std::move(*endpoint);
+        if (auto v = validate_api_version(options_.api_version); !v) config_error_ = std::move(v).error();
+    }
+    if (options_.rate_limit) bucket_ = rate_limiter::for_host(forewarn::detail::url_authority(endpoint_), options_.clock);
+}
+
+template <class Transport>
+result<void> basic_scheduled_events_client<Transport>::validate() const {
+    if (config_error_) return *config_error_;
+    return {};
+}
+
+template <class Transport>
+result<document> basic_scheduled_events_client<Transport>::next(forewarn::clock::time_point not_after) {
+    if (config_error_) return *config_error_;
+    if (last_answer_) {
+        const auto due = forewarn::clock::saturating_add(*last_answer_, options_.poll_interval);
+        if (!pacer_->wait(due, not_after)) return error(errc::cancelled, "cancelled").at_url(url());
+    }
+    auto doc = fetch();
+    last_answer_ = options_.clock.now();
+    return doc;
+}
+
+template <class Transport>
+result<document> basic_scheduled_events_client<Transport>::fetch() {
+    if (config_error_) return *config_error_;
+    const std::string u = url();
+    auto answer = request(http_method::get, u, {}, "GET scheduledevents");
+    if (!answer) return std::move(answer).error();
+    auto doc = parse_document(answer->body, options_.api_version);
+    if (!doc) return std::move(doc).error().at_url(u);
+    doc->service_time = forewarn::detail::service_time_of(*answer);
+    last_incarnation_ = doc->incarnation;
+    return doc;
+}
+
+template <class Transport>
+result<void> basic_scheduled_events_client<Transport>::approve(const std::vector<std::string>& ids) {
+    if (config_error_) return *config_error_;
+    if (ids.empty()) return {};
+    std::optional<std::string> incarnation;
+    if (is_preview_api_version(options_.api_version)) {
+        if (!last_incarnation_) {
+            auto doc = fetch();
+            if (!doc) return std::move(doc).error();
+        }
+        incarnation = last_incarnation_;
+    }
+    auto body = write_start_requests(ids, incarnation);
+    if (!body) return std::move(body).error();
+    auto answer = request(http_method::post, url(), std::move(*body), "POST StartRequests", true);
+    if (!answer) {
+        std::string joined;
+        for (const auto& id : ids) joined += (joined.empty() ? "" : ",") + id;
+        return std::move(answer).error().for_event(joined);
+    }
+    return {};
+}
+
+template <class Transport>
+result<instance_identity> basic_scheduled_events_client<Transport>::identity() {
+    if (identity_) return *identity_;
+    if (!options_.self_name.empty()) {
+        instance_identity id;
+        id.name = options_.self_name;
+        identity_ = id;
+        return id;
+    }
+    if (config_error_) return *config_error_;
+    const std::string u = endpoint_ + "/metadata/instance/compute?api-version=" + std::string(instance_api_version);
+    auto answer = request(http_method::get, u, {}, "GET instance/compute");
+    if (!answer) return std::move(answer).error();
+    auto id = forewarn::detail::azure_parse_instance_identity(answer->body);
+    if (!id) return std::move(id).error().at_url(u);
+    identity_ = *id;
+    return id;
+}
+
 /// The client over libcurl. Include <forewarn/curl_transport.hpp> to use it.
 using scheduled_events_client = basic_scheduled_events_client<>;
 
 }  // namespace azure
 FOREWARN_END_NAMESPACE
+
+#define FOREWARN_AZURE_CLIENT_DEFINED
+#include <forewarn/detail/extern_templates.hpp>

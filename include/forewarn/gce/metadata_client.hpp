@@ -134,22 +134,7 @@ public:
     using transport_type = Transport;
     using identity_type = instance_identity;
 
-    explicit basic_metadata_client(client_options options = {}, Transport transport = Transport())
-        : options_(std::move(options)),
-          state_(std::make_unique<state>(std::move(transport), options_)) {
-        static_assert(is_transport_v<Transport>, "Transport must satisfy forewarn::is_transport");
-        static_assert(std::is_copy_constructible_v<Transport>,
-                      "next() holds a request per key at once, on copies of the transport");
-        if (options_.watch_timeout < std::chrono::seconds(1)) options_.watch_timeout = std::chrono::seconds(1);
-        auto resolved = forewarn::detail::gce_resolve_endpoint(options_.endpoint, default_host_endpoint);
-        if (resolved) {
-            state_->base = std::move(resolved->base);
-            state_->base_is_default = resolved->is_default;
-        } else {
-            state_->config_error = std::move(resolved).error();
-        }
-        if (!options_.self_name.empty()) state_->instance_name = options_.self_name;
-    }
+    explicit basic_metadata_client(client_options options = {}, Transport transport = Transport());
 
     basic_metadata_client(basic_metadata_client&&) noexcept = default;
     basic_metadata_client& operator=(basic_metadata_client&&) noexcept = default;
@@ -184,49 +169,15 @@ public:
      * under a second away, a plain GET) with the same content. After a failure, `error_pause`
      * first.
      */
-    result<document> next(forewarn::clock::time_point not_after = (forewarn::clock::time_point::max)()) {
-        if (auto e = check_usable()) return *e;
-        auto& pacer = *state_->pacer;
-        if (state_->failed) {
-            const auto due = forewarn::clock::saturating_add(options_.clock.now(), options_.error_pause);
-            if (!pacer.wait(due, not_after)) return cancelled_error();
-        }
-        result<document> r = error(errc::cancelled, "not asked");
-        const auto left = not_after - options_.clock.now();
-        if (!state_->cursor || take_woken() || left < std::chrono::seconds(1)) {
-            r = fetch();
-        } else {
-            const auto secs = std::chrono::duration_cast<std::chrono::seconds>(left);
-            r = wait_for_change((std::min)(options_.watch_timeout, secs));
-        }
-        state_->failed = !r && r.error().code != errc::cancelled;
-        return r;
-    }
+    result<document> next(forewarn::clock::time_point not_after = (forewarn::clock::time_point::max)());
 
     /// Ends the hanging GETs or the pause in progress in next() now; next() then asks plainly.
-    void wake() noexcept {
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        state_->woken = true;
-        state_->pacer->wake();
-        for (auto& l : state_->lanes) {
-            if (!l.watching) continue;
-            l.transport.cancel();
-            l.sleep.interrupt();
-        }
-    }
+    void wake() noexcept;
 
     /// One snapshot with plain GETs: maintenance-event, preempted (a missing preempted key
     /// counts as FALSE) and upcoming-maintenance when asked for, after instance/name when it is
     /// not known yet.
-    result<document> fetch() {
-        if (auto e = check_usable()) return *e;
-        if (auto e = ensure_name()) return *e;
-        auto m = get_on(0, maintenance_event_key, {});
-        if (!m) return std::move(m).error();
-        auto p = get_preempted(0);
-        if (!p) return std::move(p).error();
-        return make_document(*m, *p, read_upcoming(0));
-    }
+    result<document> fetch();
 
     /// One key's value and ETag (alt=text unless options ask for JSON). 404 is errc::not_found.
     result<metadata_value> get(std::string_view key, const get_options& opts = {}) { return get_on(0, key, opts); }
@@ -243,36 +194,7 @@ public:
 
     /// name (or client_options::self_name), id, hostname and the scheduling options of this
     /// instance. Asking never changes a document: events carry the name from the first one.
-    result<instance_identity> identity() {
-        if (auto e = ensure_name()) return *e;
-        instance_identity id;
-        {
-            std::lock_guard<std::mutex> lock(state_->mutex);
-            id.name = state_->instance_name;
-        }
-        auto num = get_on(0, "instance/id", {});
-        if (!num) return std::move(num).error();
-        id.id = std::string(forewarn::detail::trim(num->value));
-        // The rest is informative: a key this server does not have leaves the field empty.
-        auto optional_key = [this](std::string_view key) -> result<std::string> {
-            auto r = get_on(0, key, {});
-            if (!r) {
-                if (r.error().code == errc::not_found) return std::string();
-                return std::move(r).error();
-            }
-            return std::string(forewarn::detail::trim(r->value));
-        };
-        auto host = optional_key("instance/hostname");
-        if (!host) return std::move(host).error();
-        id.hostname = std::move(*host);
-        auto preemptible = optional_key("instance/scheduling/preemptible");
-        if (!preemptible) return std::move(preemptible).error();
-        id.preemptible = forewarn::detail::iequals(*preemptible, "TRUE");
-        auto ohm = optional_key("instance/scheduling/on-host-maintenance");
-        if (!ohm) return std::move(ohm).error();
-        id.on_host_maintenance = std::move(*ohm);
-        return id;
-    }
+    result<instance_identity> identity();
 
     /// Makes the call in progress (even a hanging GET or a backoff) and every later one return
     /// errc::cancelled promptly, until reset(). Thread-safe.
@@ -659,8 +581,104 @@ private:
     std::unique_ptr<state> state_;
 };
 
+template <class Transport>
+basic_metadata_client<Transport>::basic_metadata_client(client_options options, Transport transport)
+    : options_(std::move(options)),
+      state_(std::make_unique<state>(std::move(transport), options_)) {
+    static_assert(is_transport_v<Transport>, "Transport must satisfy forewarn::is_transport");
+    static_assert(std::is_copy_constructible_v<Transport>,
+                  "next() holds a request per key at once, on copies of the transport");
+    if (options_.watch_timeout < std::chrono::seconds(1)) options_.watch_timeout = std::chrono::seconds(1);
+    auto resolved = forewarn::detail::gce_resolve_endpoint(options_.endpoint, default_host_endpoint);
+    if (resolved) {
+        state_->base = std::move(resolved->base);
+        state_->base_is_default = resolved->is_default;
+    } else {
+        state_->config_error = std::move(resolved).error();
+    }
+    if (!options_.self_name.empty()) state_->instance_name = options_.self_name;
+}
+
+template <class Transport>
+result<document> basic_metadata_client<Transport>::next(forewarn::clock::time_point not_after) {
+    if (auto e = check_usable()) return *e;
+    auto& pacer = *state_->pacer;
+    if (state_->failed) {
+        const auto due = forewarn::clock::saturating_add(options_.clock.now(), options_.error_pause);
+        if (!pacer.wait(due, not_after)) return cancelled_error();
+    }
+    result<document> r = error(errc::cancelled, "not asked");
+    const auto left = not_after - options_.clock.now();
+    if (!state_->cursor || take_woken() || left < std::chrono::seconds(1)) {
+        r = fetch();
+    } else {
+        const auto secs = std::chrono::duration_cast<std::chrono::seconds>(left);
+        r = wait_for_change((std::min)(options_.watch_timeout, secs));
+    }
+    state_->failed = !r && r.error().code != errc::cancelled;
+    return r;
+}
+
+template <class Transport>
+void basic_metadata_client<Transport>::wake() noexcept {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    state_->woken = true;
+    state_->pacer->wake();
+    for (auto& l : state_->lanes) {
+        if (!l.watching) continue;
+        l.transport.cancel();
+        l.sleep.interrupt();
+    }
+}
+
+template <class Transport>
+result<document> basic_metadata_client<Transport>::fetch() {
+    if (auto e = check_usable()) return *e;
+    if (auto e = ensure_name()) return *e;
+    auto m = get_on(0, maintenance_event_key, {});
+    if (!m) return std::move(m).error();
+    auto p = get_preempted(0);
+    if (!p) return std::move(p).error();
+    return make_document(*m, *p, read_upcoming(0));
+}
+
+template <class Transport>
+result<instance_identity> basic_metadata_client<Transport>::identity() {
+    if (auto e = ensure_name()) return *e;
+    instance_identity id;
+    {
+        std::lock_guard<std::mutex> lock(state_->mutex);
+        id.name = state_->instance_name;
+    }
+    auto num = get_on(0, "instance/id", {});
+    if (!num) return std::move(num).error();
+    id.id = std::string(forewarn::detail::trim(num->value));
+    // The rest is informative: a key this server does not have leaves the field empty.
+    auto optional_key = [this](std::string_view key) -> result<std::string> {
+        auto r = get_on(0, key, {});
+        if (!r) {
+            if (r.error().code == errc::not_found) return std::string();
+            return std::move(r).error();
+        }
+        return std::string(forewarn::detail::trim(r->value));
+    };
+    auto host = optional_key("instance/hostname");
+    if (!host) return std::move(host).error();
+    id.hostname = std::move(*host);
+    auto preemptible = optional_key("instance/scheduling/preemptible");
+    if (!preemptible) return std::move(preemptible).error();
+    id.preemptible = forewarn::detail::iequals(*preemptible, "TRUE");
+    auto ohm = optional_key("instance/scheduling/on-host-maintenance");
+    if (!ohm) return std::move(ohm).error();
+    id.on_host_maintenance = std::move(*ohm);
+    return id;
+}
+
 /// The metadata client over libcurl (include <forewarn/curl_transport.hpp> or forewarn.hpp).
 using metadata_client = basic_metadata_client<>;
 
 }  // namespace gce
 FOREWARN_END_NAMESPACE
+
+#define FOREWARN_GCE_CLIENT_DEFINED
+#include <forewarn/detail/extern_templates.hpp>

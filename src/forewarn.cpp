@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+// libforewarn, the compiled mode (CMake option FOREWARN_COMPILED_LIB, docs/building.md): the
+// default instantiations, compiled once here. A user's translation unit declares exactly these
+// `extern template` (detail/extern_templates.hpp) and links this library instead of compiling
+// them itself. Header-only builds never compile this file.
+#ifndef FOREWARN_BUILDING_LIB
+#error "src/forewarn.cpp is libforewarn's only source: build it through CMake (FOREWARN_COMPILED_LIB=ON)"
+#endif
+
+#include <forewarn/forewarn.hpp>
+
+FOREWARN_BEGIN_NAMESPACE
+
+template class FOREWARN_API azure::basic_scheduled_events_client<curl_transport>;
+template class FOREWARN_API gce::basic_metadata_client<curl_transport>;
+template class FOREWARN_API aws::basic_instance_metadata_client<curl_transport>;
+
+template class FOREWARN_API basic_poller<azure::basic_scheduled_events_client<curl_transport>>;
+template class FOREWARN_API basic_poller<gce::basic_metadata_client<curl_transport>>;
+template class FOREWARN_API basic_poller<aws::basic_instance_metadata_client<curl_transport>>;
+
+FOREWARN_END_NAMESPACE
