@@ -244,6 +244,16 @@ def finish_idle(procs):
 
 # --- compile cost ---------------------------------------------------------------------------------
 
+def readme_program(source, name):
+    """The README's program NAME (between its readme-example markers), as a user copies it."""
+    text = open(os.path.join(source, "README.md")).read()
+    m = re.search(r"<!-- readme-example: %s begin -->\s*```cpp\n(.*?)```\s*<!-- readme-example: %s end -->" % (name, name),
+                  text, re.S)
+    if not m:
+        raise RuntimeError("README.md has no readme-example '%s'" % name)
+    return m.group(1)
+
+
 def run_compile(build, source, quick):
     cxx = None
     cache = os.path.join(build, "CMakeCache.txt")
@@ -253,22 +263,30 @@ def run_compile(build, source, quick):
                 cxx = line.split("=", 1)[1].strip()
     cxx = cxx or shutil.which("c++") or "g++"
     inc = os.path.join(source, "include")
-    units = [
-        ("forewarn_include.cpp", "`#include <forewarn/forewarn.hpp>`"),
-        ("forewarn_poller.cpp", "`<forewarn/forewarn.hpp>` + an Azure and a GCE poller instantiated"),
-        ("curl_rapidjson.cpp", "`<curl/curl.h>` + `<rapidjson/document.h>` only"),
-        ("nlohmann_json.cpp", "`<nlohmann/json.hpp>` (for comparison)"),
-    ]
+    compiled = ["-DFOREWARN_COMPILED_LIB"]
     reps = 1 if quick else 3
     log("compile cost (%s, -std=c++17 -O2, %d runs each) ..." % (os.path.basename(cxx), reps))
     res = {"compiler": subprocess.run([cxx, "--version"], stdout=subprocess.PIPE, text=True).stdout.splitlines()[0],
            "units": []}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, label in units:
-            src = os.path.join(source, "tests", "bench", "compile", name)
-            runs = [run_rusage([cxx, "-std=c++17", "-O2", "-I", inc, "-c", src, "-o", os.path.join(tmp, name + ".o")])
+        readme = os.path.join(tmp, "readme_poller.cpp")
+        with open(readme, "w") as f:
+            f.write(readme_program(source, "poller"))
+        bench_src = lambda name: os.path.join(source, "tests", "bench", "compile", name)
+        units = [
+            ("readme_poller", "the README's poller program (calls `start()`), header-only", readme, []),
+            ("readme_poller_compiled", "the README's poller program, compiled mode (`-DFOREWARN_COMPILED_LIB`)",
+             readme, compiled),
+            ("service", "a service file: an Azure and a GCE poller, started, header-only", bench_src("forewarn_poller.cpp"), []),
+            ("service_compiled", "the same service file, compiled mode", bench_src("forewarn_poller.cpp"), compiled),
+            ("include", "`#include <forewarn/forewarn.hpp>` alone", bench_src("forewarn_include.cpp"), []),
+            ("baseline", "`<curl/curl.h>` + `<rapidjson/document.h>` only (the baseline)", bench_src("curl_rapidjson.cpp"), []),
+            ("nlohmann", "`<nlohmann/json.hpp>` (for comparison)", bench_src("nlohmann_json.cpp"), []),
+        ]
+        for key, label, src, flags in units:
+            runs = [run_rusage([cxx, "-std=c++17", "-O2"] + flags + ["-I", inc, "-c", src, "-o", os.path.join(tmp, key + ".o")])
                     for _ in range(reps)]
-            res["units"].append({"name": name, "label": label, "cpu_s": median([r[0] for r in runs]),
+            res["units"].append({"name": key, "label": label, "cpu_s": median([r[0] for r in runs]),
                                  "wall_s": median([r[1] for r in runs]), "rss_kb": median([r[2] for r in runs])})
     return res
 
@@ -478,12 +496,24 @@ def report(r):
 
     comp = r.get("compile")
     if comp:
+        units = {u["name"]: u for u in comp["units"]}
+        base = units.get("baseline", {}).get("cpu_s")
         p("## Compile cost (%s, `-std=c++17 -O2 -c`, median)\n" % comp["compiler"])
-        p("| translation unit | CPU | peak compiler RSS |")
-        p("|---|---:|---:|")
+        p("| translation unit | CPU | vs baseline | peak compiler RSS |")
+        p("|---|---:|---:|---:|")
         for u in comp["units"]:
-            p("| %s | %s s | %s MiB |" % (u["label"], fmt(u["cpu_s"], 2), fmt(u["rss_kb"] / 1024.0)))
+            p("| %s | %s s | %sx | %s MiB |" % (u["label"], fmt(u["cpu_s"], 2),
+                                               fmt(u["cpu_s"] / base if base else None, 1), fmt(u["rss_kb"] / 1024.0)))
         p("")
+        ho, co = units.get("readme_poller"), units.get("readme_poller_compiled")
+        if base and co:
+            goals.append(("compiled mode: the README's poller program within 4x the curl + RapidJSON baseline",
+                          "%sx (%s s vs %s s; %s MiB peak)" % (fmt(co["cpu_s"] / base, 1), fmt(co["cpu_s"], 2), fmt(base, 2),
+                                                                fmt(co["rss_kb"] / 1024.0)),
+                          co["cpu_s"] <= 4 * base))
+        if ho:
+            goals.append(("header-only: the README's poller program in at most half of 8.7 s (the issue's figure before)",
+                          "%s s (%s MiB peak)" % (fmt(ho["cpu_s"], 2), fmt(ho["rss_kb"] / 1024.0)), ho["cpu_s"] <= 4.35))
 
     if goals:
         p("## Goals (reported, never asserted)\n")
