@@ -8,6 +8,7 @@
 
 #include "catch.hpp"
 #include "emulator_process.hpp"
+#include "support_loopback.hpp"
 
 #include <httplib.h>
 
@@ -244,6 +245,32 @@ TEST_CASE("forewarn-emulator: forewarn's Azure client reads, approves and identi
     for (const auto& e : state["events"].GetArray())
         if (str(e["EventId"]) == "E-1") approved = str(e["approved_by"]) == "WestNO_0";
     CHECK(approved);
+}
+
+TEST_CASE("forewarn-emulator: a token PUT with no body and no Content-Length, as AWS's documentation sends it",
+          "[emulator][aws]") {
+    // `curl -X PUT http://169.254.169.254/latest/api/token -H "X-aws-ec2-metadata-token-ttl-seconds: 21600"`
+    // sends neither Content-Length nor a body: the body is empty (RFC 9112, 6.3), not an error.
+    emulator_process emu({"--quiet"});
+    auto ask = [&](const std::string& head) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        REQUIRE(fd >= 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(static_cast<std::uint16_t>(emu.port()));
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0);
+        REQUIRE(forewarn_test::send_all(fd, head));
+        const std::string answer = forewarn_test::read_request_head(fd);  // reads up to the end of the header block
+        ::close(fd);
+        return answer;
+    };
+    const std::string with_ttl = ask("PUT /latest/api/token HTTP/1.1\r\nHost: 169.254.169.254\r\n"
+                                     "X-aws-ec2-metadata-token-ttl-seconds: 21600\r\nConnection: close\r\n\r\n");
+    CHECK(with_ttl.rfind("HTTP/1.1 200", 0) == 0);
+    CHECK(with_ttl.find("X-aws-ec2-metadata-token-ttl-seconds: 21600") != std::string::npos);
+    const std::string without_ttl = ask("PUT /latest/api/token HTTP/1.1\r\nHost: 169.254.169.254\r\nConnection: close\r\n\r\n");
+    CHECK(without_ttl.rfind("HTTP/1.1 400", 0) == 0);  // the emulator's own rule, not an empty-body error
 }
 
 TEST_CASE("forewarn-emulator: time scale runs 15 minutes of notice in well under a minute", "[emulator]") {

@@ -208,6 +208,18 @@ int main(int argc, char** argv) {
     // would make every client here pay a reconnect each fifth poll.
     server.set_keep_alive_max_count(100000);
     auto handler = [&engine](const httplib::Request& req, httplib::Response& res) { serve(engine, req, res); };
+    // A request without Content-Length or Transfer-Encoding has an empty body (RFC 9112, 6.3): the
+    // way AWS's own documentation asks for a token (`curl -X PUT .../latest/api/token -H ...`).
+    // httplib would answer such a PUT or POST with a bare 400 before routing it, so it is served
+    // here, ahead of httplib's body reading.
+    server.set_pre_routing_handler([&engine](const httplib::Request& req, httplib::Response& res) {
+        if ((req.method == "PUT" || req.method == "POST" || req.method == "DELETE") && !req.has_header("Content-Length") &&
+            !req.has_header("Transfer-Encoding")) {
+            serve(engine, req, res);
+            return httplib::Server::HandlerResponse::Handled;
+        }
+        return httplib::Server::HandlerResponse::Unhandled;
+    });
     server.Get(".*", handler);
     server.Post(".*", handler);
     server.Put(".*", handler);
