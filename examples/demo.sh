@@ -19,9 +19,9 @@ build="${1:-${FOREWARN_BUILD_DIR:-}}"
 
 find_programs() {  # find_programs DIR: sets emulator and watch when DIR holds both
     local dir="$1"
-    [[ -x "$dir/tools/emulator/forewarn-emulator" && -x "$dir/examples/forewarn-watch" ]] || return 1
+    [[ -x "$dir/tools/emulator/forewarn-emulator" && -x "$dir/tools/watch/forewarn-watch" ]] || return 1
     emulator="$dir/tools/emulator/forewarn-emulator"
-    watch="$dir/examples/forewarn-watch"
+    watch="$dir/tools/watch/forewarn-watch"
 }
 
 emulator="" watch=""

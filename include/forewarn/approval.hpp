@@ -59,6 +59,14 @@ struct approval_options {
     std::optional<std::chrono::seconds> approve_freeze_shorter_than;
     leader_rule rule = leader_rule::first_listed;
     std::chrono::nanoseconds follower_grace = std::chrono::seconds(30);
+    /**
+     * Decide everything as configured, send nothing: an approval that would be sent now is
+     * reported instead (poller_handlers::on_would_approve, an info log line), its handle's status
+     * becomes not_approved ("dry run: ..."), and it never counts as approved (no recover reason,
+     * state file or health figure takes it for one). The event then starts when the platform
+     * starts it, as with scope never.
+     */
+    bool dry_run = false;
 };
 
 /**
@@ -96,7 +104,7 @@ public:
             if (it != entries_.end())
                 next.emplace(e.id, it->second);
             else
-                next.emplace(e.id, entry{now, false, false});
+                next.emplace(e.id, entry{now, false, false, false});
         }
         entries_ = std::move(next);
     }
@@ -121,6 +129,19 @@ public:
     bool was_approved(std::string_view id) const {
         auto it = entries_.find(std::string(id));
         return it != entries_.end() && it->second.approved;
+    }
+
+    /// Dry run: these ids would have been approved now. They are never due again, and never
+    /// count as approved.
+    void mark_withheld(const std::vector<std::string>& ids) {
+        for (const auto& id : ids) {
+            auto it = entries_.find(id);
+            if (it != entries_.end()) it->second.withheld = true;
+        }
+    }
+    bool was_withheld(std::string_view id) const {
+        auto it = entries_.find(std::string(id));
+        return it != entries_.end() && it->second.withheld;
     }
 
     /// Whether an at-once rule (user event, short Freeze) covers `e`, readiness aside.
@@ -158,7 +179,7 @@ public:
         for (const auto& e : d.events) {
             if (e.status != event_status::scheduled) continue;
             auto it = entries_.find(e.id);
-            if (it == entries_.end() || it->second.approved) continue;
+            if (it == entries_.end() || it->second.approved || it->second.withheld) continue;
             if (std::find(out.begin(), out.end(), e.id) != out.end()) continue;
             if (!it->second.ready && !approves_at_once(e)) continue;
             if (!allowed(e, now - it->second.first_seen)) continue;
@@ -176,7 +197,8 @@ public:
         std::optional<clock::time_point> best;
         for (const auto& e : d.events) {
             auto it = entries_.find(e.id);
-            if (it == entries_.end() || it->second.approved || e.status != event_status::scheduled) continue;
+            if (it == entries_.end() || it->second.approved || it->second.withheld || e.status != event_status::scheduled)
+                continue;
             if (e.source != event_source::user || !e.affects(self_) || election_.is_leader(e, self_)) continue;
             if (!it->second.ready && !approves_at_once(e)) continue;
             const auto at = it->second.first_seen + election_.follower_grace();
@@ -199,6 +221,7 @@ private:
         clock::time_point first_seen;
         bool ready = false;
         bool approved = false;
+        bool withheld = false;  // dry run: would have been approved
     };
 
     approval_options options_;
@@ -431,7 +454,9 @@ public:
         std::vector<std::string> out;
         const auto candidates = can_approve_ ? policy_.due(d, now) : std::vector<std::string>{};
         for (const auto& e : d.events) {
-            if (e.status != event_status::scheduled || policy_.was_approved(e.id) || !policy_.wanted(e)) continue;
+            if (e.status != event_status::scheduled || policy_.was_approved(e.id) || policy_.was_withheld(e.id) ||
+                !policy_.wanted(e))
+                continue;
             if (std::find(candidates.begin(), candidates.end(), e.id) == candidates.end()) {
                 status_not_due(e, now);
                 continue;
@@ -472,6 +497,12 @@ public:
         for (const auto& id : ids) update(id, {approval_state::failed, "the approval request failed", e});
     }
 
+    /// Dry run: `ids` were due and nothing was sent. Final for their handles: not_approved.
+    void withheld(const std::vector<std::string>& ids) {
+        policy_.mark_withheld(ids);
+        for (const auto& id : ids) update(id, {approval_state::not_approved, "dry run: it would have been approved now", {}});
+    }
+
     /// When due() may grow without a new document (a follower's grace ending).
     std::optional<clock::time_point> next_deadline(const document& d, clock::time_point now) const {
         return can_approve_ ? policy_.next_deadline(d, now) : std::nullopt;
@@ -489,7 +520,9 @@ public:
         std::vector<std::string> out;
         if (!can_approve_) return out;
         for (const auto& e : d.events)
-            if (e.status == event_status::scheduled && !policy_.was_approved(e.id) && policy_.wanted(e)) out.push_back(e.id);
+            if (e.status == event_status::scheduled && !policy_.was_approved(e.id) && !policy_.was_withheld(e.id) &&
+                policy_.wanted(e))
+                out.push_back(e.id);
         return out;
     }
 

@@ -46,6 +46,9 @@ struct poller_handlers {
     std::function<void(const error&)> on_error;
     /// These events were approved (one request).
     std::function<void(const std::vector<std::string>&)> on_approved;
+    /// Dry run (approval_options::dry_run): these events would have been approved now; nothing
+    /// was sent.
+    std::function<void(const std::vector<std::string>&)> on_would_approve;
 };
 
 /// Options of basic_poller. Plain struct: set the members you care about. The cadence, the
@@ -360,6 +363,20 @@ private:
         }
         for (const auto& p : problems) report(p);
         if (due.empty() || stopping()) return;
+        if (options_.approval.dry_run) {
+            {
+                std::lock_guard<std::mutex> lock(data_mutex_);
+                approver_.withheld(due);
+                health_.awaiting_approval = approver_.awaiting(latest);
+            }
+            if (log().enabled(log_level::info)) {
+                std::string ids;
+                for (const auto& id : due) ids += (ids.empty() ? "" : ",") + id;
+                log()(log_level::info, "dry run: would approve " + ids + " (nothing sent)", {}, ids);
+            }
+            if (handlers_.on_would_approve) dispatch([this, due] { call("on_would_approve", handlers_.on_would_approve, due); });
+            return;
+        }
         auto r = source_.approve(due);
         if (!r) {
             if (cancelled_by_stop(r.error())) return;

@@ -560,7 +560,8 @@ TEST_CASE("watch: a bad command line exits 2, --help 0", "[watch]") {
 
 TEST_CASE("the demo runs end to end and exits 0", "[watch][e2e][demo]") {
     const std::string script = std::string(FOREWARN_SOURCE_DIR) + "/examples/demo.sh";
-    const std::string build = std::filesystem::path(FOREWARN_WATCH_PATH).parent_path().parent_path().string();
+    // FOREWARN_WATCH_PATH is BUILD/tools/watch/forewarn-watch
+    const std::string build = std::filesystem::path(FOREWARN_WATCH_PATH).parent_path().parent_path().parent_path().string();
     child_process demo({"/bin/bash", script, build});
     const auto code = demo.wait_exit(90s);
     INFO(demo.err());

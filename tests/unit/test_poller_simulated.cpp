@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -147,6 +148,59 @@ TEST_CASE("simulated: a platform Freeze, approved when ready, started, completed
     REQUIRE(h.run_for(10s));
     CHECK(r.snapshot() == strings{"prepare:FREEZE-1", "started:FREEZE-1", "recover:FREEZE-1:completed"});
     CHECK(h.scenario().azure_event("FREEZE-1")->ended == "completed");
+    CHECK(r.errs().empty());
+}
+
+TEST_CASE("simulated: dry run decides as configured, sends nothing, and never counts it as approved",
+          "[poller][simulated][dry_run]") {
+    harness h(two_vms());
+    recorder r;
+    strings would;
+    std::mutex would_mutex;
+    std::optional<forewarn::approval_status> final_status;
+    auto handlers = r.handlers(false);
+    handlers.on_prepare = [&](const change& c, approval_handle a) {
+        r.add("prepare:" + c.event.id);
+        a.ready([&](const forewarn::approval_status& st) {
+            std::lock_guard<std::mutex> lock(would_mutex);
+            final_status = st;
+        });
+    };
+    handlers.on_would_approve = [&](const strings& ids) {
+        std::lock_guard<std::mutex> lock(would_mutex);
+        would.insert(would.end(), ids.begin(), ids.end());
+    };
+    auto o = scope(approval_scope::own);
+    o.approval.dry_run = true;
+    auto& p = h.add_azure_poller("WestNO_0", handlers, o);
+    REQUIRE(h.start());
+    azure_event_spec mine;
+    mine.id = "FREEZE-MINE";
+    mine.resources = {"WestNO_0"};
+    h.scenario().add_azure_event(mine);
+    azure_event_spec theirs;
+    theirs.id = "FREEZE-THEIRS";
+    theirs.resources = {"WestNO_1"};
+    h.scenario().add_azure_event(theirs);
+    REQUIRE(h.run_for(5s));  // several polls: reported once, never sent
+    {
+        std::lock_guard<std::mutex> lock(would_mutex);
+        CHECK(would == strings{"FREEZE-MINE"});  // own scope: not the other VM's event
+        REQUIRE(final_status);
+        CHECK(final_status->state == forewarn::approval_state::not_approved);
+        CHECK(final_status->why.find("dry run") != std::string::npos);
+    }
+    CHECK(approval_posts(h.scenario()).empty());
+    CHECK(h.scenario().azure_event("FREEZE-MINE")->state == azure_event_state::phase::scheduled);
+    CHECK(p.health().approvals == 0);
+    const auto awaiting = p.health().awaiting_approval;
+    CHECK(std::find(awaiting.begin(), awaiting.end(), "FREEZE-MINE") == awaiting.end());  // decided, not waiting
+    // Not approved, so not taken for started by approval: it is cancelled before its NotBefore
+    // while watched, and the reason says cancelled (an approved event would read completed).
+    REQUIRE(h.scenario().cancel_azure_event("FREEZE-MINE"));
+    REQUIRE(h.run_for(3s));
+    const auto calls = r.snapshot();
+    CHECK(std::count(calls.begin(), calls.end(), "recover:FREEZE-MINE:cancelled") == 1);
     CHECK(r.errs().empty());
 }
 

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: MIT
+// forewarn-watch, the agent: watches Azure Scheduled Events, GCE maintenance notices or AWS
+// instance metadata notices (real or emulated), prints one line per change, runs the operator's
+// hooks, approves events (Azure) as told, and serves metrics and health. Run with --help for the
+// flags; docs/operators.md for the whole story.
+//
+//   forewarn-watch --json                                  # on an Azure, GCE or AWS VM
+//   forewarn-watch --endpoint http://127.0.0.1:8080 --cloud azure --self WestNO_0 --approve leader
+//   forewarn-watch --approve own --on-prepare /etc/forewarn/drain.sh --state-file /var/lib/forewarn/state.json
+//
+// With --json, stdout carries nothing but one JSON object per line (a change, or with --dry-run
+// what would have been approved), flushed at once, so it can be piped into jq or a log shipper;
+// everything else (errors, approvals, hook output) goes to stderr.
+
+#include <forewarn/aws/instance_metadata_client.hpp>
+#include <forewarn/azure/scheduled_events_client.hpp>
+#include <forewarn/curl_transport.hpp>
+#include <forewarn/json.hpp>
+#include <forewarn/detect.hpp>
+#include <forewarn/gce/metadata_client.hpp>
+#include <forewarn/poller.hpp>
+#include <forewarn/state_file.hpp>
+#include <forewarn/time.hpp>
+
+#include "hooks.hpp"
+#include "metrics.hpp"
+#include "options.hpp"
+
+#include <chrono>
+#include <csignal>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <cstdio>
+#include <cstdlib>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+using watch::settings;
+
+std::string_view status_text(const forewarn::event& e) {
+    switch (e.status) {
+    case forewarn::event_status::scheduled: return "Scheduled";
+    case forewarn::event_status::started: return "Started";
+    case forewarn::event_status::completed:
+    case forewarn::event_status::cancelled:
+    case forewarn::event_status::unknown: break;
+    }
+    return e.raw_status;
+}
+
+std::optional<std::string_view> source_text(const forewarn::event& e) {
+    if (!e.source) return std::nullopt;
+    switch (*e.source) {
+    case forewarn::event_source::platform: return std::string_view("Platform");
+    case forewarn::event_source::user: return std::string_view("User");
+    case forewarn::event_source::unknown: break;
+    }
+    return std::string_view(e.raw_source);
+}
+
+/// The line for a person.
+std::string text_line(const forewarn::change& c) {
+    const forewarn::event& e = c.event;
+    std::string out(forewarn::to_string(c.kind));
+    out.resize(8, ' ');
+    out += ' ';
+    out += forewarn::to_string(e.type);
+    out += ' ';
+    out += e.id;
+    out += ' ';
+    out += status_text(e);
+    if (c.kind == forewarn::change_kind::recover) {
+        out += " (";
+        out += forewarn::to_string(c.reason);
+        out += ')';
+    }
+    if (e.not_before) out += ", not before " + forewarn::format_iso8601(*e.not_before);
+    if (!e.resources.empty()) {
+        out += ", for ";
+        for (std::size_t i = 0; i < e.resources.size(); ++i) out += (i ? "," : "") + e.resources[i];
+    }
+    if (auto src = source_text(e)) out += ", source " + std::string(*src);
+    if (auto d = e.duration()) out += ", " + std::to_string(d->count()) + " s";
+    if (!e.description.empty()) out += ": " + e.description;
+    return out;
+}
+
+/// What the handlers write, under one lock.
+struct output {
+    std::mutex mutex;
+    long long lines = 0;
+    bool done = false;
+};
+
+/// The signals main() waits for: blocked in every thread (so none runs a handler), taken by
+/// sigwait. SIGUSR1 is forewarn-watch's own: the last --exit-after line was written.
+sigset_t waited_signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);
+    return set;
+}
+
+/// Sleeps until one of waited_signals() arrives; wakes for nothing else.
+int wait_for_signal() {
+    const sigset_t set = waited_signals();
+    int sig = 0;
+    while (sigwait(&set, &sig) != 0) {
+    }
+    return sig;
+}
+
+/// One line on stderr, whole (hook output, approvals and errors come from several threads).
+void log_line(std::string_view text) {
+    std::string line = "forewarn-watch: ";
+    line += text;
+    line += '\n';
+    std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+/// The error's kind for the metrics: its errc name.
+std::string error_kind(const forewarn::error& e) { return std::string(forewarn::to_string(e.code)); }
+
+template <class Client>
+int run_agent(Client client, const settings& s, const std::string& where, std::string_view cloud_name) {
+    output out;
+    forewarn::poller<Client>* poller = nullptr;
+    watch::metrics counters;
+    const std::string cloud(cloud_name);
+
+    // stdout: one line each, whole, and counted against --exit-after when it is a change.
+    auto print = [&](const std::string& line, bool is_change) {
+        std::lock_guard<std::mutex> lock(out.mutex);
+        if (out.done) return;
+        std::fwrite(line.data(), 1, line.size(), stdout);
+        std::fputc('\n', stdout);
+        std::fflush(stdout);
+        if (!is_change) return;
+        ++out.lines;
+        if (s.exit_after && out.lines >= *s.exit_after) {
+            out.done = true;
+            poller->stop();               // from the handler: nothing more is delivered
+            ::kill(::getpid(), SIGUSR1);  // wakes main()'s sigwait
+        }
+    };
+    auto emit = [&](const forewarn::change& c) {
+        counters.change(forewarn::to_string(c.kind), forewarn::to_string(c.event.type));
+        print(s.json ? forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()) : text_line(c), true);
+    };
+
+    // Hooks: the journal lives beside the state file, so a restart knows what already ran.
+    watch::hook_runner hooks(watch::hook_journal(s.state_file.empty() ? std::string() : s.state_file + ".hooks"), log_line,
+                             [&](const watch::hook_runner::report& r) {
+                                 counters.hook_ran(r.hook, watch::to_string(r.outcome.what), r.outcome.took);
+                                 const std::string id = r.key.substr(r.key.find(':') + 1);
+                                 if (r.outcome.what == watch::hook_outcome::kind::succeeded)
+                                     log_line("hook " + r.hook + " " + id + ": done in " + std::to_string(r.outcome.took.count()) + " ms");
+                                 else
+                                     log_line("hook " + r.hook + " " + id + ": " + std::string(watch::to_string(r.outcome.what)) +
+                                              (r.outcome.detail.empty() ? std::string() : ": " + r.outcome.detail));
+                             });
+    if (auto e = hooks.journal().load(); !e.empty()) log_line(e);
+    auto command_of = [&](const std::string& hook) -> std::string {
+        if (hook == "prepare") return s.on_prepare;
+        if (hook == "started") return s.on_started;
+        if (hook == "recover") return s.on_recover;
+        return {};
+    };
+    auto run_hook = [&](const std::string& hook, const forewarn::change& c, std::chrono::steady_clock::time_point deadline,
+                        watch::hook_runner::done_fn done) {
+        const std::string input = forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string());
+        hooks.run(hook + ":" + c.event.id, hook, command_of(hook), input + "\n", watch::hook_environment(hook, c, cloud_name),
+                  deadline, std::move(done));
+    };
+    const auto longest = std::chrono::steady_clock::now() + s.hook_timeout;
+    hooks.resume_pending(command_of, longest);
+
+    forewarn::poller_handlers h;
+    h.on_prepare = [&](const forewarn::change& c, forewarn::approval_handle ready) {
+        emit(c);
+        hooks.forget({"recover:" + c.event.id});  // an earlier occurrence of this id is over
+        const bool approving = s.approve != forewarn::approval_scope::never;
+        if (s.on_prepare.empty()) {
+            // Nothing to drain: ready at once, and the policy decides.
+            if (approving) ready.ready();
+            return;
+        }
+        const auto now = std::chrono::steady_clock::now();
+        auto deadline = now + s.hook_timeout;
+        std::optional<std::chrono::steady_clock::time_point> approve_by;  // ready only before this
+        if (c.event.not_before) {
+            const auto left = *c.event.not_before - std::chrono::system_clock::now() - s.hook_deadline;
+            approve_by = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(left);
+            if (*approve_by > now) deadline = (std::min)(deadline, *approve_by);
+            else log_line("hook prepare " + c.event.id + ": announced too close to NotBefore to approve after a hook; it runs, the event is not approved");
+        }
+        run_hook("prepare", c, deadline, [&, ready, approve_by, approving, id = c.event.id](const watch::hook_outcome& o) {
+            if (o.what != watch::hook_outcome::kind::succeeded) {
+                log_line("hook prepare " + id + ": the event is not approved");
+                return;
+            }
+            if (approve_by && std::chrono::steady_clock::now() >= *approve_by) {
+                log_line("hook prepare " + id + ": done after its deadline; the event is not approved");
+                return;
+            }
+            if (approving) ready.ready();
+        });
+    };
+    h.on_started = [&](const forewarn::change& c) {
+        emit(c);
+        hooks.forget({"recover:" + c.event.id});
+        if (!s.on_started.empty()) run_hook("started", c, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
+    };
+    h.on_recover = [&](const forewarn::change& c) {
+        emit(c);
+        if (!s.on_recover.empty()) run_hook("recover", c, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
+        hooks.forget({"prepare:" + c.event.id, "started:" + c.event.id});  // a later occurrence runs them again
+    };
+    h.on_updated = emit;
+    h.on_error = [&](const forewarn::error& e) {
+        counters.poll_failed(error_kind(e));
+        log_line(e.describe());
+    };
+    h.on_approved = [](const std::vector<std::string>& ids) {
+        std::string text;
+        for (const auto& id : ids) text += " " + id;
+        log_line("approved" + text);
+    };
+    h.on_would_approve = [&](const std::vector<std::string>& ids) {
+        counters.would_approve(ids.size());
+        std::string text;
+        for (const auto& id : ids) text += " " + id;
+        log_line("dry run: would approve" + text + " (nothing sent)");
+        if (s.json) {
+            forewarn::detail::json_writer w(true);
+            w.begin_object();
+            w.key("dry_run");
+            w.boolean(true);
+            w.key("cloud");
+            w.string(cloud_name);
+            w.key("would_approve");
+            w.begin_array();
+            for (const auto& id : ids) w.string(id);
+            w.end_array();
+            w.end_object();
+            print(w.str(), false);
+        }
+    };
+
+    forewarn::poller_options o;
+    if (!s.state_file.empty()) o.state = std::make_shared<forewarn::state_file>(s.state_file);
+    o.approval.scope = s.approve;
+    o.approval.dry_run = s.dry_run;
+    if (s.grace) o.approval.follower_grace = *s.grace;
+
+    forewarn::poller<Client> p(std::move(client), h, o);
+    poller = &p;
+
+    std::optional<watch::metrics_server> server;
+    if (!s.metrics_listen.empty()) {
+        server.emplace([&](std::string_view path) -> std::pair<int, std::string> {
+            const auto health = p.health();
+            if (path == "/metrics") return {200, counters.exposition(cloud, health, p.last_document())};
+            if (path == "/healthz") {
+                if (counters.healthy(health, s.health_max_age)) return {200, "ok\n"};
+                return {503, "no successful poll for more than " + std::to_string(s.health_max_age.count()) + " s" +
+                                 (health.last_error ? ": " + health.last_error->describe() : std::string()) + "\n"};
+            }
+            return {404, "not found: /metrics or /healthz\n"};
+        });
+        if (auto e = server->start(s.metrics_listen); !e.empty()) {
+            log_line(e);
+            return 2;
+        }
+        log_line("metrics on http://" + s.metrics_listen.substr(0, s.metrics_listen.rfind(':')) + ":" +
+                 std::to_string(server->port()) + "/metrics and /healthz");
+    }
+
+    std::fprintf(stderr, "forewarn-watch: watching %s at %s (approve: %s%s%s%s)\n", cloud.c_str(), where.c_str(),
+                 std::string(forewarn::to_string(s.approve)).c_str(), s.self.empty() ? "" : " as ", s.self.c_str(),
+                 s.dry_run ? ", dry run: nothing is sent" : "");
+    if (auto started = p.start(); !started) {
+        log_line(started.error().describe());
+        return 1;
+    }
+    // The main thread sleeps until SIGINT, SIGTERM or the last --exit-after line: no polling.
+    const int sig = wait_for_signal();
+    p.stop();
+    if (server) server->stop();
+    hooks.stop();  // running hooks are stopped; the journal keeps them pending for the next start
+    if (sig != SIGUSR1) std::fputs("forewarn-watch: stopped by a signal\n", stderr);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    settings s;
+    if (auto code = watch::parse(argc, argv, s)) return *code;
+    // Before any thread starts (detect_cloud's probes, the poller), so that every thread inherits
+    // the mask and the signals wait for main()'s sigwait.
+    const sigset_t waited = waited_signals();
+    pthread_sigmask(SIG_BLOCK, &waited, nullptr);
+
+    std::string cloud = s.cloud;
+    if (cloud == "auto") {
+        forewarn::detect_options d;
+        d.azure_endpoint = s.endpoint;
+        d.gce_endpoint = s.endpoint;
+        d.aws_endpoint = s.endpoint;
+        auto found = forewarn::detect_cloud(d);
+        if (!found || found->found == forewarn::cloud::none) {
+            std::fputs("forewarn-watch: no Azure IMDS, GCE metadata server or AWS IMDS answers here", stderr);
+            if (found)
+                std::fprintf(stderr, " (azure: %s; gce: %s; aws: %s)", found->azure_error.describe().c_str(),
+                             found->gce_error.describe().c_str(), found->aws_error.describe().c_str());
+            else
+                std::fprintf(stderr, " (%s)", found.error().describe().c_str());
+            std::fputs("; use --cloud and --endpoint\n", stderr);
+            return 1;
+        }
+        cloud = std::string(forewarn::to_string(found->found));
+    }
+
+    if (cloud == "azure") {
+        forewarn::azure::client_options o;
+        o.endpoint = s.endpoint;
+        o.self_name = s.self;
+        if (s.interval) o.poll_interval = *s.interval;
+        forewarn::azure::scheduled_events_client client(o);
+        const std::string where = client.endpoint();
+        return run_agent(std::move(client), s, where, "azure");
+    }
+    if (cloud == "aws") {
+        forewarn::aws::client_options o;
+        o.endpoint = s.endpoint;
+        o.self_name = s.self;
+        if (s.interval) o.poll_interval = *s.interval;
+        forewarn::aws::instance_metadata_client client(o);
+        const std::string where = client.endpoint();
+        return run_agent(std::move(client), s, where, "aws");
+    }
+    forewarn::gce::client_options o;
+    o.endpoint = s.endpoint;
+    o.self_name = s.self;
+    forewarn::gce::metadata_client client(o);
+    const std::string where = client.endpoint();
+    return run_agent(std::move(client), s, where, "gce");
+}

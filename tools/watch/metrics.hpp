@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+// forewarn-watch's metrics and health: counters kept as the agent works, and a small HTTP/1.1
+// server (--metrics-listen HOST:PORT) on a thread of its own that answers GET /metrics in
+// Prometheus' text format and GET /healthz. It sleeps in poll() until a connection comes or it
+// is stopped (a pipe wakes it): no periodic wake-up. One request per connection; a request head
+// over 8 KiB, a method other than GET or an unknown path gets 400, 405 or 404, never a crash.
+#pragma once
+
+#include <forewarn/event.hpp>
+#include <forewarn/poller.hpp>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <tuple>
+#include <utility>
+
+namespace watch {
+
+/// Escapes a label value for Prometheus' text format: backslash, double quote and newline.
+inline std::string prometheus_label(std::string_view v) {
+    std::string out;
+    out.reserve(v.size());
+    for (const char c : v) {
+        if (c == '\\') out += "\\\\";
+        else if (c == '"') out += "\\\"";
+        else if (c == '\n') out += "\\n";
+        else out += c;
+    }
+    return out;
+}
+
+/// What forewarn-watch counts beside the poller's own health figures. Thread-safe.
+class metrics {
+public:
+    void poll_failed(std::string_view kind) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++failures_[std::string(kind)];
+    }
+    void change(std::string_view kind, std::string_view type) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++changes_[{std::string(kind), std::string(type)}];
+    }
+    void would_approve(std::size_t n) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        would_approve_ += static_cast<long long>(n);
+    }
+    void hook_ran(std::string_view hook, std::string_view result, std::chrono::milliseconds took) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++hook_runs_[{std::string(hook), std::string(result)}];
+        auto& d = hook_seconds_[std::string(hook)];
+        d.first += static_cast<double>(took.count()) / 1000.0;
+        ++d.second;
+    }
+
+    /// Healthy: a poll succeeded within `max_age`; before the first one, the agent's start
+    /// counts as one, so a fresh agent has `max_age` to make it.
+    bool healthy(const forewarn::poller_health& h, std::chrono::seconds max_age) const {
+        const auto now = std::chrono::system_clock::now();
+        const auto since = h.last_success ? *h.last_success : started_;
+        return now - since <= max_age;
+    }
+
+    /// The text exposition format (version 0.0.4): the poller's health, the last document's
+    /// events, and what forewarn-watch counted itself.
+    std::string exposition(std::string_view cloud, const forewarn::poller_health& h, const forewarn::document& last) const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::string o;
+        const std::string c = "cloud=\"" + prometheus_label(cloud) + "\"";
+        auto line = [&](const std::string& name, const std::string& labels, double v) {
+            char num[64];
+            std::snprintf(num, sizeof num, "%.17g", v);
+            o += name + "{" + labels + "} " + num + "\n";
+        };
+        o += "# HELP forewarn_polls_total Polls of the metadata service, by result.\n# TYPE forewarn_polls_total counter\n";
+        line("forewarn_polls_total", c + ",result=\"ok\"", static_cast<double>(h.polls));
+        line("forewarn_polls_total", c + ",result=\"error\"", static_cast<double>(h.failures));
+        o += "# HELP forewarn_errors_total Errors reported (failed polls, approvals, hooks' journal, ...), by kind.\n"
+             "# TYPE forewarn_errors_total counter\n";
+        for (const auto& [kind, n] : failures_)
+            line("forewarn_errors_total", c + ",kind=\"" + prometheus_label(kind) + "\"", static_cast<double>(n));
+        o += "# HELP forewarn_changes_total Changes delivered, by kind and event type.\n# TYPE forewarn_changes_total counter\n";
+        for (const auto& [k, n] : changes_)
+            line("forewarn_changes_total", c + ",change=\"" + prometheus_label(k.first) + "\",type=\"" + prometheus_label(k.second) + "\"",
+                 static_cast<double>(n));
+        o += "# HELP forewarn_events Events in the last document, by type and status.\n# TYPE forewarn_events gauge\n";
+        std::map<std::pair<std::string, std::string>, long long> events;
+        for (const auto& e : last.events)
+            ++events[{std::string(forewarn::to_string(e.type)), std::string(forewarn::to_string(e.status))}];
+        for (const auto& [k, n] : events)
+            line("forewarn_events", c + ",type=\"" + prometheus_label(k.first) + "\",status=\"" + prometheus_label(k.second) + "\"",
+                 static_cast<double>(n));
+        o += "# HELP forewarn_approvals_total Approval requests this agent sent and the service accepted.\n"
+             "# TYPE forewarn_approvals_total counter\n";
+        line("forewarn_approvals_total", c, static_cast<double>(h.approvals));
+        o += "# HELP forewarn_awaiting_approval Events this agent wants approved and has not yet.\n"
+             "# TYPE forewarn_awaiting_approval gauge\n";
+        line("forewarn_awaiting_approval", c, static_cast<double>(h.awaiting_approval.size()));
+        o += "# HELP forewarn_dry_run_would_approve_total Events a dry run would have approved.\n"
+             "# TYPE forewarn_dry_run_would_approve_total counter\n";
+        line("forewarn_dry_run_would_approve_total", c, static_cast<double>(would_approve_));
+        o += "# HELP forewarn_hook_runs_total Hook runs, by hook and result.\n# TYPE forewarn_hook_runs_total counter\n";
+        for (const auto& [k, n] : hook_runs_)
+            line("forewarn_hook_runs_total", c + ",hook=\"" + prometheus_label(k.first) + "\",result=\"" + prometheus_label(k.second) + "\"",
+                 static_cast<double>(n));
+        o += "# HELP forewarn_hook_duration_seconds Time hooks ran.\n# TYPE forewarn_hook_duration_seconds summary\n";
+        for (const auto& [hook, d] : hook_seconds_) {
+            line("forewarn_hook_duration_seconds_sum", c + ",hook=\"" + prometheus_label(hook) + "\"", d.first);
+            line("forewarn_hook_duration_seconds_count", c + ",hook=\"" + prometheus_label(hook) + "\"", static_cast<double>(d.second));
+        }
+        o += "# HELP forewarn_last_successful_poll_timestamp_seconds When a poll last succeeded (Unix time; 0: never).\n"
+             "# TYPE forewarn_last_successful_poll_timestamp_seconds gauge\n";
+        line("forewarn_last_successful_poll_timestamp_seconds", c,
+             h.last_success ? std::chrono::duration<double>(h.last_success->time_since_epoch()).count() : 0.0);
+        return o;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::map<std::string, long long> failures_;
+    std::map<std::pair<std::string, std::string>, long long> changes_, hook_runs_;
+    std::map<std::string, std::pair<double, long long>> hook_seconds_;
+    long long would_approve_ = 0;
+    std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
+};
+
+/// The /metrics and /healthz server.
+class metrics_server {
+public:
+    using page_fn = std::function<std::pair<int, std::string>(std::string_view path)>;
+
+    explicit metrics_server(page_fn pages) : pages_(std::move(pages)) {}
+    metrics_server(const metrics_server&) = delete;
+    metrics_server& operator=(const metrics_server&) = delete;
+    ~metrics_server() { stop(); }
+
+    /// Listens on HOST:PORT (port 0: any free one) and starts the thread; the error in words.
+    std::string start(const std::string& host_port) {
+        const auto colon = host_port.rfind(':');
+        std::string host = host_port.substr(0, colon), port = host_port.substr(colon + 1);
+        if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+        addrinfo hints{};
+        hints.ai_socktype = SOCK_STREAM;
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+        addrinfo* found = nullptr;
+        if (int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found); rc != 0)
+            return "--metrics-listen " + host_port + ": " + ::gai_strerror(rc);
+        std::string err = "--metrics-listen " + host_port + ": no address to listen on";
+        for (addrinfo* a = found; a; a = a->ai_next) {
+            const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+            if (fd < 0) continue;
+            const int one = 1;
+            ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+            if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 16) == 0) {
+                listen_fd_ = fd;
+                break;
+            }
+            err = "--metrics-listen " + host_port + ": " + std::strerror(errno);
+            ::close(fd);
+        }
+        ::freeaddrinfo(found);
+        if (listen_fd_ < 0) return err;
+        sockaddr_storage ss{};
+        socklen_t len = sizeof ss;
+        if (::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&ss), &len) == 0)
+            port_ = ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
+                                                   : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+        if (::pipe2(wake_, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
+        thread_ = std::thread([this] { serve(); });
+        return {};
+    }
+
+    int port() const { return port_; }
+
+    void stop() {
+        if (thread_.joinable()) {
+            const char b = 1;
+            (void)!::write(wake_[1], &b, 1);
+            thread_.join();
+        }
+        for (int* fd : {&listen_fd_, &wake_[0], &wake_[1]})
+            if (*fd >= 0) {
+                ::close(*fd);
+                *fd = -1;
+            }
+    }
+
+private:
+    void serve() {
+        for (;;) {
+            pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+            if (::poll(fds, 2, -1) < 0) {
+                if (errno == EINTR) continue;
+                return;
+            }
+            if (fds[1].revents) return;
+            if (!(fds[0].revents & POLLIN)) continue;
+            const int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (c < 0) continue;
+            answer(c);
+            ::close(c);
+        }
+    }
+
+    // One request, read for at most 2 s (a client that says nothing cannot hold the server).
+    void answer(int c) {
+        std::string head;
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        char buf[1024];
+        while (head.find("\r\n\r\n") == std::string::npos && head.find("\n\n") == std::string::npos) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()).count();
+            if (left <= 0 || head.size() > 8192) break;
+            pollfd p{c, POLLIN, 0};
+            if (::poll(&p, 1, static_cast<int>(left)) <= 0) break;
+            const auto n = ::recv(c, buf, sizeof buf, 0);
+            if (n <= 0) break;
+            head.append(buf, static_cast<std::size_t>(n));
+        }
+        int status = 400;
+        std::string body = "bad request\n";
+        const auto sp1 = head.find(' ');
+        const auto sp2 = sp1 == std::string::npos ? std::string::npos : head.find(' ', sp1 + 1);
+        if (head.size() <= 8192 && sp2 != std::string::npos) {
+            const std::string method = head.substr(0, sp1);
+            std::string path = head.substr(sp1 + 1, sp2 - sp1 - 1);
+            if (const auto q = path.find('?'); q != std::string::npos) path.resize(q);
+            if (method != "GET" && method != "HEAD") {
+                status = 405;
+                body = "only GET\n";
+            } else {
+                std::tie(status, body) = pages_(path);
+                if (method == "HEAD") body.clear();
+            }
+        }
+        const char* reason = status == 200 ? "OK" : status == 404 ? "Not Found" : status == 405 ? "Method Not Allowed"
+                             : status == 503 ? "Service Unavailable" : "Bad Request";
+        const std::string type = body.rfind("# HELP", 0) == 0 ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain; charset=utf-8";
+        std::string out = "HTTP/1.1 " + std::to_string(status) + " " + reason + "\r\nContent-Type: " + type +
+                          "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+        std::size_t done = 0;
+        while (done < out.size()) {
+            const auto n = ::send(c, out.data() + done, out.size() - done, MSG_NOSIGNAL);
+            if (n <= 0) break;
+            done += static_cast<std::size_t>(n);
+        }
+    }
+
+    page_fn pages_;
+    int listen_fd_ = -1;
+    int wake_[2] = {-1, -1};
+    int port_ = 0;
+    std::thread thread_;
+};
+
+}  // namespace watch

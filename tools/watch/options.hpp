@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: MIT
+// forewarn-watch's settings and the one table of its flags: the table parses the command line,
+// reads the FOREWARN_* environment variables (a flag wins over its variable) and writes --help,
+// so the three can never disagree.
+#pragma once
+
+#include <forewarn/approval.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace watch {
+
+struct settings {
+    std::string cloud = "auto";  // azure | gce | aws | auto
+    std::string endpoint;
+    bool json = false;
+    std::string self;
+    forewarn::approval_scope approve = forewarn::approval_scope::never;
+    std::optional<std::chrono::milliseconds> interval;  // default: the client's (Azure 1 s, AWS 5 s)
+    std::optional<long long> exit_after;
+    std::string state_file;
+    std::optional<std::chrono::seconds> grace;
+    bool dry_run = false;
+    std::string on_prepare, on_started, on_recover;          // hook commands, run with /bin/sh -c
+    std::chrono::seconds hook_deadline{15};                  // a prepare hook must be done this long before NotBefore
+    std::chrono::seconds hook_timeout{600};                  // no hook runs longer than this
+    std::string metrics_listen;                              // HOST:PORT, empty: no metrics server
+    std::chrono::seconds health_max_age{60};                 // /healthz fails after this long without a good poll
+};
+
+/// One flag: its name, its value's name (empty: a switch), its help, and what it sets. The
+/// environment variable is FOREWARN_ and the name in upper case with '_' for '-'.
+struct flag {
+    const char* name;
+    const char* value;
+    const char* help;
+    // Applies a value (a switch gets "1"); an error message, or empty on success.
+    std::function<std::string(settings&, std::string_view)> apply;
+};
+
+inline bool parse_count(std::string_view text, long long& out) {
+    if (text.empty() || text.size() > 18) return false;
+    long long v = 0;
+    for (const char c : text) {
+        if (c < '0' || c > '9') return false;
+        v = v * 10 + (c - '0');
+    }
+    out = v;
+    return true;
+}
+
+inline std::string env_name(const char* flag_name) {
+    std::string out = "FOREWARN_";
+    for (const char* p = flag_name; *p; ++p) out += *p == '-' ? '_' : static_cast<char>(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+    return out;
+}
+
+inline std::string seconds_flag(std::string_view v, std::chrono::seconds& out, const char* what, bool positive) {
+    long long n = 0;
+    if (!parse_count(v, n) || (positive && n == 0)) return std::string(what) + " needs a " + (positive ? "positive " : "") + "number of seconds";
+    out = std::chrono::seconds(n);
+    return {};
+}
+
+inline const std::vector<flag>& flags() {
+    static const std::vector<flag> table = {
+        {"cloud", "azure|gce|aws|auto", "which metadata service (default auto: probe them all)",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v != "azure" && v != "gce" && v != "aws" && v != "auto") return "--cloud must be azure, gce, aws or auto";
+             s.cloud = std::string(v);
+             return {};
+         }},
+        {"endpoint", "URL", "the service root, e.g. http://127.0.0.1:8080 (default: the real address)",
+         [](settings& s, std::string_view v) -> std::string {
+             s.endpoint = std::string(v);
+             return {};
+         }},
+        {"json", "", "one JSON object per change on stdout, nothing else",
+         [](settings& s, std::string_view) -> std::string {
+             s.json = true;
+             return {};
+         }},
+        {"self", "NAME", "this VM's name as listed in Resources (default: ask the metadata)",
+         [](settings& s, std::string_view v) -> std::string {
+             s.self = std::string(v);
+             return {};
+         }},
+        {"approve", "never|own|leader|all",
+         "never (default); own: events naming this VM; leader: where this VM is the elected leader "
+         "(followers approve user events after a grace); all: every event seen",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v == "never") s.approve = forewarn::approval_scope::never;
+             else if (v == "own") s.approve = forewarn::approval_scope::own;
+             else if (v == "leader") s.approve = forewarn::approval_scope::leader;
+             else if (v == "all") s.approve = forewarn::approval_scope::all;
+             else return "--approve must be never, own, leader or all";
+             return {};
+         }},
+        {"dry-run", "", "decide approvals as configured but send none; say what would have been approved",
+         [](settings& s, std::string_view) -> std::string {
+             s.dry_run = true;
+             return {};
+         }},
+        {"grace", "SECONDS", "the follower's grace for user events with --approve leader (default 30)",
+         [](settings& s, std::string_view v) -> std::string {
+             std::chrono::seconds g{};
+             auto e = seconds_flag(v, g, "--grace", false);
+             if (e.empty()) s.grace = g;
+             return e;
+         }},
+        {"interval", "MS", "poll interval in milliseconds: Azure default 1000 (at least 200), AWS default 5000 (at least 1000)",
+         [](settings& s, std::string_view v) -> std::string {
+             long long n = 0;
+             if (!parse_count(v, n) || n == 0) return "--interval needs a positive number of milliseconds";
+             s.interval = std::chrono::milliseconds(n);
+             return {};
+         }},
+        {"exit-after", "N", "exit 0 after N change lines",
+         [](settings& s, std::string_view v) -> std::string {
+             long long n = 0;
+             if (!parse_count(v, n) || n == 0) return "--exit-after needs a positive number of lines";
+             s.exit_after = n;
+             return {};
+         }},
+        {"state-file", "PATH", "remember what was handled (and which hooks ran) across restarts",
+         [](settings& s, std::string_view v) -> std::string {
+             s.state_file = std::string(v);
+             return {};
+         }},
+        {"on-prepare", "CMD",
+         "run CMD (with /bin/sh -c) when an event is announced; the event counts as ready for --approve "
+         "only once it exits 0",
+         [](settings& s, std::string_view v) -> std::string {
+             s.on_prepare = std::string(v);
+             return {};
+         }},
+        {"on-started", "CMD", "run CMD when an event starts",
+         [](settings& s, std::string_view v) -> std::string {
+             s.on_started = std::string(v);
+             return {};
+         }},
+        {"on-recover", "CMD", "run CMD when an event is over",
+         [](settings& s, std::string_view v) -> std::string {
+             s.on_recover = std::string(v);
+             return {};
+         }},
+        {"hook-deadline", "SECONDS",
+         "a prepare hook still running this long before NotBefore is stopped and its event not approved (default 15)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.hook_deadline, "--hook-deadline", false); }},
+        {"hook-timeout", "SECONDS", "no hook runs longer than this (default 600)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.hook_timeout, "--hook-timeout", true); }},
+        {"metrics-listen", "HOST:PORT", "serve /metrics (Prometheus text) and /healthz there, e.g. 127.0.0.1:9464",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.find(':') == std::string_view::npos) return "--metrics-listen needs HOST:PORT";
+             s.metrics_listen = std::string(v);
+             return {};
+         }},
+        {"health-max-age", "SECONDS", "/healthz fails when no poll has succeeded for this long (default 60)",
+         [](settings& s, std::string_view v) -> std::string {
+             return seconds_flag(v, s.health_max_age, "--health-max-age", true);
+         }},
+    };
+    return table;
+}
+
+inline void usage(std::FILE* out) {
+    std::fputs("usage: forewarn-watch [options]\n"
+               "Watches the VM's maintenance notices (Azure, GCE, AWS), prints one line per change, runs\n"
+               "hooks and approves events as told. Every option can also be set by an environment\n"
+               "variable, FOREWARN_ and its name in capitals with '_' for '-' (--on-prepare:\n"
+               "FOREWARN_ON_PREPARE; a switch: FOREWARN_JSON=1); an option on the command line wins.\n\n",
+               out);
+    for (const auto& f : flags()) {
+        std::string head = std::string("  --") + f.name + (*f.value ? std::string(" ") + f.value : std::string());
+        std::fprintf(out, "%s\n", head.c_str());
+        // the help, wrapped at 72 columns under an indent
+        std::string_view text = f.help;
+        while (!text.empty()) {
+            std::size_t cut = text.size() <= 70 ? text.size() : text.rfind(' ', 70);
+            if (cut == std::string_view::npos || cut == 0) cut = (std::min)(text.size(), std::size_t(70));
+            std::fprintf(out, "        %.*s\n", static_cast<int>(cut), text.data());
+            text.remove_prefix(cut);
+            while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+        }
+        std::fprintf(out, "        (environment: %s)\n", env_name(f.name).c_str());
+    }
+    std::fputs("  --help\n        this text\n", out);
+}
+
+/// The settings from the environment, then the command line; or an exit code (0 after --help,
+/// 2 for a bad option or value, said on stderr).
+inline std::optional<int> parse(int argc, char** argv, settings& s) {
+    for (const auto& f : flags()) {
+        const char* v = std::getenv(env_name(f.name).c_str());
+        if (!v) continue;
+        std::string_view value = v;
+        if (!*f.value) {  // a switch: 1/true/yes on, 0/false/no/empty off
+            if (value.empty() || value == "0" || value == "false" || value == "no") continue;
+            if (value != "1" && value != "true" && value != "yes") {
+                std::fprintf(stderr, "forewarn-watch: %s must be 1 or 0, not \"%s\"\n", env_name(f.name).c_str(), v);
+                return 2;
+            }
+        }
+        if (auto e = f.apply(s, value); !e.empty()) {
+            std::fprintf(stderr, "forewarn-watch: %s (from %s): \"%s\"\n", e.c_str(), env_name(f.name).c_str(), v);
+            return 2;
+        }
+    }
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--help" || arg == "-h") {
+            usage(stdout);
+            return 0;
+        }
+        const flag* found = nullptr;
+        if (arg.size() > 2 && arg.substr(0, 2) == "--")
+            for (const auto& f : flags())
+                if (arg.substr(2) == f.name) found = &f;
+        if (!found) {
+            std::fprintf(stderr, "forewarn-watch: unknown option \"%s\" (see --help)\n", argv[i]);
+            return 2;
+        }
+        std::string_view value = "1";
+        if (*found->value) {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "forewarn-watch: --%s needs a value (%s)\n", found->name, found->value);
+                return 2;
+            }
+            value = argv[++i];
+        }
+        if (auto e = found->apply(s, value); !e.empty()) {
+            std::fprintf(stderr, "forewarn-watch: %s, not \"%.*s\"\n", e.c_str(), static_cast<int>(value.size()), value.data());
+            return 2;
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace watch
