@@ -26,6 +26,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -556,6 +557,268 @@ TEST_CASE("watch: a bad command line exits 2, --help 0", "[watch]") {
     CHECK(help.wait_exit(10s) == 0);
     REQUIRE_FALSE(help.out().empty());
     CHECK(help.out()[0].rfind("usage: forewarn-watch", 0) == 0);
+}
+
+namespace {
+
+/// A fresh directory for one test's files, removed at scope exit.
+struct temp_dir {
+    std::filesystem::path path;
+    explicit temp_dir(const std::string& name)
+        : path(std::filesystem::temp_directory_path() / ("forewarn-" + name + "-" + std::to_string(::getpid()))) {
+        std::filesystem::remove_all(path);
+        std::filesystem::create_directories(path);
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+    std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+    return n;
+}
+
+/// Waits (bounded, a safety net) until `ready()` holds.
+template <class F>
+bool eventually(F ready, std::chrono::seconds limit = 20s) {
+    const auto give_up = std::chrono::steady_clock::now() + limit;
+    while (!ready()) {
+        if (std::chrono::steady_clock::now() >= give_up) return false;
+        std::this_thread::sleep_for(50ms);
+    }
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("watch hooks: the change on stdin and in FOREWARN_* variables, never in the command; prepare exit 0 approves",
+          "[watch][e2e][hooks]") {
+    temp_dir dir("hooks");
+    emulator_process emu;
+    // The hook is the operator's command; the event reaches it only as data.
+    const std::string hook = "cat >> '" + dir.file("stdin") + "'; env | grep '^FOREWARN_' | sort >> '" + dir.file("env") + "'";
+    auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_0", "--approve", "own", "--interval", "300",
+                         "--on-prepare", hook, "--on-started", hook, "--on-recover", hook});
+    REQUIRE(w.wait_for_stderr("watching azure", 10s));
+    // An id that would run a command if it were ever spliced into one.
+    const std::string id = "E1$(touch " + dir.file("pwned") + ");`touch " + dir.file("pwned") + "`";
+    post(emu, "azure/events", R"({"EventId":")" + id + R"(","EventType":"Freeze","Resources":["WestNO_0"],"impact":"1s"})");
+    REQUIRE(eventually([&] { return !approval_bodies(emu).empty(); }));  // ready only after the hook: then approved
+    REQUIRE(eventually([&] { return count_of(read_text(dir.file("env")), "FOREWARN_HOOK=") >= 3; }));
+    w.signal(SIGTERM);
+    CHECK(w.wait_exit(20s) == 0);
+    INFO(w.err());
+    const std::string env = read_text(dir.file("env"));
+    CHECK(count_of(env, "FOREWARN_EVENT_ID=" + id + "\n") == 3);
+    CHECK(count_of(env, "FOREWARN_HOOK=prepare\n") == 1);
+    CHECK(count_of(env, "FOREWARN_HOOK=started\n") == 1);
+    CHECK(count_of(env, "FOREWARN_HOOK=recover\n") == 1);
+    CHECK(count_of(env, "FOREWARN_EVENT_TYPE=freeze\n") == 3);
+    CHECK(count_of(env, "FOREWARN_CLOUD=azure\n") == 3);
+    CHECK(count_of(env, "FOREWARN_RESOURCES=WestNO_0\n") == 3);
+    CHECK(count_of(env, "FOREWARN_REASON=completed\n") == 1);
+    const std::string in = read_text(dir.file("stdin"));
+    CHECK(count_of(in, "\"change\":\"prepare\"") == 1);
+    CHECK(count_of(in, "\"change\":\"recover\"") == 1);
+    CHECK_FALSE(std::filesystem::exists(dir.file("pwned")));
+    // The hook's own output goes to the log with the event id (here: nothing; the done line).
+    CHECK(w.err().find("hook prepare " + id + ": done") != std::string::npos);
+}
+
+TEST_CASE("watch hooks: a failing or hung prepare hook is reported and not approved, and holds back no other event",
+          "[watch][e2e][hooks]") {
+    temp_dir dir("hooks-fail");
+    emulator_process emu;
+    // Each event's notice is 5 minutes; a prepare hook must be done 297 s before NotBefore: 3 s.
+    const std::string hook = "case \"$FOREWARN_EVENT_ID\" in BAD) exit 1;; HUNG) echo \"$$\" > '" + dir.file("hung.pid") +
+                             "'; exec sleep 60;; *) echo preparing \"$FOREWARN_EVENT_ID\";; esac";
+    auto w = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--approve", "own", "--interval", "300",
+                         "--on-prepare", hook, "--hook-deadline", "297"});
+    REQUIRE(w.wait_for_stderr("watching azure", 10s));
+    for (const char* id : {"HUNG", "BAD", "GOOD"})
+        post(emu, "azure/events", std::string(R"({"EventId":")") + id + R"(","EventType":"Freeze","Resources":["WestNO_0"],"notice":"5m"})");
+    // GOOD is approved while HUNG's hook still runs.
+    REQUIRE(eventually([&] { return approval_bodies(emu) == strings{R"({"StartRequests":[{"EventId":"GOOD"}]})"}; }));
+    CHECK(w.err().find("hook prepare HUNG: timed_out") == std::string::npos);
+    REQUIRE(w.wait_for_stderr("hook prepare HUNG: timed_out", 30s));
+    REQUIRE(w.wait_for_stderr("hook prepare BAD: failed: exit status 1", 10s));
+    CHECK(w.err().find("hook prepare GOOD: preparing GOOD") != std::string::npos);  // its output, with its event
+    wait_for_polls(emu, 3);
+    CHECK(approval_bodies(emu) == strings{R"({"StartRequests":[{"EventId":"GOOD"}]})"});  // never BAD nor HUNG
+    // The hung hook's process was stopped at the deadline.
+    const std::string pid = read_text(dir.file("hung.pid"));
+    REQUIRE_FALSE(pid.empty());
+    CHECK(eventually([&] { return ::kill(std::stoi(pid), 0) != 0; }, 10s));
+    w.signal(SIGTERM);
+    CHECK(w.wait_exit(20s) == 0);
+}
+
+TEST_CASE("watch hooks: once per change across a restart, again after a crash mid-hook", "[watch][e2e][hooks][state]") {
+    temp_dir dir("hooks-restart");
+    emulator_process emu;
+    const std::string state = dir.file("state.json");
+    const std::string hook = "echo \"$FOREWARN_EVENT_ID\" >> '" + dir.file("runs") + "'; if [ -e '" + dir.file("hang") +
+                             "' ]; then echo \"$$\" >> '" + dir.file("pids") + "'; exec sleep 60; fi";
+    auto flags = strings{"--cloud", "azure", "--self", "WestNO_0", "--approve", "never", "--interval", "300",
+                         "--state-file", state, "--on-prepare", hook};
+    {
+        auto w = watch(emu, flags);
+        REQUIRE(w.wait_for_stderr("watching azure", 10s));
+        post(emu, "azure/events", R"({"EventId":"R1","EventType":"Reboot","Resources":["WestNO_0"],"notice":"10m"})");
+        REQUIRE(w.wait_for_stderr("hook prepare R1: done", 20s));
+        w.signal(SIGTERM);
+        CHECK(w.wait_exit(20s) == 0);
+    }
+    {
+        auto w = watch(emu, flags);
+        REQUIRE(w.wait_for_stderr("watching azure", 10s));
+        wait_for_polls(emu, 3);
+        w.signal(SIGTERM);
+        CHECK(w.wait_exit(20s) == 0);
+    }
+    CHECK(read_text(dir.file("runs")) == "R1\n");  // once, across the restart
+    // A crash (SIGKILL) while a hook runs: the hook runs again after the restart.
+    std::ofstream(dir.file("hang")) << "1";
+    {
+        auto w = watch(emu, flags);
+        REQUIRE(w.wait_for_stderr("watching azure", 10s));
+        post(emu, "azure/events", R"({"EventId":"R2","EventType":"Reboot","Resources":["WestNO_0"],"notice":"10m"})");
+        REQUIRE(eventually([&] { return count_of(read_text(dir.file("runs")), "R2\n") == 1; }));
+        w.signal(SIGKILL);
+        w.wait_exit(20s);
+    }
+    std::filesystem::remove(dir.file("hang"));
+    {
+        auto w = watch(emu, flags);
+        REQUIRE(w.wait_for_stderr("hook prepare R2: done", 20s));
+        w.signal(SIGTERM);
+        CHECK(w.wait_exit(20s) == 0);
+    }
+    CHECK(count_of(read_text(dir.file("runs")), "R2\n") == 2);
+    CHECK(count_of(read_text(dir.file("runs")), "R1\n") == 1);
+    for (std::istringstream pids(read_text(dir.file("pids"))); pids;) {  // the crashed run's orphan
+        int pid = 0;
+        if (pids >> pid && pid > 1) ::kill(pid, SIGKILL);
+    }
+}
+
+TEST_CASE("watch --dry-run: decides as configured, sends nothing, says what it would have approved", "[watch][e2e]") {
+    emulator_process emu;
+    auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_0", "--approve", "own", "--interval", "300",
+                         "--dry-run"});
+    REQUIRE(w.wait_for_stderr("dry run: nothing is sent", 10s));
+    post(emu, "azure/events", R"({"EventId":"D1","EventType":"Freeze","Resources":["WestNO_0"],"notice":"10m"})");
+    REQUIRE(w.wait_for_stderr("dry run: would approve D1 (nothing sent)", 20s));
+    wait_for_polls(emu, 3);
+    CHECK(approval_bodies(emu).empty());
+    bool said = false;
+    for (const auto& line : w.out())
+        if (line.find("\"would_approve\"") != std::string::npos) {
+            CHECK(line == R"({"dry_run":true,"cloud":"azure","would_approve":["D1"]})");
+            said = true;
+        }
+    CHECK(said);
+    w.signal(SIGTERM);
+    CHECK(w.wait_exit(20s) == 0);
+}
+
+TEST_CASE("watch --metrics-listen: /metrics in Prometheus text, /healthz follows the polls", "[watch][e2e][metrics]") {
+    emulator_process emu;
+    auto port_of = [](child_process& w) {
+        REQUIRE(w.wait_for_stderr("/metrics and /healthz", 10s));
+        const std::string err = w.err();
+        const auto at = err.find("metrics on http://127.0.0.1:");
+        REQUIRE(at != std::string::npos);
+        return std::stoi(err.substr(at + 28));
+    };
+    auto w = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--interval", "300", "--metrics-listen", "127.0.0.1:0"});
+    const int port = port_of(w);
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(10, 0);
+    wait_for_polls(emu, 2);
+    auto m = c.Get("/metrics");
+    REQUIRE(m);
+    CHECK(m->status == 200);
+    CHECK(m->get_header_value("Content-Type").find("version=0.0.4") != std::string::npos);
+    CHECK(m->body.find("# TYPE forewarn_polls_total counter") != std::string::npos);
+    CHECK(m->body.find("forewarn_polls_total{cloud=\"azure\",result=\"ok\"} ") != std::string::npos);
+    CHECK(m->body.find("forewarn_polls_total{cloud=\"azure\",result=\"ok\"} 0\n") == std::string::npos);
+    CHECK(m->body.find("forewarn_last_successful_poll_timestamp_seconds{cloud=\"azure\"} 0\n") == std::string::npos);
+    auto h = c.Get("/healthz");
+    REQUIRE(h);
+    CHECK(h->status == 200);
+    CHECK(c.Get("/nothing-here")->status == 404);
+    CHECK(c.Post("/metrics", "", "text/plain")->status == 405);
+    w.signal(SIGTERM);
+    CHECK(w.wait_exit(20s) == 0);
+
+    // Nothing answers: /healthz fails once --health-max-age passes without a good poll.
+    auto down = child_process({FOREWARN_WATCH_PATH, "--cloud", "azure", "--endpoint", "http://127.0.0.1:1", "--self", "x",
+                               "--metrics-listen", "127.0.0.1:0", "--health-max-age", "1"});
+    httplib::Client d("127.0.0.1", port_of(down));
+    d.set_read_timeout(10, 0);
+    CHECK(eventually([&] {
+        auto r = d.Get("/healthz");
+        return r && r->status == 503;
+    }));
+    CHECK(eventually([&] {  // a poll fails once its retries are spent
+        auto r = d.Get("/metrics");
+        return r && r->body.find("forewarn_polls_total{cloud=\"azure\",result=\"error\"} 0\n") == std::string::npos &&
+               r->body.find("forewarn_errors_total{cloud=\"azure\",kind=\"transport\"}") != std::string::npos;
+    }));
+    down.signal(SIGTERM);
+    CHECK(down.wait_exit(20s) == 0);
+}
+
+TEST_CASE("watch: every option from a FOREWARN_* variable, the command line winning; --help names them all", "[watch]") {
+    struct env_var {
+        std::string name;
+        env_var(std::string n, const char* v) : name(std::move(n)) { ::setenv(name.c_str(), v, 1); }
+        ~env_var() { ::unsetenv(name.c_str()); }
+    };
+    {
+        env_var bad("FOREWARN_APPROVE", "sometimes");
+        child_process p({FOREWARN_WATCH_PATH});
+        CHECK(p.wait_exit(10s) == 2);
+        CHECK(p.err().find("FOREWARN_APPROVE") != std::string::npos);
+        child_process q({FOREWARN_WATCH_PATH, "--approve", "sometimes-too"});
+        CHECK(q.wait_exit(10s) == 2);
+    }
+    {
+        emulator_process emu;
+        env_var cloud("FOREWARN_CLOUD", "azure");
+        env_var json("FOREWARN_JSON", "1");
+        env_var self("FOREWARN_SELF", "WestNO_0");
+        env_var approve("FOREWARN_APPROVE", "never");  // the flag below wins
+        env_var exit_after("FOREWARN_EXIT_AFTER", "1");
+        auto w = watch(emu, {"--approve", "own", "--interval", "300"});
+        REQUIRE(w.wait_for_stderr("watching azure", 10s));
+        CHECK(w.err().find("approve: own") != std::string::npos);
+        post(emu, "azure/events", R"({"EventId":"V1","EventType":"Freeze","Resources":["WestNO_0"],"notice":"10m"})");
+        CHECK(w.wait_exit(30s) == 0);
+        REQUIRE(w.out().size() == 1);
+        CHECK(parse_line(w.out()[0]).id == "V1");
+    }
+    child_process help({FOREWARN_WATCH_PATH, "--help"});
+    REQUIRE(help.wait_exit(10s) == 0);
+    std::string text;
+    for (const auto& l : help.out()) text += l + "\n";
+    for (const char* name : {"cloud", "endpoint", "json", "self", "approve", "dry-run", "grace", "interval", "exit-after",
+                             "state-file", "on-prepare", "on-started", "on-recover", "hook-deadline", "hook-timeout",
+                             "metrics-listen", "health-max-age"}) {
+        INFO(name);
+        CHECK(text.find(std::string("  --") + name) != std::string::npos);
+    }
+    CHECK(text.find("FOREWARN_ON_PREPARE") != std::string::npos);
 }
 
 TEST_CASE("the demo runs end to end and exits 0", "[watch][e2e][demo]") {

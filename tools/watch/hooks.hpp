@@ -471,7 +471,7 @@ public:
         threads_.emplace_back();
         auto& slot = threads_.back();
         slot.thread = std::thread([this, key, hook, command, input, env = std::move(env), deadline, &slot] {
-            const std::string prefix = hook + " " + key.substr(key.find(':') + 1) + ": ";
+            const std::string prefix = "hook " + hook + " " + key.substr(key.find(':') + 1) + ": ";
             auto o = run_hook(command, input, env, deadline, stop_flag_,
                               [&](std::string_view line) { log_(prefix + std::string(line)); });
             std::vector<done_fn> waiters;
