@@ -12,7 +12,7 @@ build="${1:?usage: watch_cost.sh BUILD_DIR SECONDS [WATCH_BINARY...]}"
 seconds="${2:?usage: watch_cost.sh BUILD_DIR SECONDS [WATCH_BINARY...]}"
 shift 2
 binaries=("$@")
-((${#binaries[@]} > 0)) || binaries=("$build/examples/forewarn-watch")
+((${#binaries[@]} > 0)) || binaries=("$build/tools/watch/forewarn-watch")
 emulator="$build/tools/emulator/forewarn-emulator"
 
 measure() {

@@ -2,7 +2,7 @@
 # cmake -P script run by ctest (fixture setup): installs this build into a fresh prefix, so a
 # header deleted from the tree cannot linger there, and checks the files a consumer needs.
 # -D BUILD_DIR=... -D PREFIX=... -D INCLUDEDIR=... -D CMAKEDIR=... -D PCDIR=... [-D CONFIG=...]
-# [-D EMULATOR=ON -D BINDIR=...]
+# [-D EMULATOR=ON -D BINDIR=...] [-D WATCH=ON -D BINDIR=... -D UNITDIR=...]
 foreach(v IN ITEMS BUILD_DIR PREFIX INCLUDEDIR CMAKEDIR PCDIR)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "install.cmake: -D ${v}=... is required")
@@ -38,6 +38,29 @@ foreach(f IN LISTS emulator_files)
     message(FATAL_ERROR "the install lacks ${f}")
   endif()
 endforeach()
+# forewarn-watch and its unit, whose ExecStart names the program in this prefix (-D WATCH=ON).
+if(WATCH)
+  set(unit "${PREFIX}/${UNITDIR}/forewarn-watch.service")
+  if(NOT EXISTS "${PREFIX}/${BINDIR}/forewarn-watch" OR NOT EXISTS "${unit}")
+    message(FATAL_ERROR "the install lacks forewarn-watch or ${UNITDIR}/forewarn-watch.service")
+  endif()
+  file(READ "${unit}" text)
+  if(NOT text MATCHES "\nExecStart=${PREFIX}/${BINDIR}/forewarn-watch ")
+    message(FATAL_ERROR "forewarn-watch.service does not start ${PREFIX}/${BINDIR}/forewarn-watch:\n${text}")
+  endif()
+  find_program(ANALYZE systemd-analyze)
+  if(ANALYZE)
+    execute_process(COMMAND "${ANALYZE}" verify "${unit}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+    if(NOT rc EQUAL 0 OR out MATCHES "forewarn-watch.service")
+      message(FATAL_ERROR "systemd-analyze verify ${unit} (${rc}):\n${out}")
+    endif()
+    message(STATUS "systemd-analyze verify: the unit is clean")
+  endif()
+  execute_process(COMMAND "${PREFIX}/${BINDIR}/forewarn-watch" --help RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "usage: forewarn-watch")
+    message(FATAL_ERROR "the installed forewarn-watch does not run (${rc}): ${out}")
+  endif()
+endif()
 if(EMULATOR)
   execute_process(COMMAND "${PREFIX}/${BINDIR}/forewarn-emulator" --help RESULT_VARIABLE rc OUTPUT_VARIABLE out)
   if(NOT rc EQUAL 0 OR NOT out MATCHES "usage: forewarn-emulator")
