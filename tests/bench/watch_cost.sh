@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # What forewarn-watch itself costs while nothing happens: one or more forewarn-watch binaries, each
-# watching forewarn-emulator (Azure, 1 Hz) for SECONDS; prints CPU time (utime + stime from
-# /proc/PID/stat, in 10 ms ticks) and voluntary context switches of all its threads (wake-ups).
-# Give two binaries (an older build and this one) to compare them in the same run.
+# watching forewarn-emulator (Azure, 1 Hz) for SECONDS, and beside them a raw libcurl loop making
+# the same request once a second (forewarn-bench-raw-libcurl every=1000, when the build has the
+# benchmarks); prints CPU time (utime + stime from /proc/PID/stat, in 10 ms ticks), voluntary
+# context switches of all threads (wake-ups) and private memory (RssAnon). Give two binaries (an
+# older build and this one) to compare them in the same run.
 #
 #   tests/bench/watch_cost.sh BUILD_DIR SECONDS [WATCH_BINARY...]
 #   tests/bench/watch_cost.sh build/release 60                 # the build's own forewarn-watch
@@ -14,13 +16,17 @@ shift 2
 binaries=("$@")
 ((${#binaries[@]} > 0)) || binaries=("$build/tools/watch/forewarn-watch")
 emulator="$build/tools/emulator/forewarn-emulator"
+raw="$build/tests/bench/forewarn-bench-raw-libcurl"
 
-measure() {
-    local watch="$1" line url w a b switches
+measure() {  # measure LABEL PROGRAM [ARGS...]: the program is started with the emulator's URL for {}
+    local label="$1" line url w a b switches
+    shift
     coproc EMU { exec "$emulator" --quiet --exit-with-parent; }
     read -r line <&"${EMU[0]}"
     url="${line#listening on }"
-    "$watch" --cloud azure --endpoint "$url" --interval 1000 --self vm0 >/dev/null 2>&1 &
+    local args=()
+    for x in "$@"; do args+=("${x//\{\}/$url}"); done
+    "${args[@]}" >/dev/null 2>&1 &
     w=$!
     sleep 2  # past the start-up
     a=$(awk '{print $14 + $15}' "/proc/$w/stat")
@@ -29,12 +35,22 @@ measure() {
     sleep "$seconds"
     b=$(awk '{print $14 + $15}' "/proc/$w/stat")
     switches=$(( $(cat /proc/"$w"/task/*/status | awk '/^voluntary_ctxt_switches/ {s += $2} END {print s}') - s0 ))
+    local anon
+    anon=$(awk '/^RssAnon/ {print $2}' "/proc/$w/status")
     kill "$w"
     wait "$w" 2>/dev/null || true
     kill "$EMU_PID"
     wait "$EMU_PID" 2>/dev/null || true
-    printf '%-40s %4d ticks of CPU (10 ms each) in %s s, %6d wake-ups (%.1f per second)\n' \
-        "$watch" $((b - a)) "$seconds" "$switches" "$(awk -v s="$switches" -v t="$seconds" 'BEGIN {print s / t}')"
+    printf '%-44s %4d ticks of CPU (10 ms each) in %s s, %6d wake-ups (%.1f per second), %6d kB private\n' \
+        "$label" $((b - a)) "$seconds" "$switches" "$(awk -v s="$switches" -v t="$seconds" 'BEGIN {print s / t}')" "$anon"
 }
 
-for bin in "${binaries[@]}"; do measure "$bin"; done
+for bin in "${binaries[@]}"; do
+    measure "$bin" "$bin" --cloud azure --endpoint "{}" --interval 1000 --self vm0
+done
+if [[ -x "$raw" ]]; then
+    measure "raw libcurl loop, 1 Hz (the floor)" "$raw" "{}/metadata/scheduledevents?api-version=2020-07-01" \
+        $((seconds + 10)) every=1000
+else
+    echo "watch_cost: $raw not built (benchmarks off): no raw libcurl comparison" >&2
+fi

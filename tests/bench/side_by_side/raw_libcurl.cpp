@@ -5,6 +5,8 @@
 //   forewarn-bench-raw-libcurl URL N          URL is the full Scheduled Events URL
 //   forewarn-bench-raw-libcurl BASE N aws     IMDSv2: one token PUT, then per poll the three GETs
 //                                            an AWS notice reader needs, each with the token
+//   forewarn-bench-raw-libcurl URL N every=MS one poll every MS milliseconds (a paced loop, the
+//                                            comparison for an agent at 1 Hz: tests/bench/watch_cost.sh)
 //
 // (libcurl used directly is fine here: this is a benchmark program, not a library header.)
 
@@ -13,7 +15,9 @@
 #include <curl/curl.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -24,13 +28,23 @@ std::size_t keep(char* data, std::size_t size, std::size_t count, void* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const char* usage = "URL N [aws]";
+    const char* usage = "URL N [aws] [every=MS]";
     if (argc < 3) {
         std::fprintf(stderr, "usage: %s %s\n", argv[0], usage);
         return 2;
     }
     const long n = bench::count_arg(argc, argv, 2, usage);
-    const bool aws = argc > 3 && std::string(argv[3]) == "aws";
+    bool aws = false;
+    long every_ms = 0;
+    for (int i = 3; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "aws") aws = true;
+        else if (a.rfind("every=", 0) == 0) every_ms = std::strtol(a.c_str() + 6, nullptr, 10);
+        else {
+            std::fprintf(stderr, "usage: %s %s\n", argv[0], usage);
+            return 2;
+        }
+    }
     curl_global_init(CURL_GLOBAL_DEFAULT);
     CURL* h = curl_easy_init();
     std::string body;
@@ -68,6 +82,7 @@ int main(int argc, char** argv) {
     const double cpu0 = bench::cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     for (long i = 0; i < n; ++i) {
+        if (every_ms > 0 && i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(every_ms));
         for (const auto& url : urls) {
             body.clear();
             curl_easy_setopt(h, CURLOPT_URL, url.c_str());
