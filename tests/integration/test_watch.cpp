@@ -25,6 +25,7 @@
 #include <iterator>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -819,6 +820,100 @@ TEST_CASE("watch: every option from a FOREWARN_* variable, the command line winn
         CHECK(text.find(std::string("  --") + name) != std::string::npos);
     }
     CHECK(text.find("FOREWARN_ON_PREPARE") != std::string::npos);
+}
+
+// The chaos run (hidden from ctest; the soak stage of .ci/run runs it): forewarn-watch killed with
+// SIGKILL at random moments, at least 200 times, over a scenario of twelve events that are
+// announced, approved after their prepare hook, started and over. Then one last run to the end.
+TEST_CASE("watch chaos: 200 SIGKILLs over prepare, approval, start and recover", "[.][soak][chaos]") {
+    temp_dir dir("chaos");
+    const std::string scenario = dir.file("scenario.json");
+    {
+        std::ofstream f(scenario);
+        f << R"({"name": "chaos", "speed": 10, "rate_limit": 0, "vms": [{"name": "WestNO_0"}], "steps": [)";
+        for (int i = 0; i < 12; ++i)
+            f << (i ? "," : "") << R"({"at": ")" << 10 * i << R"(s", "azure_event": {"EventId": "C)" << i
+              << R"(", "EventType": ")" << (i % 2 ? "Reboot" : "Freeze")
+              << R"(", "Resources": ["WestNO_0"], "notice": "2m", "impact": "20s"}})";
+        f << "]}";
+    }
+    emulator_process emu({"--scenario", scenario, "--quiet"});
+    const std::string log = dir.file("hooks.log");
+    const strings flags{"--cloud", "azure", "--json", "--self", "WestNO_0", "--approve", "own", "--interval", "200",
+                        "--state-file", dir.file("state.json"),
+                        // C5 and C7 are never ready: their hook fails every time.
+                        "--on-prepare", "echo \"start $FOREWARN_EVENT_ID\" >> '" + log + "'; sleep 0.1; case \"$FOREWARN_EVENT_ID\" in C5|C7) exit 1;; esac; echo \"ready $FOREWARN_EVENT_ID\" >> '" + log + "'",
+                        "--on-recover", "echo \"recover $FOREWARN_EVENT_ID\" >> '" + log + "'"};
+    std::mt19937 rng(20261124);
+    std::uniform_int_distribution<int> uptime_ms(10, 250);
+    strings lines;
+    int kills = 0;
+    for (; kills < 200; ++kills) {
+        auto w = watch(emu, flags);
+        std::this_thread::sleep_for(std::chrono::milliseconds(uptime_ms(rng)));
+        w.signal(SIGKILL);
+        w.wait_exit(20s);
+        for (const auto& l : w.out()) lines.push_back(l);
+    }
+    // The last run, left alone until every event is over.
+    auto recovered = [&](const strings& ls) {
+        std::set<std::string> ids;
+        for (const auto& l : ls)
+            if (l.find("\"change\":\"recover\"") != std::string::npos) ids.insert(parse_line(l).id);
+        return ids;
+    };
+    {
+        auto w = watch(emu, flags);
+        REQUIRE(w.wait_for_stderr("watching azure", 10s));  // SIGTERM only once it waits for it
+        const auto give_up = std::chrono::steady_clock::now() + 120s;
+        while (std::chrono::steady_clock::now() < give_up) {
+            strings all = lines;
+            for (const auto& l : w.out()) all.push_back(l);
+            if (recovered(all).size() == 12) break;
+            std::this_thread::sleep_for(200ms);
+        }
+        w.signal(SIGTERM);
+        CHECK(w.wait_exit(30s) == 0);
+        for (const auto& l : w.out()) lines.push_back(l);
+    }
+    INFO(kills << " kills; hook log:\n" << read_text(log));
+    // Every event's recover arrived (at least once: a kill between delivery and the state's write
+    // delivers it again).
+    const auto over = recovered(lines);
+    CHECK(over.size() == 12);
+    // Every prepare that was delivered ran its hook to the end at least once, and every recover
+    // its hook.
+    const std::string hook_log = read_text(log);
+    std::set<std::string> prepared;
+    for (const auto& l : lines)
+        if (l.find("\"change\":\"prepare\"") != std::string::npos) prepared.insert(parse_line(l).id);
+    CHECK_FALSE(prepared.empty());
+    for (const auto& id : prepared) {
+        INFO(id);
+        CHECK(count_of(hook_log, "start " + id + "\n") >= 1);
+        if (id != "C5" && id != "C7") CHECK(count_of(hook_log, "ready " + id + "\n") >= 1);
+    }
+    std::size_t extra = 0;
+    for (const auto& id : over) {
+        INFO(id);
+        CHECK(count_of(hook_log, "recover " + id + "\n") >= 1);
+        extra += count_of(hook_log, "recover " + id + "\n") - 1;
+    }
+    for (const auto& id : prepared)
+        if (id != "C5" && id != "C7") extra += count_of(hook_log, "ready " + id + "\n") - 1;
+    // Exactly once otherwise: a hook runs again only for a crash, never more often than kills.
+    CHECK(extra <= static_cast<std::size_t>(kills));
+    // No approval for an event that was not ready: each approved event's hook had finished.
+    const auto approvals = approval_bodies(emu);
+    CHECK_FALSE(approvals.empty());
+    for (const auto& body : approvals) {
+        const auto at = body.find("\"EventId\":\"");
+        REQUIRE(at != std::string::npos);
+        const std::string id = body.substr(at + 11, body.find('"', at + 11) - at - 11);
+        INFO(body);
+        CHECK(count_of(hook_log, "ready " + id + "\n") >= 1);
+        CHECK((id != "C5" && id != "C7"));
+    }
 }
 
 TEST_CASE("the demo runs end to end and exits 0", "[watch][e2e][demo]") {
