@@ -601,7 +601,7 @@ bool eventually(F ready, std::chrono::seconds limit = 20s) {
 
 }  // namespace
 
-TEST_CASE("watch hooks: the change on stdin and in FOREWARN_* variables, never in the command; prepare exit 0 approves",
+TEST_CASE("watch hooks: the change on stdin and in FOREWARN_* variables, never in the command - prepare exit 0 approves",
           "[watch][e2e][hooks]") {
     temp_dir dir("hooks");
     emulator_process emu;
@@ -780,7 +780,7 @@ TEST_CASE("watch --metrics-listen: /metrics in Prometheus text, /healthz follows
     CHECK(down.wait_exit(20s) == 0);
 }
 
-TEST_CASE("watch: every option from a FOREWARN_* variable, the command line winning; --help names them all", "[watch]") {
+TEST_CASE("watch: every option from a FOREWARN_* variable, the command line winning - --help names them all", "[watch]") {
     struct env_var {
         std::string name;
         env_var(std::string n, const char* v) : name(std::move(n)) { ::setenv(name.c_str(), v, 1); }
