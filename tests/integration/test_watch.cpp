@@ -669,19 +669,27 @@ TEST_CASE("watch hooks: once per change across a restart, again after a crash mi
     const std::string state = dir.file("state.json");
     const std::string hook = "echo \"$FOREWARN_EVENT_ID\" >> '" + dir.file("runs") + "'; if [ -e '" + dir.file("hang") +
                              "' ]; then echo \"$$\" >> '" + dir.file("pids") + "'; exec sleep 60; fi";
+    // Waits for a stderr line; on failure the whole stderr is in the report.
+    auto expect = [&dir](child_process& w, const std::string& text) {
+        const bool seen = w.wait_for_stderr(text, 20s);
+        std::string out;
+        for (const auto& l : w.out()) out += l + "\n";
+        INFO("stderr:\n" << w.err() << "stdout:\n" << out << "runs:\n" << read_text(dir.file("runs")));
+        REQUIRE(seen);
+    };
     auto flags = strings{"--cloud", "azure", "--self", "WestNO_0", "--approve", "never", "--interval", "300",
                          "--state-file", state, "--on-prepare", hook};
     {
         auto w = watch(emu, flags);
-        REQUIRE(w.wait_for_stderr("watching azure", 10s));
+        expect(w, "watching azure");
         post(emu, "azure/events", R"({"EventId":"R1","EventType":"Reboot","Resources":["WestNO_0"],"notice":"10m"})");
-        REQUIRE(w.wait_for_stderr("hook prepare R1: done", 20s));
+        expect(w, "hook prepare R1: done");
         w.signal(SIGTERM);
         CHECK(w.wait_exit(20s) == 0);
     }
     {
         auto w = watch(emu, flags);
-        REQUIRE(w.wait_for_stderr("watching azure", 10s));
+        expect(w, "watching azure");
         wait_for_polls(emu, 3);
         w.signal(SIGTERM);
         CHECK(w.wait_exit(20s) == 0);
@@ -691,7 +699,7 @@ TEST_CASE("watch hooks: once per change across a restart, again after a crash mi
     std::ofstream(dir.file("hang")) << "1";
     {
         auto w = watch(emu, flags);
-        REQUIRE(w.wait_for_stderr("watching azure", 10s));
+        expect(w, "watching azure");
         post(emu, "azure/events", R"({"EventId":"R2","EventType":"Reboot","Resources":["WestNO_0"],"notice":"10m"})");
         REQUIRE(eventually([&] { return count_of(read_text(dir.file("runs")), "R2\n") == 1; }));
         w.signal(SIGKILL);
@@ -700,7 +708,7 @@ TEST_CASE("watch hooks: once per change across a restart, again after a crash mi
     std::filesystem::remove(dir.file("hang"));
     {
         auto w = watch(emu, flags);
-        REQUIRE(w.wait_for_stderr("hook prepare R2: done", 20s));
+        expect(w, "hook prepare R2: done");
         w.signal(SIGTERM);
         CHECK(w.wait_exit(20s) == 0);
     }

@@ -307,6 +307,8 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
 }  // namespace
 
 int main(int argc, char** argv) {
+    // A hook that exits before reading its stdin must cost a write error (EPIPE), never the agent.
+    std::signal(SIGPIPE, SIG_IGN);
     settings s;
     if (auto code = watch::parse(argc, argv, s)) return *code;
     // Before any thread starts (detect_cloud's probes, the poller), so that every thread inherits
