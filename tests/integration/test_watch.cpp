@@ -720,6 +720,23 @@ TEST_CASE("watch hooks: once per change across a restart, again after a crash mi
     }
 }
 
+TEST_CASE("watch: text from the network cannot forge a line of its output or its log", "[watch][e2e]") {
+    emulator_process emu;
+    auto w = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--approve", "own", "--interval", "300",
+                         "--exit-after", "2"});  // prepare, then started once approved
+    REQUIRE(w.wait_for_stderr("watching azure", 10s));
+    post(emu, "azure/events", R"({"EventId":"N1\nforewarn-watch: approved FORGED\u001b[2J","EventType":"Freeze",)"
+                              R"("Resources":["WestNO_0"],"notice":"10m","Description":"two\nlines"})");
+    CHECK(w.wait_exit(30s) == 0);
+    REQUIRE(w.out().size() == 2);  // two changes, two lines
+    CHECK(w.out()[0].rfind("prepare  freeze N1\\nforewarn-watch: approved FORGED\\x1b[2J ", 0) == 0);
+    CHECK(w.out()[0].find("two\\nlines") != std::string::npos);
+    const std::string err = w.err();
+    CHECK(err.find("\nforewarn-watch: approved FORGED") == std::string::npos);  // never at a line's start
+    CHECK(err.find("approved N1\\nforewarn-watch: approved FORGED\\x1b[2J") != std::string::npos);
+    CHECK(err.find('\x1b') == std::string::npos);
+}
+
 TEST_CASE("watch --dry-run: decides as configured, sends nothing, says what it would have approved", "[watch][e2e]") {
     emulator_process emu;
     auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_0", "--approve", "own", "--interval", "300",

@@ -123,9 +123,31 @@ int wait_for_signal() {
 }
 
 /// One line on stderr, whole (hook output, approvals and errors come from several threads).
+/// Text from the network (event ids, descriptions, a hook's output) as one line: control bytes
+/// (a newline that would forge a second line, terminal escapes) written as \n, \r, \t or \xNN.
+std::string one_line(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else if (c == '\t') out += "\\t";
+        else if (c < 0x20 || c == 0x7f) {
+            static constexpr char hex[] = "0123456789abcdef";
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else {
+            out += ch;
+        }
+    }
+    return out;
+}
+
 void log_line(std::string_view text) {
     std::string line = "forewarn-watch: ";
-    line += text;
+    line += one_line(text);
     line += '\n';
     std::fwrite(line.data(), 1, line.size(), stderr);
 }
@@ -157,7 +179,8 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
     };
     auto emit = [&](const forewarn::change& c) {
         counters.change(forewarn::to_string(c.kind), forewarn::to_string(c.event.type));
-        print(s.json ? forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()) : text_line(c), true);
+        print(s.json ? forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()) : one_line(text_line(c)),
+              true);
     };
 
     // Hooks: the journal lives beside the state file, so a restart knows what already ran.
