@@ -20,6 +20,7 @@
 #include <forewarn/detect.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
+#include <forewarn/fleet.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/gce/upcoming_maintenance.hpp>
 #include <forewarn/json.hpp>

@@ -23,7 +23,11 @@
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/detect.hpp>
 #include <forewarn/diff.hpp>
+#include <forewarn/etcd/client.hpp>
+#include <forewarn/etcd/maintenance_budget.hpp>
+#include <forewarn/etcd/wire.hpp>
 #include <forewarn/event.hpp>
+#include <forewarn/fleet.hpp>
 #include <forewarn/forewarn.hpp>
 #include <forewarn/fwd.hpp>
 #include <forewarn/gce/endpoint.hpp>
@@ -50,11 +54,12 @@
 #include <forewarn/testing/emulator/service.hpp>
 #include <forewarn/testing/emulator/timeline.hpp>
 #include <forewarn/testing/emulator/types.hpp>
+#include <forewarn/testing/fake_fleet.hpp>
 #include <forewarn/testing/fake_source.hpp>
 #include <forewarn/testing/fake_transport.hpp>
+#include <forewarn/testing/harness.hpp>
 #include <forewarn/testing/manual_clock.hpp>
 #include <forewarn/testing/scenario.hpp>
 #include <forewarn/testing/simulated_transport.hpp>
 #include <forewarn/time.hpp>
 #include <forewarn/transport.hpp>
-#include <forewarn/testing/harness.hpp>

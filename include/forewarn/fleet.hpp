@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The fleet budget's vocabulary and its one rule, shared by the etcd coordinator
+// (etcd/maintenance_budget.hpp) and the in-process fake (testing/fake_fleet.hpp), so that a user's
+// unit test with the fake decides exactly as production does.
+
+#include <forewarn/config.hpp>
+#include <forewarn/coordinator.hpp>
+#include <forewarn/event.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+FOREWARN_BEGIN_NAMESPACE
+
+/// Where a member stands in its group's budget.
+enum class slot_state {
+    none,     ///< no maintenance wanted or under way
+    waiting,  ///< an event is ready to approve: queued for a slot
+    holding,  ///< holds one of the group's K slots: may approve, in maintenance until recover (+ settle)
+    forced,   ///< the platform started an event without this VM's approval: counted, even beyond K
+};
+
+constexpr std::string_view to_string(slot_state s) noexcept {
+    switch (s) {
+    case slot_state::none: return "none";
+    case slot_state::waiting: return "waiting";
+    case slot_state::holding: return "holding";
+    case slot_state::forced: return "forced";
+    }
+    return "none";
+}
+
+/// The wire word back to the state; anything else is none.
+inline slot_state slot_state_from_string(std::string_view s) noexcept {
+    if (s == "waiting") return slot_state::waiting;
+    if (s == "holding") return slot_state::holding;
+    if (s == "forced") return slot_state::forced;
+    return slot_state::none;
+}
+
+/// One member of a group as the fleet view shows it.
+struct fleet_member {
+    std::string name;
+    slot_state slot = slot_state::none;
+    std::vector<event> events;  ///< what is pending on that VM (its last published document)
+    std::string updated;        ///< when it last published, ISO-8601 UTC
+};
+
+/// A change of this VM's slot, for logs and forewarn-watch's JSON lines.
+struct slot_change {
+    std::string group;
+    std::string member;
+    slot_state from = slot_state::none;
+    slot_state to = slot_state::none;
+    std::string event_id;  ///< the event that asked for it (waiting, holding), if known
+};
+
+namespace detail {
+
+/// One queue entry: a member's slot key, in the order it was created (etcd's create_revision).
+struct slot_entry {
+    std::string member;
+    slot_state state = slot_state::none;
+    std::int64_t order = 0;
+};
+
+/**
+ * The budget's rule: may `self`, waiting, take a slot now? Members holding a slot or forced into
+ * maintenance are busy; the waiting ones are served in the order they asked (no starvation).
+ * `self` may take one when busy + (waiting members ahead of it) < max.
+ */
+inline bool slot_admits(std::vector<slot_entry> entries, std::string_view self, std::size_t max) {
+    std::sort(entries.begin(), entries.end(), [](const slot_entry& a, const slot_entry& b) { return a.order < b.order; });
+    std::size_t busy = 0, ahead = 0;
+    bool found = false;
+    for (const auto& e : entries) {
+        if (e.member == self) {
+            found = true;
+            continue;
+        }
+        if (e.state == slot_state::holding || e.state == slot_state::forced)
+            ++busy;
+        else if (e.state == slot_state::waiting && !found)
+            ++ahead;
+    }
+    return found && busy + ahead < max;
+}
+
+/// What this VM's events ask of the budget.
+struct local_needs {
+    std::vector<std::string> wanted;  ///< scheduled, not approved: may still ask for a slot
+    bool in_maintenance = false;      ///< an event this VM approved, or one the platform started, is on
+};
+
+/// Whether an event of the document takes this VM down: it names it (or names no VM at all).
+inline bool concerns(const event& e, std::string_view self) { return e.resources.empty() || e.affects(self); }
+
+inline local_needs needs_of(const std::vector<local_event>& events, std::string_view self) {
+    local_needs n;
+    for (const auto& le : events) {
+        if (!concerns(le.event, self)) continue;
+        if (le.approved || le.event.status == event_status::started)
+            n.in_maintenance = true;
+        else if (le.event.status == event_status::scheduled)
+            n.wanted.push_back(le.event.id);
+    }
+    return n;
+}
+
+inline bool any_started(const std::vector<local_event>& events, std::string_view self) {
+    return std::any_of(events.begin(), events.end(), [&](const local_event& le) {
+        return le.event.status == event_status::started && concerns(le.event, self);
+    });
+}
+
+/// A member name inside an etcd key or a file name: '%', '/' and bytes outside printable ASCII
+/// percent-encoded, so that a name from the network is data and never a path of keys.
+inline std::string encode_key_part(std::string_view name) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    std::string out;
+    for (const char c : name) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u <= 0x20 || u >= 0x7F || c == '%' || c == '/') {
+            out += '%';
+            out += hex[u >> 4];
+            out += hex[u & 15];
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+}  // namespace detail
+FOREWARN_END_NAMESPACE

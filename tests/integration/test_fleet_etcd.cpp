@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: MIT
+// The fleet budget on a real etcd: a three-member cluster of Debian's etcd-server on loopback
+// (tests/support/etcd_cluster.hpp), forewarn's etcd client over libcurl, and real pollers over the
+// emulated Azure service (testing::harness, one manual clock for the VMs; etcd keeps real time).
+#include <forewarn/etcd/client.hpp>
+#include <forewarn/etcd/maintenance_budget.hpp>
+#include <forewarn/testing/harness.hpp>
+
+#include "catch.hpp"
+#include "etcd_cluster.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+using forewarn::slot_state;
+using forewarn::testing::azure_event_spec;
+using forewarn::testing::azure_event_state;
+using forewarn::testing::harness;
+using forewarn::testing::scenario_config;
+using namespace std::chrono_literals;
+
+namespace {
+
+scenario_config vms(int n) {
+    scenario_config c;
+    c.vms.clear();
+    for (int i = 0; i < n; ++i) {
+        forewarn::testing::vm_identity v;
+        v.name = "vm" + std::to_string(i);
+        c.vms.push_back(v);
+    }
+    return c;
+}
+
+forewarn::etcd::budget_options budget_for(const std::vector<std::string>& endpoints, std::size_t k, const std::string& group) {
+    forewarn::etcd::budget_options o;
+    o.etcd.endpoints = endpoints;
+    o.etcd.request_timeout = 2s;
+    o.group = group;
+    o.max_in_maintenance = k;
+    return o;
+}
+
+forewarn::poller_handlers ready_at_once() {
+    forewarn::poller_handlers h;
+    h.on_prepare = [](const forewarn::change&, forewarn::approval_handle a) { a.ready(); };
+    return h;
+}
+
+std::size_t started(harness& h) {
+    const auto all = h.scenario().azure_events();
+    return static_cast<std::size_t>(std::count_if(all.begin(), all.end(), [](const azure_event_state& e) {
+        return e.state == azure_event_state::phase::started;
+    }));
+}
+
+std::size_t slot_keys(forewarn::etcd::client& c, const std::string& group) {
+    auto r = c.range_prefix("forewarn/fleet/" + group + "/slots/");
+    REQUIRE(r);
+    return r->kvs.size();
+}
+
+// Waits (bounded, real time) until pred() holds.
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds limit = 20s) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (pred()) return true;
+        std::this_thread::sleep_for(20ms);
+    }
+    return pred();
+}
+
+}  // namespace
+
+TEST_CASE("fleet on etcd: ten VMs, ten Reboots at once, budget 2, the etcd leader killed mid-run", "[fleet][etcd]") {
+    forewarn_test::etcd_cluster etcd(3);
+    harness h(vms(10));
+    std::vector<std::shared_ptr<forewarn::etcd::maintenance_budget>> budgets;
+    for (int i = 0; i < 10; ++i) {
+        budgets.push_back(std::make_shared<forewarn::etcd::maintenance_budget>(budget_for(etcd.client_urls(), 2, "db")));
+        forewarn::poller_options o;
+        o.approval.scope = forewarn::approval_scope::own;
+        o.coordinator = budgets.back();
+        h.add_azure_poller("vm" + std::to_string(i), ready_at_once(), o);
+    }
+    REQUIRE(h.start());
+    for (int i = 0; i < 10; ++i) {
+        azure_event_spec s;
+        s.id = "REBOOT-" + std::to_string(i);
+        s.type = "Reboot";
+        s.resources = {"vm" + std::to_string(i)};
+        s.impact = 60s;
+        h.scenario().add_azure_event(s);
+    }
+    forewarn::etcd::client_options co;
+    co.endpoints = etcd.client_urls();
+    forewarn::etcd::client reader(co);
+    std::size_t most = 0, most_slots = 0;
+    bool killed = false;
+    for (int second = 0; second < 600; ++second) {  // 10 min of the VMs' time, before the 15 min NotBefore
+        REQUIRE(h.advance(1s));
+        most = std::max(most, started(h));
+        if (second % 5 == 0) {
+            auto r = reader.range_prefix("forewarn/fleet/db/slots/");
+            if (r) {
+                const auto holding = std::count_if(r->kvs.begin(), r->kvs.end(), [](const forewarn::etcd::key_value& kv) {
+                    return kv.value.find("\"holding\"") != std::string::npos || kv.value.find("\"forced\"") != std::string::npos;
+                });
+                most_slots = std::max(most_slots, static_cast<std::size_t>(holding));
+            }
+        }
+        if (second == 90 && !killed) {  // a round or so in: kill -9 the raft leader
+            const int leader = etcd.leader();
+            REQUIRE(leader >= 0);
+            etcd.kill(static_cast<std::size_t>(leader));
+            killed = true;
+        }
+    }
+    CHECK(killed);
+    CHECK(most == 2);
+    CHECK(most_slots <= 2);
+    for (const auto& e : h.scenario().azure_events()) {
+        INFO(e.id);
+        CHECK(e.state == azure_event_state::phase::removed);
+        CHECK(e.approved_by == e.resources.front());  // approved early, by its own VM, through the budget
+    }
+    CHECK(slot_keys(reader, "db") == 0);  // every slot released at recover
+    // The fleet view: every member published itself.
+    auto view = budgets.front()->fleet();
+    REQUIRE(view);
+
+    REQUIRE(view->size() == 10);
+    for (const auto& m : *view) {
+        CHECK(m.slot == slot_state::none);
+        CHECK(m.events.empty());  // all done
+        CHECK_FALSE(m.updated.empty());
+    }
+}
+
+TEST_CASE("fleet on etcd: a VM cut off from etcd never approves early", "[fleet][etcd]") {
+    // An endpoint where nothing listens: every etcd request fails.
+    const std::string dead = "http://127.0.0.1:1";
+    harness h(vms(1));
+    auto b = std::make_shared<forewarn::etcd::maintenance_budget>(budget_for({dead}, 2, "cut"));
+    std::mutex m;
+    std::vector<forewarn::error> errors;
+    auto handlers = ready_at_once();
+    handlers.on_error = [&](const forewarn::error& e) {
+        std::lock_guard<std::mutex> lock(m);
+        errors.push_back(e);
+    };
+    forewarn::poller_options o;
+    o.approval.scope = forewarn::approval_scope::own;
+    o.coordinator = b;
+    h.add_azure_poller("vm0", handlers, o);
+    REQUIRE(h.start());
+    azure_event_spec s;
+    s.id = "REBOOT";
+    s.type = "Reboot";
+    h.scenario().add_azure_event(s);
+    REQUIRE(h.run_for(14min));
+    CHECK(h.scenario().azure_event("REBOOT")->state == azure_event_state::phase::scheduled);
+    CHECK(h.scenario().azure_event("REBOOT")->approved_by.empty());
+    CHECK(b->slot() == slot_state::none);
+    std::lock_guard<std::mutex> lock(m);
+    REQUIRE_FALSE(errors.empty());
+    CHECK(errors.back().code == forewarn::errc::transport);
+}
+
+namespace {
+
+// A budget driven directly, as the poller drives it, on the real clock.
+struct member {
+    std::shared_ptr<forewarn::etcd::maintenance_budget> budget;
+    std::atomic<int> wakes{0};
+
+    member(const std::vector<std::string>& endpoints, std::size_t k, std::chrono::seconds ttl) {
+        auto o = budget_for(endpoints, k, "restart");
+        o.lease_ttl = ttl;
+        budget = std::make_shared<forewarn::etcd::maintenance_budget>(o);
+    }
+    void start(const std::string& self) {
+        forewarn::coordinator_context ctx;
+        ctx.self = self;
+        ctx.wake = [this] { ++wakes; };
+        REQUIRE(budget->start(ctx));
+    }
+};
+
+forewarn::event reboot(const std::string& id, const std::string& vm) {
+    forewarn::event e;
+    e.id = id;
+    e.type = forewarn::event_type::reboot;
+    e.status = forewarn::event_status::scheduled;
+    e.resources = {vm};
+    return e;
+}
+
+// Asks admit() as the poller does (after each wake) until it answers true, within a bound.
+bool admitted(member& m, const forewarn::event& e, std::chrono::milliseconds limit = 15s) {
+    return eventually(
+        [&] {
+            auto r = m.budget->admit(e);
+            return r && *r;
+        },
+        limit);
+}
+
+}  // namespace
+
+TEST_CASE("fleet on etcd: a restart keeps its slot (with or without the saved state), never a second one",
+          "[fleet][etcd]") {
+    forewarn_test::etcd_cluster etcd(1);
+    forewarn::etcd::client_options co;
+    co.endpoints = etcd.client_urls();
+    forewarn::etcd::client reader(co);
+    for (const bool with_state : {true, false}) {
+        DYNAMIC_SECTION((with_state ? "with" : "without") << " the state") {
+            const std::string vm = with_state ? "vmA" : "vmB";
+            const auto e = reboot("E-" + vm, vm);
+            std::string saved;
+            std::int64_t lease = 0, created = 0;
+            {
+                member first(etcd.client_urls(), 1, 60s);
+                first.start(vm);
+                first.budget->observe({forewarn::local_event{e, true, false}});
+                REQUIRE(admitted(first, e));
+                CHECK(first.wakes > 0);  // it woke the poller when the slot came
+                auto approved = forewarn::local_event{e, true, true};
+                first.budget->observe({approved});
+                saved = first.budget->save_state();
+                lease = first.budget->lease_id();
+                auto own = reader.range("forewarn/fleet/restart/slots/" + vm);
+                REQUIRE(own);
+                REQUIRE(own->kvs.size() == 1);
+                created = own->kvs.front().create_revision;
+                first.budget->stop();  // as a crash would: nothing released
+            }
+            member again(etcd.client_urls(), 1, 60s);
+            if (with_state) again.budget->load_state(saved);
+            again.start(vm);
+            auto approved = forewarn::local_event{e, true, true};
+            again.budget->observe({approved});
+            REQUIRE(eventually([&] { return again.budget->slot() == slot_state::holding; }));
+            CHECK(again.budget->lease_id() == lease);
+            auto own = reader.range("forewarn/fleet/restart/slots/" + vm);
+            REQUIRE(own);
+            REQUIRE(own->kvs.size() == 1);
+            CHECK(own->kvs.front().create_revision == created);  // the same key, not a second one
+            // Another member of the group (K = 1) waits meanwhile.
+            member other(etcd.client_urls(), 1, 60s);
+            other.start("other-" + vm);
+            const auto oe = reboot("O-" + vm, "other-" + vm);
+            other.budget->observe({forewarn::local_event{oe, true, false}});
+            CHECK_FALSE(admitted(other, oe, 3s));
+            // The event ends: the slot is released and the other member gets it.
+            again.budget->observe({});
+            CHECK(admitted(other, oe));
+            other.budget->observe({});
+            CHECK(eventually([&] { return slot_keys(reader, "restart") == 0; }));
+        }
+    }
+}
+
+TEST_CASE("fleet on etcd: a member that never returns frees its slot after the lease TTL, not before",
+          "[fleet][etcd]") {
+    forewarn_test::etcd_cluster etcd(1);
+    forewarn::etcd::client_options co;
+    co.endpoints = etcd.client_urls();
+    forewarn::etcd::client reader(co);
+    const auto e = reboot("E", "gone");
+    std::chrono::steady_clock::time_point stopped;
+    {
+        member m(etcd.client_urls(), 1, 10s);
+        m.start("gone");
+        m.budget->observe({forewarn::local_event{e, true, false}});
+        REQUIRE(admitted(m, e));
+        m.budget->observe({forewarn::local_event{e, true, true}});
+        m.budget->stop();  // no more keepalives, nothing released: as kill -9
+        stopped = std::chrono::steady_clock::now();
+    }
+    REQUIRE(slot_keys(reader, "restart") == 1);
+    std::this_thread::sleep_for(5s);  // half the TTL: the slot must still be there
+    CHECK(slot_keys(reader, "restart") == 1);
+    REQUIRE(eventually([&] { return slot_keys(reader, "restart") == 0; }, 15s));
+    const auto freed_after = std::chrono::steady_clock::now() - stopped;
+    CHECK(freed_after >= 9s);  // etcd's TTL, measured from the last keepalive just before the stop
+}

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// A real etcd cluster for a test: N members of Debian's etcd-server (/usr/bin/etcd, installed by
+// ./quickstart; FOREWARN_ETCD overrides the path) on loopback ports, data in a fresh temporary
+// directory, every process stopped (SIGKILL) and the directory removed at scope exit. POSIX only.
+//
+//   forewarn_test::etcd_cluster etcd(3);
+//   auto urls = etcd.client_urls();         // {"http://127.0.0.1:P1", ...}
+//   etcd.kill(etcd.leader());               // kill -9 the current leader
+
+#include <forewarn/curl_transport.hpp>
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace forewarn_test {
+
+class etcd_cluster {
+public:
+    explicit etcd_cluster(int members = 3) {
+        const char* env = std::getenv("FOREWARN_ETCD");
+        program_ = env && *env ? env : "/usr/bin/etcd";
+        if (::access(program_.c_str(), X_OK) != 0)
+            throw std::runtime_error("etcd_cluster: " + program_ + " not found: ./quickstart deps installs etcd-server");
+        char tmpl[] = "/tmp/forewarn-etcd-XXXXXX";
+        if (!::mkdtemp(tmpl)) throw std::runtime_error("etcd_cluster: mkdtemp failed");
+        dir_ = tmpl;
+        std::string initial;
+        for (int i = 0; i < members; ++i) {
+            member m;
+            m.name = "m" + std::to_string(i);
+            m.client_port = free_port();
+            m.peer_port = free_port();
+            members_.push_back(m);
+            initial += (i ? "," : "") + m.name + "=http://127.0.0.1:" + std::to_string(m.peer_port);
+        }
+        initial_cluster_ = initial;
+        for (std::size_t i = 0; i < members_.size(); ++i) start(i);
+        if (!wait_healthy(std::chrono::seconds(30))) {
+            stop_all();
+            std::string log;
+            if (std::FILE* f = std::fopen((dir_ + "/m0.stderr").c_str(), "r")) {
+                char buf[600];
+                log.assign(buf, std::fread(buf, 1, sizeof buf, f));
+                std::fclose(f);
+            }
+            std::error_code ec;
+            std::filesystem::remove_all(dir_, ec);
+            throw std::runtime_error("etcd_cluster: the cluster did not become healthy within 30 s; m0 said: " + log);
+        }
+    }
+    ~etcd_cluster() {
+        stop_all();
+        std::error_code ec;
+        std::filesystem::remove_all(dir_, ec);
+    }
+    etcd_cluster(const etcd_cluster&) = delete;
+    etcd_cluster& operator=(const etcd_cluster&) = delete;
+
+    std::size_t size() const { return members_.size(); }
+    std::string client_url(std::size_t i) const { return "http://127.0.0.1:" + std::to_string(members_.at(i).client_port); }
+    std::vector<std::string> client_urls() const {
+        std::vector<std::string> out;
+        for (std::size_t i = 0; i < members_.size(); ++i) out.push_back(client_url(i));
+        return out;
+    }
+    std::string endpoints() const {
+        std::string out;
+        for (std::size_t i = 0; i < members_.size(); ++i) out += (i ? "," : "") + client_url(i);
+        return out;
+    }
+
+    /// The member that is the raft leader now, by asking each live member; -1 when none knows.
+    int leader() {
+        for (std::size_t i = 0; i < members_.size(); ++i) {
+            if (members_[i].pid <= 0) continue;
+            auto r = post(i, "/v3/maintenance/status", "{}");
+            const auto lead = field(r, "leader"), self = field(r, "member_id");
+            if (!lead.empty() && lead == self) return static_cast<int>(i);
+        }
+        return -1;
+    }
+
+    /// kill -9 one member (it stays down until restart()).
+    void kill(std::size_t i) {
+        auto& m = members_.at(i);
+        if (m.pid > 0) {
+            ::kill(m.pid, SIGKILL);
+            ::waitpid(m.pid, nullptr, 0);
+            m.pid = 0;
+        }
+    }
+    void restart(std::size_t i) { start(i, true); }
+
+    /// Every live member answers /health with "true".
+    bool wait_healthy(std::chrono::milliseconds limit) {
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        while (std::chrono::steady_clock::now() < deadline) {
+            bool all = true;
+            for (std::size_t i = 0; i < members_.size() && all; ++i)
+                if (members_[i].pid > 0) all = get(i, "/health").find("\"true\"") != std::string::npos;
+            if (all) return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        return false;
+    }
+
+    /// A POST to member i's gateway; "" when it did not answer 200.
+    std::string post(std::size_t i, const std::string& path, const std::string& body) {
+        forewarn::http_request req;
+        req.method = forewarn::http_method::post;
+        req.url = client_url(i) + path;
+        req.body = body;
+        req.timeout = std::chrono::seconds(2);
+        auto r = transport_.send(req);
+        return r && r->status == 200 ? r->body : std::string();
+    }
+
+private:
+    struct member {
+        std::string name;
+        int client_port = 0;
+        int peer_port = 0;
+        pid_t pid = 0;
+    };
+
+    static int free_port() {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        a.sin_port = 0;
+        socklen_t len = sizeof a;
+        if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+            if (fd >= 0) ::close(fd);
+            throw std::runtime_error("etcd_cluster: no free port");
+        }
+        ::close(fd);
+        return ntohs(a.sin_port);
+    }
+
+    void start(std::size_t i, bool existing = false) {
+        auto& m = members_.at(i);
+        if (m.pid > 0) return;
+        const std::string peer = "http://127.0.0.1:" + std::to_string(m.peer_port);
+        const std::string client = "http://127.0.0.1:" + std::to_string(m.client_port);
+        std::vector<std::string> args{program_,
+                                      "--name", m.name,
+                                      "--data-dir", dir_ + "/" + m.name,
+                                      "--listen-client-urls", client,
+                                      "--advertise-client-urls", client,
+                                      "--listen-peer-urls", peer,
+                                      "--initial-advertise-peer-urls", peer,
+                                      "--initial-cluster", initial_cluster_,
+                                      "--initial-cluster-state", existing ? "existing" : "new",
+                                      "--initial-cluster-token", "forewarn-test",
+                                      "--heartbeat-interval", "50",
+                                      "--election-timeout", "500",
+                                      "--logger", "zap"};
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (dir_ + "/" + m.name + ".stderr").c_str(),
+                                         O_WRONLY | O_CREAT | O_APPEND, 0644);
+        pid_t pid = 0;
+        const int rc = ::posix_spawn(&pid, program_.c_str(), &actions, nullptr, argv.data(), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        if (rc != 0) throw std::runtime_error("etcd_cluster: could not start " + program_);
+        m.pid = pid;
+    }
+
+    void stop_all() {
+        for (std::size_t i = 0; i < members_.size(); ++i) kill(i);
+    }
+
+    std::string get(std::size_t i, const std::string& path) {
+        forewarn::http_request req;
+        req.url = client_url(i) + path;
+        req.timeout = std::chrono::seconds(2);
+        auto r = transport_.send(req);
+        return r && r->status == 200 ? r->body : std::string();
+    }
+
+    // A string field anywhere in a small JSON answer ("leader":"123").
+    static std::string field(const std::string& body, const std::string& name) {
+        const auto k = body.find("\"" + name + "\":\"");
+        if (k == std::string::npos) return {};
+        const auto start = k + name.size() + 4;
+        const auto end = body.find('"', start);
+        return end == std::string::npos ? std::string() : body.substr(start, end - start);
+    }
+
+    std::string program_;
+    std::string dir_;
+    std::string initial_cluster_;
+    std::vector<member> members_;
+    forewarn::curl_transport transport_;
+};
+
+}  // namespace forewarn_test
