@@ -35,6 +35,11 @@ struct curl_transport_options {
     std::string user_agent = "forewarn/" FOREWARN_VERSION_STRING;  ///< sent unless the request sets User-Agent
     bool verbose = false;  ///< CURLOPT_VERBOSE: libcurl traces every exchange to stderr (debugging only)
     std::size_t max_header_bytes = std::size_t(64) << 10;  ///< a longer response header block fails
+    /// TLS, for https:// URLs (etcd): the CA bundle that signs the server (empty: the system's),
+    /// and a client certificate and its key (PEM files) when the server asks for one.
+    std::string ca_file;
+    std::string client_cert;
+    std::string client_key;
 };
 
 namespace detail {
@@ -500,6 +505,9 @@ private:
             if (!has_user_agent && !options.user_agent.empty())
                 set(curl_easy_setopt(easy, CURLOPT_USERAGENT, options.user_agent.c_str()));
             set(curl_easy_setopt(easy, CURLOPT_VERBOSE, options.verbose ? 1L : 0L));
+            if (!options.ca_file.empty()) set(curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_file.c_str()));
+            if (!options.client_cert.empty()) set(curl_easy_setopt(easy, CURLOPT_SSLCERT, options.client_cert.c_str()));
+            if (!options.client_key.empty()) set(curl_easy_setopt(easy, CURLOPT_SSLKEY, options.client_key.c_str()));
             if (request.method != http_method::get) {
                 set(curl_easy_setopt(easy, CURLOPT_POST, 1L));
                 set(curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size())));

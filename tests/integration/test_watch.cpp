@@ -7,6 +7,7 @@
 
 #include "catch.hpp"
 #include "emulator_process.hpp"
+#include "etcd_cluster.hpp"
 
 #include <httplib.h>
 
@@ -546,7 +547,12 @@ TEST_CASE("watch end to end: --cloud auto finds the emulator - readable lines wi
 
 TEST_CASE("watch: a bad command line exits 2, --help 0", "[watch]") {
     for (const strings& bad : {strings{"--approve", "sometimes"}, strings{"--cloud", "ibm"}, strings{"--interval", "x"},
-                               strings{"--exit-after", "0"}, strings{"--bogus"}, strings{"--self"}}) {
+                               strings{"--exit-after", "0"}, strings{"--bogus"}, strings{"--self"},
+                               strings{"--etcd", "http://127.0.0.1:2379"}, strings{"--fleet-group", "db"},
+                               strings{"--etcd", "http://127.0.0.1:2379", "--fleet-group", "db", "--fleet-max", "0"},
+                               strings{"--etcd", "http://127.0.0.1:2379", "--fleet-group", "db", "--fleet-ttl", "5"},
+                               strings{"--etcd", "http://127.0.0.1:2379", "--fleet-group", "db", "--etcd-cert", "c.pem"},
+                               strings{"--etcd-user", "fleet"}}) {
         strings args{FOREWARN_WATCH_PATH};
         args.insert(args.end(), bad.begin(), bad.end());
         child_process p(args);
@@ -960,3 +966,45 @@ TEST_CASE("the demo runs end to end and exits 0", "[watch][e2e][demo]") {
 }
 
 #endif  // FOREWARN_WATCH_PATH && FOREWARN_EMULATOR_PATH
+
+TEST_CASE("watch --etcd: one slot for two VMs; killed -9 while holding it, the slot frees after the lease TTL",
+          "[watch][e2e][fleet][etcd]") {
+    forewarn_test::etcd_cluster etcd(1);
+    emulator_process emu;
+    auto agent = [&](const std::string& self) {
+        return watch(emu, {"--cloud", "azure", "--json", "--self", self, "--approve", "own", "--interval", "500",
+                           "--etcd", etcd.endpoints(), "--fleet-group", "db", "--fleet-max", "1", "--fleet-ttl", "10"});
+    };
+    auto has_line = [](child_process& p, const std::string& a, const std::string& b) {
+        for (const auto& l : p.out())
+            if (l.find(a) != std::string::npos && l.find(b) != std::string::npos) return true;
+        return false;
+    };
+    child_process a_process = agent("vmA");
+    child_process* a = &a_process;
+    REQUIRE(a->wait_for_stderr("watching azure", 10s));
+    post(emu, "azure/events", R"({"EventId":"E1","EventType":"Reboot","Resources":["vmA"],"impact":"300s"})");
+    REQUIRE(eventually([&] { return approval_bodies(emu).size() == 1; }));
+    INFO(a->err());
+    CHECK(approval_bodies(emu) == strings{R"({"StartRequests":[{"EventId":"E1"}]})"});
+    CHECK(has_line(*a, "\"slot\":\"holding\"", "\"event_id\":\"E1\""));
+
+    child_process b = agent("vmB");
+    REQUIRE(b.wait_for_stderr("watching azure", 10s));
+    post(emu, "azure/events", R"({"EventId":"E2","EventType":"Reboot","Resources":["vmB"],"impact":"5s"})");
+    REQUIRE(eventually([&] { return has_line(b, "\"slot\":\"waiting\"", "\"event_id\":\"E2\""); }));
+    a->signal(SIGKILL);  // holding the slot, E1 under way: nothing is released
+    const auto killed = std::chrono::steady_clock::now();
+    REQUIRE(a->wait_exit(10s) == -1);
+    REQUIRE(eventually([&] { return approval_bodies(emu).size() == 2; }, 40s));
+    const auto waited = std::chrono::steady_clock::now() - killed;
+    INFO(b.err());
+    CHECK(approval_bodies(emu).back() == R"({"StartRequests":[{"EventId":"E2"}]})");
+    CHECK(has_line(b, "\"slot\":\"holding\"", "\"event_id\":\"E2\""));
+    // The lease was last renewed at most TTL/3 before the kill: the slot could not free sooner.
+    CHECK(waited >= 6s);
+    // E2 is over (5 s): B gives the slot back.
+    CHECK(eventually([&] { return has_line(b, "\"slot\":\"none\"", "\"was\":\"holding\""); }, 30s));
+    b.signal(SIGTERM);
+    CHECK(b.wait_exit(10s) == 0);
+}

@@ -17,6 +17,7 @@
 #include <forewarn/curl_transport.hpp>
 #include <forewarn/json.hpp>
 #include <forewarn/detect.hpp>
+#include <forewarn/etcd/maintenance_budget.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/poller.hpp>
 #include <forewarn/state_file.hpp>
@@ -287,6 +288,50 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
     o.approval.scope = s.approve;
     o.approval.dry_run = s.dry_run;
     if (s.grace) o.approval.follower_grace = *s.grace;
+
+    if (!s.etcd.empty()) {
+        forewarn::etcd::budget_options b;
+        b.etcd.endpoints = forewarn::etcd::split_endpoints(s.etcd);
+        b.etcd.username = s.etcd_user;
+        if (const char* pw = std::getenv("FOREWARN_ETCD_PASSWORD")) b.etcd.password = pw;
+        b.group = s.fleet_group;
+        b.max_in_maintenance = static_cast<std::size_t>(s.fleet_max);
+        b.lease_ttl = s.fleet_ttl;
+        b.settle_time = s.fleet_settle;
+        b.on_slot_change = [&](const forewarn::slot_change& c) {
+            log_line("fleet " + c.group + ": slot " + std::string(forewarn::to_string(c.from)) + " -> " +
+                     std::string(forewarn::to_string(c.to)) + (c.event_id.empty() ? std::string() : " for " + c.event_id));
+            if (!s.json) return;
+            forewarn::detail::json_writer w(true);
+            w.begin_object();
+            w.key("cloud");
+            w.string(cloud_name);
+            w.key("fleet_group");
+            w.string(c.group);
+            w.key("member");
+            w.string(c.member);
+            w.key("slot");
+            w.string(forewarn::to_string(c.to));
+            w.key("was");
+            w.string(forewarn::to_string(c.from));
+            w.key("event_id");
+            w.string(c.event_id);
+            w.end_object();
+            print(w.str(), false);
+        };
+        forewarn::curl_transport_options t;
+        t.ca_file = s.etcd_ca;
+        t.client_cert = s.etcd_cert;
+        t.client_key = s.etcd_key;
+        auto budget = std::make_shared<forewarn::etcd::maintenance_budget>(b, forewarn::curl_transport(t));
+        if (auto v = budget->validate(); !v) {
+            log_line(v.error().describe());
+            return 2;
+        }
+        o.coordinator = budget;
+        if (s.approve == forewarn::approval_scope::never)
+            log_line("fleet " + s.fleet_group + ": --approve never: the budget only counts events the platform starts");
+    }
 
     forewarn::poller<Client> p(std::move(client), h, o);
     poller = &p;

@@ -34,6 +34,13 @@ struct settings {
     std::chrono::seconds hook_timeout{600};                  // no hook runs longer than this
     std::string metrics_listen;                              // HOST:PORT, empty: no metrics server
     std::chrono::seconds health_max_age{60};                 // /healthz fails after this long without a good poll
+    // The fleet budget on etcd (docs/fleet.md); the password only from FOREWARN_ETCD_PASSWORD.
+    std::string etcd;                                        // client URLs, comma-separated
+    std::string fleet_group;
+    long long fleet_max = 1;
+    std::chrono::seconds fleet_ttl{900};
+    std::chrono::seconds fleet_settle{0};
+    std::string etcd_user, etcd_ca, etcd_cert, etcd_key;
 };
 
 /// One flag: its name, its value's name (empty: a switch), its help, and what it sets. The
@@ -167,6 +174,56 @@ inline const std::vector<flag>& flags() {
          [](settings& s, std::string_view v) -> std::string {
              return seconds_flag(v, s.health_max_age, "--health-max-age", true);
          }},
+        {"etcd", "URL[,URL...]",
+         "a fleet budget on this etcd cluster (its client URLs): approve early only while holding one of "
+         "the group's slots (needs --fleet-group; docs/fleet.md)",
+         [](settings& s, std::string_view v) -> std::string {
+             s.etcd = std::string(v);
+             return {};
+         }},
+        {"fleet-group", "NAME", "the group of VMs that share the budget, e.g. the database's replicas",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.empty()) return "--fleet-group needs a name";
+             s.fleet_group = std::string(v);
+             return {};
+         }},
+        {"fleet-max", "N", "at most N members of the group in maintenance at once (default 1)",
+         [](settings& s, std::string_view v) -> std::string {
+             long long n = 0;
+             if (!parse_count(v, n) || n == 0) return "--fleet-max needs a positive number";
+             s.fleet_max = n;
+             return {};
+         }},
+        {"fleet-ttl", "SECONDS",
+         "the member's etcd lease: a slot outlives a reboot shorter than this and is freed this long after "
+         "a VM that never returns (default 900, at least 10)",
+         [](settings& s, std::string_view v) -> std::string {
+             auto e = seconds_flag(v, s.fleet_ttl, "--fleet-ttl", true);
+             if (e.empty() && s.fleet_ttl < std::chrono::seconds(10)) return "--fleet-ttl must be at least 10 seconds";
+             return e;
+         }},
+        {"fleet-settle", "SECONDS", "keep the slot this long after the last event's recover (default 0)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.fleet_settle, "--fleet-settle", false); }},
+        {"etcd-user", "NAME", "etcd user name; the password is read from FOREWARN_ETCD_PASSWORD, never from a flag",
+         [](settings& s, std::string_view v) -> std::string {
+             s.etcd_user = std::string(v);
+             return {};
+         }},
+        {"etcd-ca", "PATH", "the CA bundle (PEM) that signs etcd's certificate, for https:// URLs",
+         [](settings& s, std::string_view v) -> std::string {
+             s.etcd_ca = std::string(v);
+             return {};
+         }},
+        {"etcd-cert", "PATH", "a client certificate (PEM) for etcd",
+         [](settings& s, std::string_view v) -> std::string {
+             s.etcd_cert = std::string(v);
+             return {};
+         }},
+        {"etcd-key", "PATH", "the client certificate's key (PEM)",
+         [](settings& s, std::string_view v) -> std::string {
+             s.etcd_key = std::string(v);
+             return {};
+         }},
     };
     return table;
 }
@@ -240,6 +297,18 @@ inline std::optional<int> parse(int argc, char** argv, settings& s) {
             std::fprintf(stderr, "forewarn-watch: %s, not \"%.*s\"\n", e.c_str(), static_cast<int>(value.size()), value.data());
             return 2;
         }
+    }
+    if (s.etcd.empty() != s.fleet_group.empty()) {
+        std::fputs("forewarn-watch: --etcd and --fleet-group go together (see --help)\n", stderr);
+        return 2;
+    }
+    if (s.etcd.empty() && (!s.etcd_user.empty() || !s.etcd_ca.empty() || !s.etcd_cert.empty() || !s.etcd_key.empty())) {
+        std::fputs("forewarn-watch: --etcd-user, --etcd-ca, --etcd-cert and --etcd-key need --etcd\n", stderr);
+        return 2;
+    }
+    if (s.etcd_cert.empty() != s.etcd_key.empty()) {
+        std::fputs("forewarn-watch: --etcd-cert and --etcd-key go together\n", stderr);
+        return 2;
     }
     return std::nullopt;
 }
