@@ -32,9 +32,17 @@ extern char** environ;
 
 namespace forewarn_test {
 
+/// TLS for the client URLs: one CA that signs the server's certificate and the clients' (every
+/// client must show one), the server's certificate and key, and a client certificate and key for
+/// the cluster's own health checks.
+struct etcd_tls {
+    std::string ca, cert, key;
+    std::string client_cert, client_key;
+};
+
 class etcd_cluster {
 public:
-    explicit etcd_cluster(int members = 3) {
+    explicit etcd_cluster(int members = 3, etcd_tls tls = {}) : tls_(std::move(tls)), transport_(transport_options(tls_)) {
         const char* env = std::getenv("FOREWARN_ETCD");
         program_ = env && *env ? env : "/usr/bin/etcd";
         if (::access(program_.c_str(), X_OK) != 0)
@@ -75,7 +83,9 @@ public:
     etcd_cluster& operator=(const etcd_cluster&) = delete;
 
     std::size_t size() const { return members_.size(); }
-    std::string client_url(std::size_t i) const { return "http://127.0.0.1:" + std::to_string(members_.at(i).client_port); }
+    std::string client_url(std::size_t i) const {
+        return (tls_.cert.empty() ? "http://127.0.0.1:" : "https://127.0.0.1:") + std::to_string(members_.at(i).client_port);
+    }
     std::vector<std::string> client_urls() const {
         std::vector<std::string> out;
         for (std::size_t i = 0; i < members_.size(); ++i) out.push_back(client_url(i));
@@ -161,7 +171,7 @@ private:
         auto& m = members_.at(i);
         if (m.pid > 0) return;
         const std::string peer = "http://127.0.0.1:" + std::to_string(m.peer_port);
-        const std::string client = "http://127.0.0.1:" + std::to_string(m.client_port);
+        const std::string client = client_url(i);
         std::vector<std::string> args{program_,
                                       "--name", m.name,
                                       "--data-dir", dir_ + "/" + m.name,
@@ -175,6 +185,12 @@ private:
                                       "--heartbeat-interval", "50",
                                       "--election-timeout", "500",
                                       "--logger", "zap"};
+        if (!tls_.cert.empty()) {
+            for (const std::string& a : {std::string("--cert-file"), tls_.cert, std::string("--key-file"), tls_.key})
+                args.push_back(a);
+            for (const std::string& a : {std::string("--trusted-ca-file"), tls_.ca, std::string("--client-cert-auth")})
+                args.push_back(a);
+        }
         std::vector<char*> argv;
         for (auto& a : args) argv.push_back(a.data());
         argv.push_back(nullptr);
@@ -211,11 +227,20 @@ private:
         return end == std::string::npos ? std::string() : body.substr(start, end - start);
     }
 
+    static forewarn::curl_transport_options transport_options(const etcd_tls& tls) {
+        forewarn::curl_transport_options o;
+        o.ca_file = tls.ca;
+        o.client_cert = tls.client_cert;
+        o.client_key = tls.client_key;
+        return o;
+    }
+
+    etcd_tls tls_;
     std::string program_;
     std::string dir_;
     std::string initial_cluster_;
     std::vector<member> members_;
-    forewarn::curl_transport transport_;
+    forewarn::curl_transport transport_;  // after tls_: built from it
 };
 
 }  // namespace forewarn_test
