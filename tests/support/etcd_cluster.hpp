@@ -108,6 +108,13 @@ public:
         return -1;
     }
 
+    /// The members' process ids (0 for one that is down).
+    std::vector<pid_t> pids() const {
+        std::vector<pid_t> out;
+        for (const auto& m : members_) out.push_back(m.pid);
+        return out;
+    }
+
     /// kill -9 one member (it stays down until restart()).
     void kill(std::size_t i) {
         auto& m = members_.at(i);

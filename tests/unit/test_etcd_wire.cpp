@@ -34,6 +34,8 @@ TEST_CASE("etcd wire: prefix_end and the API prefix", "[etcd]") {
     CHECK(api_prefix("3.4.23") == "/v3");
     CHECK(api_prefix("3.5.9") == "/v3");
     CHECK(api_prefix("3.3.27") == "/v3beta");
+    CHECK(api_prefix("116666662771.366111111266") == "/v3");  // found by fuzz_etcd: no overflow
+    CHECK(api_prefix("") == "/v3beta");
 }
 
 TEST_CASE("etcd wire: a range answer read as etcd 3.4 writes it", "[etcd]") {

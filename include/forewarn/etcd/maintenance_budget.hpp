@@ -260,8 +260,8 @@ private:
             next_keepalive_ = ctx_.clock.now() + ttl / 3;
         } else if (now >= next_keepalive_) {
             auto k = client_.keepalive(lease_id_);
-            if (!k) return k.error();
-            if (k->ttl <= 0) {  // expired while we could not reach etcd: our keys went with it
+            if (!k && k.error().message.find("lease not found") == std::string::npos) return k.error();
+            if (!k || k->ttl <= 0) {  // expired while we could not reach etcd: our keys went with it
                 lost_lease();
                 return ctx_.clock.now();
             }

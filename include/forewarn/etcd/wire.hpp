@@ -10,6 +10,7 @@
 #include <forewarn/detail/json.hpp>
 #include <forewarn/result.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -151,11 +152,15 @@ struct server_version {
 
 /// The gateway's path prefix for a server version: "/v3" from 3.4 on, "/v3beta" for 3.3.
 inline std::string api_prefix(std::string_view server) {
+    // Numbers are capped (a server's text is network input: "99999999999.1" must not overflow).
     int major = 0, minor = 0;
     std::size_t i = 0;
-    while (i < server.size() && server[i] >= '0' && server[i] <= '9') major = major * 10 + (server[i++] - '0');
+    auto number = [&](int& out) {
+        for (; i < server.size() && server[i] >= '0' && server[i] <= '9'; ++i) out = (std::min)(out * 10 + (server[i] - '0'), 100000);
+    };
+    number(major);
     if (i < server.size() && server[i] == '.') ++i;
-    while (i < server.size() && server[i] >= '0' && server[i] <= '9') minor = minor * 10 + (server[i++] - '0');
+    number(minor);
     return (major > 3 || (major == 3 && minor >= 4)) ? "/v3" : "/v3beta";
 }
 
