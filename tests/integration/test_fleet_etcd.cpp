@@ -120,6 +120,16 @@ TEST_CASE("fleet on etcd: ten VMs, ten Reboots at once, budget 2, the etcd leade
                 most_slots = std::max(most_slots, static_cast<std::size_t>(holding));
             }
         }
+        if (second == 2) {  // every VM has its event: each member publishes its own, only
+            auto view = budgets.back()->fleet();
+            REQUIRE(view);
+            CHECK(view->size() == 10);
+            for (const auto& m : *view) {
+                INFO(m.name);
+                REQUIRE(m.events.size() == 1);
+                CHECK(m.events.front().id == "REBOOT-" + m.name.substr(2));
+            }
+        }
         if (second == 90 && !killed) {  // a round or so in: kill -9 the raft leader
             const int leader = etcd.leader();
             REQUIRE(leader >= 0);

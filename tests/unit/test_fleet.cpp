@@ -174,6 +174,11 @@ TEST_CASE("fake fleet: an event the platform starts without approval takes a slo
     REQUIRE(h.advance(1s));
     CHECK(fleet.slot_of("vm1") == slot_state::forced);
     CHECK(fleet.in_maintenance() == 2);  // beyond K = 1: counted all the same
+    for (const auto& m : fleet.view()) {  // each member shows its own event, not the other's
+        INFO(m.name);
+        REQUIRE(m.events.size() == 1);
+        CHECK(m.events.front().id == (m.name == "vm0" ? "A" : "B"));
+    }
     REQUIRE(h.run_for(3min));
     CHECK(fleet.in_maintenance() == 0);
     const auto view = fleet.view();

@@ -494,6 +494,7 @@ private:
             w.key("events");
             w.begin_array();
             for (const auto& le : local) {
+                if (!detail::concerns(le.event, ctx_.self)) continue;  // another VM's: its own member publishes it
                 w.begin_object();
                 detail::write_event_members(w, le.event);
                 w.end_object();

@@ -135,7 +135,8 @@ private:
             {
                 std::lock_guard<std::mutex> lock(shared_->mutex);
                 std::vector<event> published;
-                for (const auto& le : events) published.push_back(le.event);
+                for (const auto& le : events)
+                    if (detail::concerns(le.event, ctx_.self)) published.push_back(le.event);
                 shared_->views[ctx_.self] = std::move(published);
                 const auto needs = detail::needs_of(events, ctx_.self);
                 const auto it = shared_->slots.find(ctx_.self);
