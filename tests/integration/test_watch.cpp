@@ -3,6 +3,7 @@
 // HTTP, driven through the emulator's control API. POSIX only (processes, signals), like the
 // emulator itself.
 #include <forewarn/detail/json.hpp>
+#include <forewarn/etcd/client.hpp>
 #include <forewarn/json.hpp>
 
 #include "catch.hpp"
@@ -1005,6 +1006,67 @@ TEST_CASE("watch --etcd: one slot for two VMs; killed -9 while holding it, the s
     CHECK(waited >= 6s);
     // E2 is over (5 s): B gives the slot back.
     CHECK(eventually([&] { return has_line(b, "\"slot\":\"none\"", "\"was\":\"holding\""); }, 30s));
+    b.signal(SIGTERM);
+    CHECK(b.wait_exit(10s) == 0);
+}
+
+TEST_CASE("watch --etcd --state-file: killed -9 while holding its slot and restarted, it keeps that slot",
+          "[watch][e2e][fleet][etcd][state]") {
+    forewarn_test::etcd_cluster etcd(1);
+    emulator_process emu;
+    temp_dir dir("fleet-restart");
+    const std::string state = dir.file("vmA.state");
+    auto agent = [&](const std::string& self, bool with_state) {
+        strings flags{"--cloud", "azure", "--json", "--self", self, "--approve", "own", "--interval", "500",
+                      "--etcd", etcd.endpoints(), "--fleet-group", "db", "--fleet-max", "1", "--fleet-ttl", "60"};
+        if (with_state) {
+            flags.push_back("--state-file");
+            flags.push_back(state);
+        }
+        return watch(emu, flags);
+    };
+    auto has_line = [](child_process& p, const std::string& a, const std::string& b) {
+        for (const auto& l : p.out())
+            if (l.find(a) != std::string::npos && l.find(b) != std::string::npos) return true;
+        return false;
+    };
+    forewarn::etcd::client_options co;
+    co.endpoints = etcd.client_urls();
+    forewarn::etcd::client reader(co);
+    auto slot_of_a = [&] {
+        auto r = reader.range_prefix("forewarn/fleet/db/slots/vmA");
+        REQUIRE(r);
+        return r->kvs;
+    };
+    std::int64_t created = 0;
+    {
+        child_process a = agent("vmA", true);
+        REQUIRE(a.wait_for_stderr("watching azure", 10s));
+        post(emu, "azure/events", R"({"EventId":"E1","EventType":"Reboot","Resources":["vmA"],"impact":"600s"})");
+        REQUIRE(eventually([&] { return approval_bodies(emu).size() == 1; }));
+        REQUIRE(eventually([&] { return std::filesystem::exists(state); }));
+        const auto kvs = slot_of_a();
+        REQUIRE(kvs.size() == 1);
+        created = kvs.front().create_revision;
+        a.signal(SIGKILL);
+        REQUIRE(a.wait_exit(10s) == -1);
+    }
+    child_process b = agent("vmB", false);
+    REQUIRE(b.wait_for_stderr("watching azure", 10s));
+    post(emu, "azure/events", R"({"EventId":"E2","EventType":"Reboot","Resources":["vmB"],"impact":"5s"})");
+    REQUIRE(eventually([&] { return has_line(b, "\"slot\":\"waiting\"", "\"event_id\":\"E2\""); }));
+
+    child_process again = agent("vmA", true);
+    REQUIRE(eventually([&] { return has_line(again, "\"slot\":\"holding\"", "\"was\":\"none\""); }));
+    INFO(again.err());
+    const auto kvs = slot_of_a();
+    REQUIRE(kvs.size() == 1);
+    CHECK(kvs.front().create_revision == created);  // its own slot, kept: not a second one
+    wait_for_polls(emu, 6);                          // a few seconds of both agents polling
+    CHECK(approval_bodies(emu).size() == 1);         // B still waits: the budget of 1 is A's
+    CHECK_FALSE(has_line(b, "\"slot\":\"holding\"", "E2"));
+    again.signal(SIGTERM);
+    CHECK(again.wait_exit(10s) == 0);
     b.signal(SIGTERM);
     CHECK(b.wait_exit(10s) == 0);
 }

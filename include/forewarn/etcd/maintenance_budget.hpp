@@ -84,6 +84,7 @@ public:
             ctx_ = context;
             self_key_ = detail::encode_key_part(context.self);
             stopping_ = false;
+            observed_ = false;
         }
         client_.reset();
         ctx_.clock.thread_started();
@@ -113,6 +114,8 @@ public:
             std::lock_guard<std::mutex> lock(signal_->mutex);
             changed = !same(events, local_);
             local_ = events;
+            changed = changed || !observed_;
+            observed_ = true;
             dirty_ = dirty_ || changed;
             // Wanted ids that are no longer waiting for approval stop asking.
             wanted_.erase(std::remove_if(wanted_.begin(), wanted_.end(),
@@ -239,8 +242,10 @@ private:
         std::vector<local_event> local;
         std::vector<std::string> wanted;
         std::int64_t saved_lease = 0;
+        bool observed = false;
         {
             std::lock_guard<std::mutex> lock(signal_->mutex);
+            observed = observed_;
             local = local_;
             wanted = wanted_;
             saved_lease = saved_lease_;
@@ -268,6 +273,9 @@ private:
             set_lease(lease_id_, ctx_.clock.now() + std::chrono::seconds(k->ttl));
             next_keepalive_ = ctx_.clock.now() + ttl / 3;
         }
+        // Until the poller has told what is on this VM (its first document since this start), a
+        // slot kept from before a restart is neither released nor published as empty.
+        if (!observed) return next_keepalive_;
         // 2. The slot.
         const auto needs = detail::needs_of(local, ctx_.self);
         const bool started = detail::any_started(local, ctx_.self);
@@ -546,6 +554,7 @@ private:
     std::string self_key_;
     bool stopping_ = false;
     bool dirty_ = false;
+    bool observed_ = false;  // observe() was called since start()
     std::vector<local_event> local_;
     std::vector<std::string> wanted_;
     slot_state slot_ = slot_state::none;
