@@ -968,7 +968,7 @@ TEST_CASE("the demo runs end to end and exits 0", "[watch][e2e][demo]") {
 
 #endif  // FOREWARN_WATCH_PATH && FOREWARN_EMULATOR_PATH
 
-TEST_CASE("watch --etcd: one slot for two VMs; killed -9 while holding it, the slot frees after the lease TTL",
+TEST_CASE("watch --etcd: one slot for two VMs - killed -9 while holding it, the slot frees after the lease TTL",
           "[watch][e2e][fleet][etcd]") {
     forewarn_test::etcd_cluster etcd(1);
     emulator_process emu;

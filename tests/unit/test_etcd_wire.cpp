@@ -116,7 +116,7 @@ TEST_CASE("etcd client: finds the API prefix, fails over to the next endpoint, k
     CHECK(reqs[2].body == R"({"key":"aw==","value":"dg=="})");
 }
 
-TEST_CASE("etcd client: a refusal is not failed over; a 3.3 member is spoken to on /v3beta", "[etcd]") {
+TEST_CASE("etcd client: a refusal is not failed over - a 3.3 member is spoken to on /v3beta", "[etcd]") {
     fake_transport t;
     t.respond(200, R"({"etcdserver":"3.3.27","etcdcluster":"3.3.0"})");
     t.respond(400, R"({"error":"etcdserver: requested lease not found","message":"etcdserver: requested lease not found","code":5})");

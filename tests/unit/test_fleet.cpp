@@ -110,7 +110,7 @@ TEST_CASE("fake fleet: ten VMs, ten Reboots at once, budget 2: never more than 2
     CHECK(fleet.in_maintenance() == 0);  // every slot given back at recover
 }
 
-TEST_CASE("fake fleet: a member cut off from the budget never approves early; the event goes at NotBefore",
+TEST_CASE("fake fleet: a member cut off from the budget never approves early - the event goes at NotBefore",
           "[fleet][simulated]") {
     harness h(vms(1));
     fake_fleet fleet(2);
