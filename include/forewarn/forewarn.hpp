@@ -5,6 +5,9 @@
  * forewarn: advance warning of cloud VM maintenance.
  *
  * The umbrella header: everything a service needs. See README.md for a first program.
+ * Not included, so that a program pays only for what it uses: <forewarn/state_file.hpp> (the
+ * state store in a file: <filesystem>, <fstream>), the etcd fleet budget
+ * (<forewarn/etcd/maintenance_budget.hpp>) and the testing headers.
  */
 
 #include <forewarn/approval.hpp>
@@ -30,7 +33,6 @@
 #include <forewarn/poller.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/retry.hpp>
-#include <forewarn/state_file.hpp>
 #include <forewarn/state_store.hpp>
 #include <forewarn/time.hpp>
 #include <forewarn/transport.hpp>
