@@ -614,8 +614,11 @@ TEST_CASE("watch hooks: the change on stdin and in FOREWARN_* variables, never i
     emulator_process emu;
     // The hook is the operator's command; the event reaches it only as data.
     const std::string hook = "cat >> '" + dir.file("stdin") + "'; env | grep '^FOREWARN_' | sort >> '" + dir.file("env") + "'";
+    // A secret in the agent's environment (the etcd password) is the agent's, never a hook's.
+    ::setenv("FOREWARN_ETCD_PASSWORD", "s3cret-for-the-agent-only", 1);
     auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_0", "--approve", "own", "--interval", "300",
                          "--on-prepare", hook, "--on-started", hook, "--on-recover", hook});
+    ::unsetenv("FOREWARN_ETCD_PASSWORD");
     REQUIRE(w.wait_for_stderr("watching azure", 10s));
     // An id that would run a command if it were ever spliced into one.
     const std::string id = "E1$(touch " + dir.file("pwned") + ");`touch " + dir.file("pwned") + "`";
@@ -634,6 +637,7 @@ TEST_CASE("watch hooks: the change on stdin and in FOREWARN_* variables, never i
     CHECK(count_of(env, "FOREWARN_CLOUD=azure\n") == 3);
     CHECK(count_of(env, "FOREWARN_RESOURCES=WestNO_0\n") == 3);
     CHECK(count_of(env, "FOREWARN_REASON=completed\n") == 1);
+    CHECK(env.find("s3cret") == std::string::npos);
     const std::string in = read_text(dir.file("stdin"));
     CHECK(count_of(in, "\"change\":\"prepare\"") == 1);
     CHECK(count_of(in, "\"change\":\"recover\"") == 1);

@@ -106,7 +106,10 @@ inline hook_outcome run_hook(const std::string& command, const std::string& inpu
     for (char** e = environ; e && *e; ++e) {
         const std::string_view kv = *e;
         const auto eq = kv.find('=');
-        if (eq != std::string_view::npos) vars[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
+        if (eq == std::string_view::npos) continue;
+        // The agent's secrets stay the agent's: a hook never inherits the etcd password.
+        if (kv.substr(0, eq) == "FOREWARN_ETCD_PASSWORD") continue;
+        vars[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
     }
     for (const auto& kv : env) {
         const auto eq = kv.find('=');
