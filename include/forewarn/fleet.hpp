@@ -93,25 +93,14 @@ inline bool slot_admits(std::vector<slot_entry> entries, std::string_view self, 
     return found && busy + ahead < max;
 }
 
-/// What this VM's events ask of the budget.
-struct local_needs {
-    std::vector<std::string> wanted;  ///< scheduled, not approved: may still ask for a slot
-    bool in_maintenance = false;      ///< an event this VM approved, or one the platform started, is on
-};
-
 /// Whether an event of the document takes this VM down: it names it (or names no VM at all).
 inline bool concerns(const event& e, std::string_view self) { return e.resources.empty() || e.affects(self); }
 
-inline local_needs needs_of(const std::vector<local_event>& events, std::string_view self) {
-    local_needs n;
-    for (const auto& le : events) {
-        if (!concerns(le.event, self)) continue;
-        if (le.approved || le.event.status == event_status::started)
-            n.in_maintenance = true;
-        else if (le.event.status == event_status::scheduled)
-            n.wanted.push_back(le.event.id);
-    }
-    return n;
+/// This VM is in maintenance: an event naming it was approved by it or started by the platform.
+inline bool in_maintenance(const std::vector<local_event>& events, std::string_view self) {
+    return std::any_of(events.begin(), events.end(), [&](const local_event& le) {
+        return concerns(le.event, self) && (le.approved || le.event.status == event_status::started);
+    });
 }
 
 inline bool any_started(const std::vector<local_event>& events, std::string_view self) {

@@ -8,6 +8,7 @@
 
 #include "catch.hpp"
 #include "etcd_cluster.hpp"
+#include "fleet_harness.hpp"
 
 #include <stdlib.h>
 
@@ -26,21 +27,14 @@ using forewarn::slot_state;
 using forewarn::testing::azure_event_spec;
 using forewarn::testing::azure_event_state;
 using forewarn::testing::harness;
-using forewarn::testing::scenario_config;
+using forewarn_test::add_fleet_poller;
+using forewarn_test::add_reboots;
+using forewarn_test::fleet_vms;
+using forewarn_test::ready_at_once;
+using forewarn_test::started_events;
 using namespace std::chrono_literals;
 
 namespace {
-
-scenario_config vms(int n) {
-    scenario_config c;
-    c.vms.clear();
-    for (int i = 0; i < n; ++i) {
-        forewarn::testing::vm_identity v;
-        v.name = "vm" + std::to_string(i);
-        c.vms.push_back(v);
-    }
-    return c;
-}
 
 forewarn::etcd::budget_options budget_for(const std::vector<std::string>& endpoints, std::size_t k, const std::string& group) {
     forewarn::etcd::budget_options o;
@@ -49,19 +43,6 @@ forewarn::etcd::budget_options budget_for(const std::vector<std::string>& endpoi
     o.group = group;
     o.max_in_maintenance = k;
     return o;
-}
-
-forewarn::poller_handlers ready_at_once() {
-    forewarn::poller_handlers h;
-    h.on_prepare = [](const forewarn::change&, forewarn::approval_handle a) { a.ready(); };
-    return h;
-}
-
-std::size_t started(harness& h) {
-    const auto all = h.scenario().azure_events();
-    return static_cast<std::size_t>(std::count_if(all.begin(), all.end(), [](const azure_event_state& e) {
-        return e.state == azure_event_state::phase::started;
-    }));
 }
 
 std::size_t slot_keys(forewarn::etcd::client& c, const std::string& group) {
@@ -85,24 +66,14 @@ bool eventually(Pred pred, std::chrono::milliseconds limit = 20s) {
 
 TEST_CASE("fleet on etcd: ten VMs, ten Reboots at once, budget 2, the etcd leader killed mid-run", "[fleet][etcd]") {
     forewarn_test::etcd_cluster etcd(3);
-    harness h(vms(10));
+    harness h(fleet_vms(10));
     std::vector<std::shared_ptr<forewarn::etcd::maintenance_budget>> budgets;
     for (int i = 0; i < 10; ++i) {
         budgets.push_back(std::make_shared<forewarn::etcd::maintenance_budget>(budget_for(etcd.client_urls(), 2, "db")));
-        forewarn::poller_options o;
-        o.approval.scope = forewarn::approval_scope::own;
-        o.coordinator = budgets.back();
-        h.add_azure_poller("vm" + std::to_string(i), ready_at_once(), o);
+        add_fleet_poller(h, "vm" + std::to_string(i), budgets.back());
     }
     REQUIRE(h.start());
-    for (int i = 0; i < 10; ++i) {
-        azure_event_spec s;
-        s.id = "REBOOT-" + std::to_string(i);
-        s.type = "Reboot";
-        s.resources = {"vm" + std::to_string(i)};
-        s.impact = 60s;
-        h.scenario().add_azure_event(s);
-    }
+    add_reboots(h, 10, 60s);
     forewarn::etcd::client_options co;
     co.endpoints = etcd.client_urls();
     forewarn::etcd::client reader(co);
@@ -110,7 +81,7 @@ TEST_CASE("fleet on etcd: ten VMs, ten Reboots at once, budget 2, the etcd leade
     bool killed = false;
     for (int second = 0; second < 600; ++second) {  // 10 min of the VMs' time, before the 15 min NotBefore
         REQUIRE(h.advance(1s));
-        most = std::max(most, started(h));
+        most = std::max(most, started_events(h));
         if (second % 5 == 0) {
             auto r = reader.range_prefix("forewarn/fleet/db/slots/");
             if (r) {
@@ -161,7 +132,7 @@ TEST_CASE("fleet on etcd: ten VMs, ten Reboots at once, budget 2, the etcd leade
 TEST_CASE("fleet on etcd: a VM cut off from etcd never approves early", "[fleet][etcd]") {
     // An endpoint where nothing listens: every etcd request fails.
     const std::string dead = "http://127.0.0.1:1";
-    harness h(vms(1));
+    harness h(fleet_vms(1));
     auto b = std::make_shared<forewarn::etcd::maintenance_budget>(budget_for({dead}, 2, "cut"));
     std::mutex m;
     std::vector<forewarn::error> errors;
@@ -170,10 +141,7 @@ TEST_CASE("fleet on etcd: a VM cut off from etcd never approves early", "[fleet]
         std::lock_guard<std::mutex> lock(m);
         errors.push_back(e);
     };
-    forewarn::poller_options o;
-    o.approval.scope = forewarn::approval_scope::own;
-    o.coordinator = b;
-    h.add_azure_poller("vm0", handlers, o);
+    add_fleet_poller(h, "vm0", b, handlers);
     REQUIRE(h.start());
     azure_event_spec s;
     s.id = "REBOOT";

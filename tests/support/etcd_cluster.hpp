@@ -115,7 +115,7 @@ public:
         return out;
     }
 
-    /// kill -9 one member (it stays down until restart()).
+    /// kill -9 one member (it stays down).
     void kill(std::size_t i) {
         auto& m = members_.at(i);
         if (m.pid > 0) {
@@ -124,7 +124,6 @@ public:
             m.pid = 0;
         }
     }
-    void restart(std::size_t i) { start(i, true); }
 
     /// Every live member answers /health with "true".
     bool wait_healthy(std::chrono::milliseconds limit) {
@@ -174,7 +173,7 @@ private:
         return ntohs(a.sin_port);
     }
 
-    void start(std::size_t i, bool existing = false) {
+    void start(std::size_t i) {
         auto& m = members_.at(i);
         if (m.pid > 0) return;
         const std::string peer = "http://127.0.0.1:" + std::to_string(m.peer_port);
@@ -187,7 +186,7 @@ private:
                                       "--listen-peer-urls", peer,
                                       "--initial-advertise-peer-urls", peer,
                                       "--initial-cluster", initial_cluster_,
-                                      "--initial-cluster-state", existing ? "existing" : "new",
+                                      "--initial-cluster-state", "new",
                                       "--initial-cluster-token", "forewarn-test",
                                       "--heartbeat-interval", "50",
                                       "--election-timeout", "500",

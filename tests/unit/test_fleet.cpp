@@ -6,6 +6,7 @@
 #include <forewarn/testing/harness.hpp>
 
 #include "catch.hpp"
+#include "fleet_harness.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -20,7 +21,6 @@ using forewarn::testing::azure_event_spec;
 using forewarn::testing::azure_event_state;
 using forewarn::testing::fake_fleet;
 using forewarn::testing::harness;
-using forewarn::testing::scenario_config;
 using namespace std::chrono_literals;
 
 TEST_CASE("fleet rule: slots in request order, busy members counted, forced ones too", "[fleet]") {
@@ -47,57 +47,23 @@ TEST_CASE("fleet: member names become key parts as data", "[fleet]") {
     CHECK(encode_key_part("a b%\n") == "a%20b%25%0A");
 }
 
-namespace {
-
-scenario_config vms(int n) {
-    scenario_config c;
-    c.vms.clear();
-    for (int i = 0; i < n; ++i) {
-        forewarn::testing::vm_identity v;
-        v.name = "vm" + std::to_string(i);
-        c.vms.push_back(v);
-    }
-    return c;
-}
-
-forewarn::poller_handlers ready_at_once() {
-    forewarn::poller_handlers h;
-    h.on_prepare = [](const forewarn::change&, forewarn::approval_handle a) { a.ready(); };
-    return h;
-}
-
-std::size_t started(harness& h) {
-    const auto all = h.scenario().azure_events();
-    return static_cast<std::size_t>(std::count_if(all.begin(), all.end(), [](const azure_event_state& e) {
-        return e.state == azure_event_state::phase::started;
-    }));
-}
-
-}  // namespace
+using forewarn_test::add_fleet_poller;
+using forewarn_test::add_reboots;
+using forewarn_test::fleet_vms;
+using forewarn_test::ready_at_once;
+using forewarn_test::started_events;
 
 TEST_CASE("fake fleet: ten VMs, ten Reboots at once, budget 2: never more than 2 down, all ten done early",
           "[fleet][simulated]") {
-    harness h(vms(10));
+    harness h(fleet_vms(10));
     fake_fleet fleet(2);
-    for (int i = 0; i < 10; ++i) {
-        forewarn::poller_options o;
-        o.approval.scope = forewarn::approval_scope::own;
-        o.coordinator = fleet.member();
-        h.add_azure_poller("vm" + std::to_string(i), ready_at_once(), o);
-    }
+    for (int i = 0; i < 10; ++i) add_fleet_poller(h, "vm" + std::to_string(i), fleet.member());
     REQUIRE(h.start());
-    for (int i = 0; i < 10; ++i) {
-        azure_event_spec s;
-        s.id = "REBOOT-" + std::to_string(i);
-        s.type = "Reboot";
-        s.resources = {"vm" + std::to_string(i)};
-        s.impact = 60s;
-        h.scenario().add_azure_event(s);
-    }
+    add_reboots(h, 10, 60s);
     std::size_t most = 0;
     for (int second = 0; second < 600; ++second) {  // 10 min: well before the 15 min NotBefore
         REQUIRE(h.advance(1s));
-        most = std::max(most, started(h));
+        most = std::max(most, started_events(h));
     }
     CHECK(most == 2);  // the budget was used, and never passed
     CHECK(fleet.max_in_maintenance_seen() == 2);
@@ -112,7 +78,7 @@ TEST_CASE("fake fleet: ten VMs, ten Reboots at once, budget 2: never more than 2
 
 TEST_CASE("fake fleet: a member cut off from the budget never approves early - the event goes at NotBefore",
           "[fleet][simulated]") {
-    harness h(vms(1));
+    harness h(fleet_vms(1));
     fake_fleet fleet(2);
     fleet.set_unreachable(true);
     std::mutex m;
@@ -122,10 +88,7 @@ TEST_CASE("fake fleet: a member cut off from the budget never approves early - t
         std::lock_guard<std::mutex> lock(m);
         errors.push_back(e.message);
     };
-    forewarn::poller_options o;
-    o.approval.scope = forewarn::approval_scope::own;
-    o.coordinator = fleet.member();
-    h.add_azure_poller("vm0", handlers, o);
+    add_fleet_poller(h, "vm0", fleet.member(), handlers);
     REQUIRE(h.start());
     azure_event_spec s;
     s.id = "REBOOT";
@@ -145,14 +108,9 @@ TEST_CASE("fake fleet: a member cut off from the budget never approves early - t
 
 TEST_CASE("fake fleet: an event the platform starts without approval takes a slot beyond the budget",
           "[fleet][simulated]") {
-    harness h(vms(2));
+    harness h(fleet_vms(2));
     fake_fleet fleet(1);
-    for (const char* vm : {"vm0", "vm1"}) {
-        forewarn::poller_options o;
-        o.approval.scope = forewarn::approval_scope::own;
-        o.coordinator = fleet.member();
-        h.add_azure_poller(vm, ready_at_once(), o);
-    }
+    for (const char* vm : {"vm0", "vm1"}) add_fleet_poller(h, vm, fleet.member());
     REQUIRE(h.start());
     azure_event_spec a;
     a.id = "A";

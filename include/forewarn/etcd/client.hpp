@@ -162,7 +162,7 @@ private:
     }
 
     static bool endpoint_failure(const error& e) {
-        if (e.code == errc::transport || e.code == errc::timeout || e.code == errc::empty_body) return true;
+        if (e.code == errc::transport || e.code == errc::timeout) return true;
         if (e.code == errc::http_status && e.http_status >= 500) return true;
         // A member cut off from the others answers, but cannot serve linearizable requests.
         return e.message.find("no leader") != std::string::npos || e.message.find("timed out") != std::string::npos;

@@ -277,7 +277,7 @@ private:
         // slot kept from before a restart is neither released nor published as empty.
         if (!observed) return next_keepalive_;
         // 2. The slot.
-        const auto needs = detail::needs_of(local, ctx_.self);
+        const bool in_maintenance = detail::in_maintenance(local, ctx_.self);
         const bool started = detail::any_started(local, ctx_.self);
         slot_state slot = current_slot();
         std::optional<clock::time_point> come_back;
@@ -289,14 +289,14 @@ private:
         }
         slot = current_slot();
         if (slot == slot_state::waiting) {
-            if (wanted.empty() && !needs.in_maintenance) {
+            if (wanted.empty() && !in_maintenance) {
                 if (auto r = release(); !r) return r.error();
             } else {
                 auto r = try_take(wanted.empty() ? std::string() : wanted.front());
                 if (!r) return r.error();
                 if (!*r) come_back = ctx_.clock.now() + options_.poll_interval;
             }
-        } else if ((slot == slot_state::holding || slot == slot_state::forced) && wanted.empty() && !needs.in_maintenance) {
+        } else if ((slot == slot_state::holding || slot == slot_state::forced) && wanted.empty() && !in_maintenance) {
             if (!release_at_) release_at_ = ctx_.clock.now() + options_.settle_time;
             if (ctx_.clock.now() >= *release_at_) {
                 if (auto r = release(); !r) return r.error();

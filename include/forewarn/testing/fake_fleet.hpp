@@ -138,7 +138,6 @@ private:
                 for (const auto& le : events)
                     if (detail::concerns(le.event, ctx_.self)) published.push_back(le.event);
                 shared_->views[ctx_.self] = std::move(published);
-                const auto needs = detail::needs_of(events, ctx_.self);
                 const auto it = shared_->slots.find(ctx_.self);
                 const slot_state now_state = it == shared_->slots.end() ? slot_state::none : it->second.state;
                 if (detail::any_started(events, ctx_.self) && now_state != slot_state::holding &&
@@ -148,7 +147,7 @@ private:
                     return le.event.status == event_status::scheduled && !le.approved &&
                            std::find(asked_.begin(), asked_.end(), le.event.id) != asked_.end();
                 });
-                if (it != shared_->slots.end() && !wanted && !needs.in_maintenance) {
+                if (it != shared_->slots.end() && !wanted && !detail::in_maintenance(events, ctx_.self)) {
                     const auto t = ctx_.clock.now();
                     if (it->second.state == slot_state::waiting || shared_->settle.count() == 0 ||
                         (release_at_ && t >= *release_at_)) {
