@@ -55,16 +55,6 @@ protected:
     }
 };
 
-inline void wake_signal::notify_all() noexcept {
-    std::shared_ptr<clock_observer> o;
-    {
-        std::lock_guard<std::mutex> lock(observer_mutex_);
-        o = observer_.lock();
-    }
-    if (o) o->waking(this);
-    cv.notify_all();
-}
-
 /// A non-owning reference to a `bool()` callable: the predicate of a wait, without allocating.
 class predicate_ref {
 public:
@@ -77,6 +67,21 @@ private:
     void* object_;
     bool (*call_)(void*);
 };
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE void wake_signal::notify_all() noexcept {
+    std::shared_ptr<clock_observer> o;
+    {
+        std::lock_guard<std::mutex> lock(observer_mutex_);
+        o = observer_.lock();
+    }
+    if (o) o->waking(this);
+    cv.notify_all();
+}
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace detail
 
@@ -142,11 +147,7 @@ public:
     const std::shared_ptr<const implementation>& impl() const noexcept { return impl_; }
 
     /// `t + d`, clamped instead of overflowing (a deadline "forever" stays forever).
-    static time_point saturating_add(time_point t, duration d) noexcept {
-        if (d.count() <= 0) return t;
-        if (t.time_since_epoch().count() > (duration::max)().count() - d.count()) return (time_point::max)();
-        return t + d;
-    }
+    static time_point saturating_add(time_point t, duration d) noexcept;
 
 private:
     class real_time final : public implementation {
@@ -167,10 +168,7 @@ private:
         bool is_real_time() const noexcept override { return true; }
     };
 
-    static std::shared_ptr<const implementation> real() {
-        static const std::shared_ptr<const implementation> instance = std::make_shared<real_time>();
-        return instance;
-    }
+    static std::shared_ptr<const implementation> real();
 
     std::shared_ptr<const implementation> impl_;
 };
@@ -186,25 +184,10 @@ public:
         : clock_(std::move(c)), signal_(std::make_shared<detail::wake_signal>()) {}
 
     /// Sleeps up to `d` on the clock; false when interrupted (before or during the sleep).
-    bool sleep_for(std::chrono::nanoseconds d) {
-        std::unique_lock<std::mutex> lock(signal_->mutex);
-        return !clock_.wait_for(signal_, lock, d, [this] { return interrupted_; });
-    }
-    void interrupt() noexcept {
-        {
-            std::lock_guard<std::mutex> lock(signal_->mutex);
-            interrupted_ = true;
-        }
-        signal_->notify_all();
-    }
-    void reset() noexcept {
-        std::lock_guard<std::mutex> lock(signal_->mutex);
-        interrupted_ = false;
-    }
-    bool interrupted() const noexcept {
-        std::lock_guard<std::mutex> lock(signal_->mutex);
-        return interrupted_;
-    }
+    bool sleep_for(std::chrono::nanoseconds d);
+    void interrupt() noexcept;
+    void reset() noexcept;
+    bool interrupted() const noexcept;
     const forewarn::clock& clock() const noexcept { return clock_; }
 
 private:
@@ -212,5 +195,44 @@ private:
     std::shared_ptr<detail::wake_signal> signal_;
     bool interrupted_ = false;
 };
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE auto clock::saturating_add(time_point t, duration d) noexcept -> time_point {
+    if (d.count() <= 0) return t;
+    if (t.time_since_epoch().count() > (duration::max)().count() - d.count()) return (time_point::max)();
+    return t + d;
+}
+
+FOREWARN_INLINE auto clock::real() -> std::shared_ptr<const implementation> {
+    static const std::shared_ptr<const implementation> instance = std::make_shared<real_time>();
+    return instance;
+}
+
+FOREWARN_INLINE bool interruptible_sleep::sleep_for(std::chrono::nanoseconds d) {
+    std::unique_lock<std::mutex> lock(signal_->mutex);
+    return !clock_.wait_for(signal_, lock, d, [this] { return interrupted_; });
+}
+
+FOREWARN_INLINE void interruptible_sleep::interrupt() noexcept {
+    {
+        std::lock_guard<std::mutex> lock(signal_->mutex);
+        interrupted_ = true;
+    }
+    signal_->notify_all();
+}
+
+FOREWARN_INLINE void interruptible_sleep::reset() noexcept {
+    std::lock_guard<std::mutex> lock(signal_->mutex);
+    interrupted_ = false;
+}
+
+FOREWARN_INLINE bool interruptible_sleep::interrupted() const noexcept {
+    std::lock_guard<std::mutex> lock(signal_->mutex);
+    return interrupted_;
+}
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 FOREWARN_END_NAMESPACE

@@ -33,6 +33,22 @@
 #define FOREWARN_EXTERN_TEMPLATES 0
 #endif
 
+// Where the out-of-line definitions of forewarn's non-template functions go. Each header keeps
+// them in one `#if FOREWARN_HEADER_DEFINITIONS` block at the end of their namespace: header-only
+// they are inline functions every translation unit sees; in compiled mode only libforewarn
+// compiles them (as ordinary functions, once) and a user's translation unit sees declarations
+// alone, so it neither parses their bodies nor instantiates what they use.
+#if defined(FOREWARN_COMPILED_LIB) && !defined(FOREWARN_BUILDING_LIB)
+#define FOREWARN_HEADER_DEFINITIONS 0
+#else
+#define FOREWARN_HEADER_DEFINITIONS 1
+#endif
+#if defined(FOREWARN_BUILDING_LIB)
+#define FOREWARN_INLINE
+#else
+#define FOREWARN_INLINE inline
+#endif
+
 // What libforewarn exports. It is built with default visibility on purpose: the function-local
 // statics of forewarn's inline functions (the per-host rate limiters, the real clock, libcurl's
 // one global init) must be one per process, shared by the library and its user, and hidden

@@ -47,50 +47,19 @@ namespace detail {
 /// curl_global_init is not thread-safe and must run once before any other libcurl call; every
 /// transport constructor goes through here. It is never undone: a header-only library cannot know
 /// when the last user is gone, and libcurl cleans up at exit anyway.
-inline CURLcode curl_global_once() noexcept {
-    static std::once_flag once;
-    static CURLcode code = CURLE_OK;
-    try {
-        std::call_once(once, [] { code = curl_global_init(CURL_GLOBAL_DEFAULT); });
-    } catch (...) {
-        return CURLE_FAILED_INIT;
-    }
-    return code;
-}
+CURLcode curl_global_once() noexcept;
 
 /// Clamps a duration to the `long` milliseconds libcurl takes (long is 32 bits on Windows).
-inline long curl_millis(std::chrono::milliseconds d) noexcept {
-    const auto ms = d.count();
-    if (ms <= 0) return 0;
-    if (ms > static_cast<std::chrono::milliseconds::rep>(LONG_MAX)) return LONG_MAX;
-    return static_cast<long>(ms);
-}
+long curl_millis(std::chrono::milliseconds d) noexcept;
 
 /// A header name is a token: no separators, controls or spaces (RFC 9110 5.1).
-inline bool valid_header_name(std::string_view name) noexcept {
-    if (name.empty()) return false;
-    for (const char c : name) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u <= 0x20 || u >= 0x7f) return false;
-        if (std::string_view("\"(),/:;<=>?@[\\]{}").find(c) != std::string_view::npos) return false;
-    }
-    return true;
-}
+bool valid_header_name(std::string_view name) noexcept;
 
 /// A header value must not smuggle a second header line (CR, LF) or a NUL.
-inline bool valid_header_value(std::string_view value) noexcept {
-    for (const char c : value)
-        if (c == '\r' || c == '\n' || c == '\0') return false;
-    return true;
-}
+bool valid_header_value(std::string_view value) noexcept;
 
 /// "http://" or "https://" (any case): libcurl is also restricted to them, this gives a clear error.
-inline bool http_url(std::string_view url) noexcept {
-    const auto scheme = url.find("://");
-    if (scheme == std::string_view::npos) return false;
-    const auto s = url.substr(0, scheme);
-    return iequals(s, "http") || iequals(s, "https");
-}
+bool http_url(std::string_view url) noexcept;
 
 /// State of one exchange, reached from libcurl's C callbacks through their userdata pointer.
 struct curl_exchange {
@@ -226,6 +195,52 @@ struct curl_slist_owner {
     }
 };
 
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE CURLcode curl_global_once() noexcept {
+    static std::once_flag once;
+    static CURLcode code = CURLE_OK;
+    try {
+        std::call_once(once, [] { code = curl_global_init(CURL_GLOBAL_DEFAULT); });
+    } catch (...) {
+        return CURLE_FAILED_INIT;
+    }
+    return code;
+}
+
+FOREWARN_INLINE long curl_millis(std::chrono::milliseconds d) noexcept {
+    const auto ms = d.count();
+    if (ms <= 0) return 0;
+    if (ms > static_cast<std::chrono::milliseconds::rep>(LONG_MAX)) return LONG_MAX;
+    return static_cast<long>(ms);
+}
+
+FOREWARN_INLINE bool valid_header_name(std::string_view name) noexcept {
+    if (name.empty()) return false;
+    for (const char c : name) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u <= 0x20 || u >= 0x7f) return false;
+        if (std::string_view("\"(),/:;<=>?@[\\]{}").find(c) != std::string_view::npos) return false;
+    }
+    return true;
+}
+
+FOREWARN_INLINE bool valid_header_value(std::string_view value) noexcept {
+    for (const char c : value)
+        if (c == '\r' || c == '\n' || c == '\0') return false;
+    return true;
+}
+
+FOREWARN_INLINE bool http_url(std::string_view url) noexcept {
+    const auto scheme = url.find("://");
+    if (scheme == std::string_view::npos) return false;
+    const auto s = url.substr(0, scheme);
+    return iequals(s, "http") || iequals(s, "https");
+}
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
+
 }  // namespace detail
 
 /**
@@ -265,45 +280,23 @@ public:
     ~curl_transport() = default;
 
     /// Sends one request and waits for the whole answer. Any HTTP status is a success.
-    result<http_response> send(const http_request& request) {
-        if (!state_) return error(errc::invalid_argument, "curl_transport used after being moved from");
-        try {
-            return state_->send(request);
-        } catch (const std::exception& e) {  // std::bad_alloc building a header list, say
-            return error(errc::transport, std::string("curl_transport: ") + e.what());
-        } catch (...) {
-            return error(errc::transport, "curl_transport: unexpected exception");
-        }
-    }
+    result<http_response> send(const http_request& request);
 
     /// Makes the in-flight send, and every later one until reset(), return errc::cancelled.
     /// Thread-safe: this is how a poller's stop() interrupts a hanging GET.
-    void cancel() noexcept {
-        if (!state_) return;
-        state_->cancelled.store(true, std::memory_order_release);
-        // Wakes curl_multi_poll in send(). A wake-up sent before send() reaches the poll is kept
-        // by libcurl and ends the next poll at once, so no ordering of the two threads loses it.
-        if (state_->multi != nullptr) curl_multi_wakeup(state_->multi);
-    }
+    void cancel() noexcept;
 
     /// Clears a cancel() so the transport can be used again.
-    void reset() noexcept {
-        if (state_) state_->cancelled.store(false, std::memory_order_release);
-    }
+    void reset() noexcept;
 
     /// Whether cancel() was called since the last reset().
     bool cancelled() const noexcept { return state_ && state_->cancelled.load(std::memory_order_acquire); }
 
     /// TCP connections opened so far (CURLINFO_NUM_CONNECTS summed): stays 1 while keep-alive works.
-    std::size_t connections_opened() const noexcept {
-        return state_ ? state_->connections.load(std::memory_order_relaxed) : 0;
-    }
+    std::size_t connections_opened() const noexcept;
 
     /// The options this transport was built with (copies get the same).
-    const curl_transport_options& options() const noexcept {
-        static const curl_transport_options defaults{};
-        return state_ ? state_->options : defaults;
-    }
+    const curl_transport_options& options() const noexcept;
 
 private:
     struct state {
@@ -537,6 +530,43 @@ private:
 };
 
 static_assert(is_transport_v<curl_transport>, "curl_transport must satisfy the transport contract");
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE result<http_response> curl_transport::send(const http_request& request) {
+    if (!state_) return error(errc::invalid_argument, "curl_transport used after being moved from");
+    try {
+        return state_->send(request);
+    } catch (const std::exception& e) {  // std::bad_alloc building a header list, say
+        return error(errc::transport, std::string("curl_transport: ") + e.what());
+    } catch (...) {
+        return error(errc::transport, "curl_transport: unexpected exception");
+    }
+}
+
+FOREWARN_INLINE void curl_transport::cancel() noexcept {
+    if (!state_) return;
+    state_->cancelled.store(true, std::memory_order_release);
+    // Wakes curl_multi_poll in send(). A wake-up sent before send() reaches the poll is kept
+    // by libcurl and ends the next poll at once, so no ordering of the two threads loses it.
+    if (state_->multi != nullptr) curl_multi_wakeup(state_->multi);
+}
+
+FOREWARN_INLINE void curl_transport::reset() noexcept {
+    if (state_) state_->cancelled.store(false, std::memory_order_release);
+}
+
+FOREWARN_INLINE auto curl_transport::connections_opened() const noexcept -> std::size_t {
+    return state_ ? state_->connections.load(std::memory_order_relaxed) : 0;
+}
+
+FOREWARN_INLINE const curl_transport_options& curl_transport::options() const noexcept {
+    static const curl_transport_options defaults{};
+    return state_ ? state_->options : defaults;
+}
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 FOREWARN_END_NAMESPACE
 

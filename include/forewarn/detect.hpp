@@ -4,13 +4,15 @@
 #include <forewarn/aws/endpoint.hpp>
 #include <forewarn/azure/endpoint.hpp>
 #include <forewarn/config.hpp>
-#include <forewarn/detail/json.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
 #include <forewarn/gce/endpoint.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/transport.hpp>
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/detail/json.hpp>  // RapidJSON: for the definitions only
+#endif
 
 #include <chrono>
 #include <condition_variable>
@@ -59,6 +61,9 @@ inline constexpr std::string_view azure_probe_path = "/metadata/instance/compute
 
 // Azure answers 200 with a JSON object; it sends no header of its own that a client could check,
 // so the body must be what IMDS sends. A GCE server refuses the request (no flavor header).
+/// What Azure's probe answer must be: a JSON object.
+result<void> azure_probe_body(std::string_view body);
+
 template <class Transport>
 result<void> probe_azure(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
     http_request req;
@@ -75,10 +80,7 @@ result<void> probe_azure(Transport& t, const std::string& base, std::chrono::mil
         return error(errc::not_metadata_server, "no Azure IMDS here: HTTP " + std::to_string(r->status), r->status);
     if (const std::string* type = r->header("Content-Type"); type && type->find("json") == std::string::npos)
         return error(errc::not_metadata_server, "no Azure IMDS here: the answer is " + *type + ", not JSON", 200);
-    auto doc = parse_json(r->body);
-    if (!doc) return error(errc::not_metadata_server, "no Azure IMDS here: " + doc.error().describe(), 200);
-    if (!doc->IsObject()) return error(errc::not_metadata_server, "no Azure IMDS here: the answer is not a JSON object", 200);
-    return {};
+    return azure_probe_body(r->body);
 }
 
 // GCE identifies itself: the root answers 200 with `Metadata-Flavor: Google`.
@@ -124,6 +126,18 @@ result<void> probe_aws(Transport& t, const std::string& base, std::chrono::milli
     if (!printable) return error(errc::not_metadata_server, "no AWS IMDSv2 here: the answer is not a session token", 200);
     return {};
 }
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE result<void> azure_probe_body(std::string_view body) {
+    auto doc = parse_json(body);
+    if (!doc) return error(errc::not_metadata_server, "no Azure IMDS here: " + doc.error().describe(), 200);
+    if (!doc->IsObject()) return error(errc::not_metadata_server, "no Azure IMDS here: the answer is not a JSON object", 200);
+    return {};
+}
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace detail
 

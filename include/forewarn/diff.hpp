@@ -90,8 +90,14 @@ inline change make_change(const document& d, change_kind kind, const event& e,
 }
 
 /// The reason the two documents alone give for an event of `previous` that `current` lacks.
-inline std::pair<recover_reason, std::string> vanished_reason(const event& last, const document& previous,
-                                                              const document& current) {
+std::pair<recover_reason, std::string> vanished_reason(const event& last, const document& previous,
+                                                       const document& current);
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE std::pair<recover_reason, std::string> vanished_reason(const event& last, const document& previous,
+                                                                       const document& current) {
     if (last.status == event_status::started) return {recover_reason::completed, "seen Started"};
     if (previous.origin == cloud::gce || current.origin == cloud::gce)
         return {recover_reason::completed, "GCE ends every notice by clearing it"};
@@ -99,6 +105,8 @@ inline std::pair<recover_reason, std::string> vanished_reason(const event& last,
         return {recover_reason::completed, "NotBefore had passed by the service's clock when it vanished"};
     return {recover_reason::unknown, "vanished without evidence of what happened"};
 }
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace detail
 
@@ -120,7 +128,12 @@ inline std::pair<recover_reason, std::string> vanished_reason(const event& last,
  * rule, so no work is done. An event first seen with a final status, and one that vanishes
  * after a final status, give nothing. Expected O(n + m) with hashing.
  */
-inline std::vector<change> diff(const document& previous, const document& current) {
+std::vector<change> diff(const document& previous, const document& current);
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE std::vector<change> diff(const document& previous, const document& current) {
     std::vector<change> out;
     if (!previous.incarnation.empty() && previous.incarnation == current.incarnation &&
         previous.origin == current.origin)
@@ -174,5 +187,7 @@ inline std::vector<change> diff(const document& previous, const document& curren
     }
     return out;
 }
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 FOREWARN_END_NAMESPACE

@@ -69,17 +69,10 @@ struct event {
     std::optional<std::int64_t> duration_in_seconds;
 
     /// The expected impact, or nothing when absent or unknown (-1).
-    std::optional<std::chrono::seconds> duration() const {
-        if (!duration_in_seconds || *duration_in_seconds < 0) return std::nullopt;
-        return std::chrono::seconds(*duration_in_seconds);
-    }
+    std::optional<std::chrono::seconds> duration() const;
 
     /// True when `name` is listed in resources (exact, case-sensitive match as Azure sends it).
-    bool affects(std::string_view name) const {
-        for (const auto& r : resources)
-            if (r == name) return true;
-        return false;
-    }
+    bool affects(std::string_view name) const;
 
     friend bool operator==(const event& a, const event& b) {
         return a.id == b.id && a.type == b.type && a.raw_type == b.raw_type && a.status == b.status &&
@@ -103,11 +96,7 @@ struct document {
     std::optional<std::chrono::system_clock::time_point> service_time;
 
     /// The event with this id, or nullptr.
-    const event* find(std::string_view event_id) const {
-        for (const auto& e : events)
-            if (e.id == event_id) return &e;
-        return nullptr;
-    }
+    const event* find(std::string_view event_id) const;
 
     /// Same service, incarnation and events (service_time is when it was asked, not content).
     friend bool operator==(const document& a, const document& b) {
@@ -194,5 +183,26 @@ constexpr event_source event_source_from_string(std::string_view name) noexcept 
     return event_source::unknown;
 }
 
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE std::optional<std::chrono::seconds> event::duration() const {
+    if (!duration_in_seconds || *duration_in_seconds < 0) return std::nullopt;
+    return std::chrono::seconds(*duration_in_seconds);
+}
+
+FOREWARN_INLINE bool event::affects(std::string_view name) const {
+    for (const auto& r : resources)
+        if (r == name) return true;
+    return false;
+}
+
+FOREWARN_INLINE const event* document::find(std::string_view event_id) const {
+    for (const auto& e : events)
+        if (e.id == event_id) return &e;
+    return nullptr;
+}
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 FOREWARN_END_NAMESPACE

@@ -38,12 +38,7 @@ constexpr std::string_view to_string(slot_state s) noexcept {
 }
 
 /// The wire word back to the state; anything else is none.
-inline slot_state slot_state_from_string(std::string_view s) noexcept {
-    if (s == "waiting") return slot_state::waiting;
-    if (s == "holding") return slot_state::holding;
-    if (s == "forced") return slot_state::forced;
-    return slot_state::none;
-}
+slot_state slot_state_from_string(std::string_view s) noexcept;
 
 /// One member of a group as the fleet view shows it.
 struct fleet_member {
@@ -76,7 +71,24 @@ struct slot_entry {
  * maintenance are busy; the waiting ones are served in the order they asked (no starvation).
  * `self` may take one when busy + (waiting members ahead of it) < max.
  */
-inline bool slot_admits(std::vector<slot_entry> entries, std::string_view self, std::size_t max) {
+bool slot_admits(std::vector<slot_entry> entries, std::string_view self, std::size_t max);
+
+/// Whether an event of the document takes this VM down: it names it (or names no VM at all).
+inline bool concerns(const event& e, std::string_view self) { return e.resources.empty() || e.affects(self); }
+
+/// This VM is in maintenance: an event naming it was approved by it or started by the platform.
+bool in_maintenance(const std::vector<local_event>& events, std::string_view self);
+
+bool any_started(const std::vector<local_event>& events, std::string_view self);
+
+/// A member name inside an etcd key or a file name: '%', '/' and bytes outside printable ASCII
+/// percent-encoded, so that a name from the network is data and never a path of keys.
+std::string encode_key_part(std::string_view name);
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE bool slot_admits(std::vector<slot_entry> entries, std::string_view self, std::size_t max) {
     std::sort(entries.begin(), entries.end(), [](const slot_entry& a, const slot_entry& b) { return a.order < b.order; });
     std::size_t busy = 0, ahead = 0;
     bool found = false;
@@ -93,25 +105,19 @@ inline bool slot_admits(std::vector<slot_entry> entries, std::string_view self, 
     return found && busy + ahead < max;
 }
 
-/// Whether an event of the document takes this VM down: it names it (or names no VM at all).
-inline bool concerns(const event& e, std::string_view self) { return e.resources.empty() || e.affects(self); }
-
-/// This VM is in maintenance: an event naming it was approved by it or started by the platform.
-inline bool in_maintenance(const std::vector<local_event>& events, std::string_view self) {
+FOREWARN_INLINE bool in_maintenance(const std::vector<local_event>& events, std::string_view self) {
     return std::any_of(events.begin(), events.end(), [&](const local_event& le) {
         return concerns(le.event, self) && (le.approved || le.event.status == event_status::started);
     });
 }
 
-inline bool any_started(const std::vector<local_event>& events, std::string_view self) {
+FOREWARN_INLINE bool any_started(const std::vector<local_event>& events, std::string_view self) {
     return std::any_of(events.begin(), events.end(), [&](const local_event& le) {
         return le.event.status == event_status::started && concerns(le.event, self);
     });
 }
 
-/// A member name inside an etcd key or a file name: '%', '/' and bytes outside printable ASCII
-/// percent-encoded, so that a name from the network is data and never a path of keys.
-inline std::string encode_key_part(std::string_view name) {
+FOREWARN_INLINE std::string encode_key_part(std::string_view name) {
     static constexpr char hex[] = "0123456789ABCDEF";
     std::string out;
     for (const char c : name) {
@@ -127,5 +133,20 @@ inline std::string encode_key_part(std::string_view name) {
     return out;
 }
 
+#endif  // FOREWARN_HEADER_DEFINITIONS
+
 }  // namespace detail
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE slot_state slot_state_from_string(std::string_view s) noexcept {
+    if (s == "waiting") return slot_state::waiting;
+    if (s == "holding") return slot_state::holding;
+    if (s == "forced") return slot_state::forced;
+    return slot_state::none;
+}
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
+
 FOREWARN_END_NAMESPACE

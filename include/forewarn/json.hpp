@@ -23,11 +23,13 @@
  */
 
 #include <forewarn/config.hpp>
-#include <forewarn/detail/json.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/time.hpp>
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/detail/json.hpp>  // RapidJSON: for the definitions only
+#endif
 
 #include <string>
 #include <string_view>
@@ -41,9 +43,20 @@ enum class invalid_utf8 {
 };
 
 namespace detail {
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
 
 /// The event's members into an object `w` has begun.
-inline void write_event_members(json_writer& w, const event& e) {
+void write_event_members(json_writer& w, const event& e);
+
+result<std::string> json_optional_string(const rapidjson::Value& obj, const char* name, const std::string& where);
+
+/// An event from the members of a JSON object (as write_event_members writes them).
+result<event> read_event(const rapidjson::Value& v, const std::string& where);
+
+result<std::string> json_text(const json_writer& w);
+
+FOREWARN_INLINE void write_event_members(json_writer& w, const event& e) {
     w.key("id");
     w.string(e.id);
     w.key("type");
@@ -82,15 +95,15 @@ inline void write_event_members(json_writer& w, const event& e) {
         w.null();
 }
 
-inline result<std::string> json_optional_string(const rapidjson::Value& obj, const char* name, const std::string& where) {
+FOREWARN_INLINE result<std::string> json_optional_string(const rapidjson::Value& obj, const char* name,
+                                                         const std::string& where) {
     const auto* v = json_member(obj, name);
     if (!v || v->IsNull()) return std::string();
     if (!v->IsString()) return json_type_error(where + name, "string", *v);
     return std::string(json_string_view(*v));
 }
 
-/// An event from the members of a JSON object (as write_event_members writes them).
-inline result<event> read_event(const rapidjson::Value& v, const std::string& where) {
+FOREWARN_INLINE result<event> read_event(const rapidjson::Value& v, const std::string& where) {
     if (!v.IsObject()) return json_type_error(where, "object", v);
     const std::string at = where.empty() ? std::string() : where + ".";
     event e;
@@ -140,15 +153,31 @@ inline result<event> read_event(const rapidjson::Value& v, const std::string& wh
     return e;
 }
 
-inline result<std::string> json_text(const json_writer& w) {
+FOREWARN_INLINE result<std::string> json_text(const json_writer& w) {
     if (!w.complete()) return error(errc::invalid_argument, "the event holds text that is not valid UTF-8: JSON cannot carry it");
     return w.str();
 }
 
+#endif  // FOREWARN_HEADER_DEFINITIONS
+
 }  // namespace detail
 
 /// The event as one JSON object (see the top of json.hpp).
-inline result<std::string> to_json(const event& e, invalid_utf8 bad = invalid_utf8::fail) {
+result<std::string> to_json(const event& e, invalid_utf8 bad = invalid_utf8::fail);
+
+/// The change as one JSON object: what forewarn-watch --json prints per line.
+result<std::string> to_json(const change& c, invalid_utf8 bad = invalid_utf8::fail);
+
+/// An event back from its JSON object. Unknown members are ignored (a newer writer may add some).
+result<event> event_from_json(std::string_view text);
+
+/// A change back from its JSON object (`previous` is not part of the form).
+result<change> change_from_json(std::string_view text);
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE result<std::string> to_json(const event& e, invalid_utf8 bad) {
     detail::json_writer w(bad == invalid_utf8::replace);
     w.begin_object();
     detail::write_event_members(w, e);
@@ -156,8 +185,7 @@ inline result<std::string> to_json(const event& e, invalid_utf8 bad = invalid_ut
     return detail::json_text(w);
 }
 
-/// The change as one JSON object: what forewarn-watch --json prints per line.
-inline result<std::string> to_json(const change& c, invalid_utf8 bad = invalid_utf8::fail) {
+FOREWARN_INLINE result<std::string> to_json(const change& c, invalid_utf8 bad) {
     detail::json_writer w(bad == invalid_utf8::replace);
     w.begin_object();
     w.key("change");
@@ -177,15 +205,13 @@ inline result<std::string> to_json(const change& c, invalid_utf8 bad = invalid_u
     return detail::json_text(w);
 }
 
-/// An event back from its JSON object. Unknown members are ignored (a newer writer may add some).
-inline result<event> event_from_json(std::string_view text) {
+FOREWARN_INLINE result<event> event_from_json(std::string_view text) {
     auto parsed = detail::parse_json(text);
     if (!parsed) return std::move(parsed).error();
     return detail::read_event(*parsed, "");
 }
 
-/// A change back from its JSON object (`previous` is not part of the form).
-inline result<change> change_from_json(std::string_view text) {
+FOREWARN_INLINE result<change> change_from_json(std::string_view text) {
     auto parsed = detail::parse_json(text);
     if (!parsed) return std::move(parsed).error();
     const rapidjson::Document& root = *parsed;
@@ -211,5 +237,7 @@ inline result<change> change_from_json(std::string_view text) {
     c.reason = recover_reason_from_string(reason);
     return c;
 }
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 FOREWARN_END_NAMESPACE

@@ -90,32 +90,10 @@ public:
 
     /// Waits until `due` (capped at `not_after`), or wake() (also one that came since the last
     /// wait), or cancel(); false when cancelled.
-    bool wait(clock::time_point due, clock::time_point not_after) {
-        const auto until = (std::min)(due, not_after);
-        std::unique_lock<std::mutex> lock(signal_->mutex);
-        clock_.wait_until(signal_, lock, until, [this] { return woken_ || cancelled_; });
-        woken_ = false;
-        return !cancelled_;
-    }
-    void wake() noexcept {
-        {
-            std::lock_guard<std::mutex> lock(signal_->mutex);
-            woken_ = true;
-        }
-        signal_->notify_all();
-    }
-    void cancel() noexcept {
-        {
-            std::lock_guard<std::mutex> lock(signal_->mutex);
-            cancelled_ = true;
-        }
-        signal_->notify_all();
-    }
-    void reset() noexcept {
-        std::lock_guard<std::mutex> lock(signal_->mutex);
-        cancelled_ = false;
-        woken_ = false;
-    }
+    bool wait(clock::time_point due, clock::time_point not_after);
+    void wake() noexcept;
+    void cancel() noexcept;
+    void reset() noexcept;
 
 private:
     forewarn::clock clock_;
@@ -123,6 +101,41 @@ private:
     bool woken_ = false;
     bool cancelled_ = false;
 };
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE bool source_pacer::wait(clock::time_point due, clock::time_point not_after) {
+    const auto until = (std::min)(due, not_after);
+    std::unique_lock<std::mutex> lock(signal_->mutex);
+    clock_.wait_until(signal_, lock, until, [this] { return woken_ || cancelled_; });
+    woken_ = false;
+    return !cancelled_;
+}
+
+FOREWARN_INLINE void source_pacer::wake() noexcept {
+    {
+        std::lock_guard<std::mutex> lock(signal_->mutex);
+        woken_ = true;
+    }
+    signal_->notify_all();
+}
+
+FOREWARN_INLINE void source_pacer::cancel() noexcept {
+    {
+        std::lock_guard<std::mutex> lock(signal_->mutex);
+        cancelled_ = true;
+    }
+    signal_->notify_all();
+}
+
+FOREWARN_INLINE void source_pacer::reset() noexcept {
+    std::lock_guard<std::mutex> lock(signal_->mutex);
+    cancelled_ = false;
+    woken_ = false;
+}
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace detail
 

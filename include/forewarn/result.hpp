@@ -5,12 +5,12 @@
 
 #include <cstddef>
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
-#include <variant>
 
 FOREWARN_BEGIN_NAMESPACE
 
@@ -72,37 +72,7 @@ struct error {
     error(errc c, std::string msg, int status) : code(c), http_status(status), message(std::move(msg)) {}
 
     /// "http_status (HTTP 400): ..." with the field and offset when known.
-    std::string describe() const {
-        std::string out(to_string(code));
-        if (http_status != 0) {
-            out += " (HTTP ";
-            out += std::to_string(http_status);
-            out += ')';
-        }
-        if (!field.empty()) {
-            out += " at ";
-            out += field;
-        }
-        if (offset != npos) {
-            out += " at offset ";
-            out += std::to_string(offset);
-        }
-        if (!message.empty()) {
-            out += ": ";
-            out += message;
-        }
-        if (!event_id.empty()) {
-            out += " (event ";
-            out += event_id;
-            out += ')';
-        }
-        if (!url.empty()) {
-            out += " [";
-            out += url;
-            out += ']';
-        }
-        return out;
-    }
+    std::string describe() const;
 
     /// This error with the URL it concerns (kept when one is set already).
     error&& at_url(std::string_view u) && {
@@ -118,10 +88,18 @@ struct error {
 
 namespace detail {
 /// What error() gives on a result that holds a value: not undefined behaviour, an error that says so.
-inline const error& no_error() noexcept {
+const error& no_error() noexcept;
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE const error& no_error() noexcept {
     static const error e(errc::unknown, "no error: the result holds a value");
     return e;
 }
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
+
 }  // namespace detail
 
 /// Thrown by result<T>::value() when the result holds an error.
@@ -145,35 +123,72 @@ class result {
 public:
     using value_type = T;
 
+    // A value or an error in one union: std::variant would do, at several times the compile cost
+    // (every result<T> instantiates its machinery) for two alternatives known in advance.
     template <class U = T, std::enable_if_t<std::is_default_constructible_v<U>, int> = 0>
-    result() : storage_(std::in_place_index<0>) {}
-    result(const T& v) : storage_(std::in_place_index<0>, v) {}
-    result(T&& v) : storage_(std::in_place_index<0>, std::move(v)) {}
-    result(const forewarn::error& e) : storage_(std::in_place_index<1>, e) {}
-    result(forewarn::error&& e) : storage_(std::in_place_index<1>, std::move(e)) {}
+    result() : value_(), has_value_(true) {}
+    result(const T& v) : value_(v), has_value_(true) {}
+    result(T&& v) : value_(std::move(v)), has_value_(true) {}
+    result(const forewarn::error& e) : error_(e), has_value_(false) {}
+    result(forewarn::error&& e) : error_(std::move(e)), has_value_(false) {}
 
-    bool has_value() const noexcept { return storage_.index() == 0; }
-    explicit operator bool() const noexcept { return has_value(); }
+    result(const result& other) : has_value_(other.has_value_) {
+        if (has_value_)
+            ::new (static_cast<void*>(std::addressof(value_))) T(other.value_);
+        else
+            ::new (static_cast<void*>(std::addressof(error_))) forewarn::error(other.error_);
+    }
+    result(result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(other.has_value_) {
+        if (has_value_)
+            ::new (static_cast<void*>(std::addressof(value_))) T(std::move(other.value_));
+        else
+            ::new (static_cast<void*>(std::addressof(error_))) forewarn::error(std::move(other.error_));
+    }
+    result& operator=(const result& other) {
+        if (this != &other) *this = result(other);
+        return *this;
+    }
+    result& operator=(result&& other) noexcept(std::is_nothrow_move_constructible_v<T> &&
+                                              std::is_nothrow_move_assignable_v<T>) {
+        if (this == &other) return *this;
+        if (has_value_ && other.has_value_) {
+            value_ = std::move(other.value_);
+        } else if (!has_value_ && !other.has_value_) {
+            error_ = std::move(other.error_);
+        } else {
+            destroy();
+            has_value_ = other.has_value_;
+            if (has_value_)
+                ::new (static_cast<void*>(std::addressof(value_))) T(std::move(other.value_));
+            else
+                ::new (static_cast<void*>(std::addressof(error_))) forewarn::error(std::move(other.error_));
+        }
+        return *this;
+    }
+    ~result() { destroy(); }
+
+    bool has_value() const noexcept { return has_value_; }
+    explicit operator bool() const noexcept { return has_value_; }
 
     T& value() & {
         check();
-        return *std::get_if<0>(&storage_);
+        return value_;
     }
     const T& value() const& {
         check();
-        return *std::get_if<0>(&storage_);
+        return value_;
     }
     T&& value() && {
         check();
-        return std::move(*std::get_if<0>(&storage_));
+        return std::move(value_);
     }
 
     /// Precondition: has_value().
-    T& operator*() & noexcept { return *std::get_if<0>(&storage_); }
-    const T& operator*() const& noexcept { return *std::get_if<0>(&storage_); }
-    T&& operator*() && noexcept { return std::move(*std::get_if<0>(&storage_)); }
-    T* operator->() noexcept { return std::get_if<0>(&storage_); }
-    const T* operator->() const noexcept { return std::get_if<0>(&storage_); }
+    T& operator*() & noexcept { return value_; }
+    const T& operator*() const& noexcept { return value_; }
+    T&& operator*() && noexcept { return std::move(value_); }
+    T* operator->() noexcept { return std::addressof(value_); }
+    const T* operator->() const noexcept { return std::addressof(value_); }
 
     template <class U>
     T value_or(U&& fallback) const& {
@@ -181,20 +196,25 @@ public:
     }
 
     /// The error; on a result that holds a value, an errc::unknown error that says so.
-    const forewarn::error& error() const& noexcept {
-        const auto* e = std::get_if<1>(&storage_);
-        return e ? *e : detail::no_error();
-    }
-    forewarn::error error() && {
-        auto* e = std::get_if<1>(&storage_);
-        return e ? std::move(*e) : detail::no_error();
-    }
+    const forewarn::error& error() const& noexcept { return has_value_ ? detail::no_error() : error_; }
+    forewarn::error error() && { return has_value_ ? detail::no_error() : std::move(error_); }
 
 private:
     void check() const {
-        if (!has_value()) throw bad_result_access(*std::get_if<1>(&storage_));
+        if (!has_value_) throw bad_result_access(error_);
     }
-    std::variant<T, forewarn::error> storage_;
+    void destroy() noexcept {
+        if (has_value_)
+            value_.~T();
+        else
+            error_.~error();
+    }
+
+    union {
+        T value_;
+        forewarn::error error_;
+    };
+    bool has_value_;
 };
 
 /// The outcome of a call that returns nothing on success.
@@ -220,5 +240,42 @@ private:
     forewarn::error error_;
     bool failed_ = false;
 };
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE std::string error::describe() const {
+    std::string out(to_string(code));
+    if (http_status != 0) {
+        out += " (HTTP ";
+        out += std::to_string(http_status);
+        out += ')';
+    }
+    if (!field.empty()) {
+        out += " at ";
+        out += field;
+    }
+    if (offset != npos) {
+        out += " at offset ";
+        out += std::to_string(offset);
+    }
+    if (!message.empty()) {
+        out += ": ";
+        out += message;
+    }
+    if (!event_id.empty()) {
+        out += " (event ";
+        out += event_id;
+        out += ')';
+    }
+    if (!url.empty()) {
+        out += " [";
+        out += url;
+        out += ']';
+    }
+    return out;
+}
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 FOREWARN_END_NAMESPACE

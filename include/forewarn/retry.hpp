@@ -26,7 +26,12 @@ namespace detail {
 /// A uniform draw from [0, 1) for backoff jitter: a splitmix64 stream per thread, seeded from the
 /// steady clock and the thread's own address. Jitter needs spread between processes and threads,
 /// not secrecy, and <random> would cost every translation unit that includes a client.
-inline double jitter_draw() noexcept {
+double jitter_draw() noexcept;
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE double jitter_draw() noexcept {
     thread_local std::uint64_t state =
         static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
         (static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&state)) << 16);
@@ -36,6 +41,8 @@ inline double jitter_draw() noexcept {
     z ^= z >> 31;
     return static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);  // 53 bits: [0, 1)
 }
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace detail
 
@@ -60,17 +67,7 @@ enum class retry_rules {
 };
 
 /// Whether an error is worth another try under a service's rules.
-inline bool is_retryable(const error& e, retry_rules rules) noexcept {
-    switch (e.code) {
-    case errc::transport:
-    case errc::timeout: return true;
-    case errc::http_status:
-        if (rules == retry_rules::azure)
-            return e.http_status == 410 || e.http_status == 429 || e.http_status == 500 || e.http_status == 503;
-        return e.http_status == 429 || (e.http_status >= 500 && e.http_status <= 599);
-    default: return false;
-    }
-}
+bool is_retryable(const error& e, retry_rules rules) noexcept;
 
 /**
  * Retries that may still be spent, shared by every call of a client: a token bucket that each
@@ -82,20 +79,9 @@ public:
     explicit retry_budget(double capacity = 20.0, double per_success = 0.2)
         : capacity_(capacity), per_success_(per_success), tokens_(capacity) {}
 
-    bool try_spend() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (tokens_ < 1.0) return false;
-        tokens_ -= 1.0;
-        return true;
-    }
-    void on_success() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        tokens_ = (std::min)(capacity_, tokens_ + per_success_);
-    }
-    double available() const {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return tokens_;
-    }
+    bool try_spend();
+    void on_success();
+    double available() const;
 
 private:
     mutable std::mutex mutex_;
@@ -116,27 +102,11 @@ public:
         : clock_(std::move(c)), limit_(limit), window_(window) {}
 
     /// Takes a slot if the window has one; otherwise returns how long until it will (and takes nothing).
-    std::chrono::nanoseconds try_acquire() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (limit_ == 0) return std::chrono::nanoseconds(0);
-        const auto now = clock_.now();
-        while (!sent_.empty() && now - sent_.front() >= window_) sent_.pop_front();
-        if (sent_.size() < limit_) {
-            sent_.push_back(now);
-            return std::chrono::nanoseconds(0);
-        }
-        return sent_.front() + window_ - now;
-    }
+    std::chrono::nanoseconds try_acquire();
 
     /// Waits for a slot on `sleep` (which should be on this limiter's clock); false when it was
     /// interrupted first.
-    bool acquire(interruptible_sleep& sleep) {
-        for (;;) {
-            const auto wait = try_acquire();
-            if (wait.count() == 0) return true;
-            if (!sleep.sleep_for(wait)) return false;
-        }
-    }
+    bool acquire(interruptible_sleep& sleep);
 
     std::size_t limit() const noexcept { return limit_; }
     std::chrono::nanoseconds window() const noexcept { return window_; }
@@ -145,14 +115,7 @@ public:
     /// The process-wide limiter for a host ("169.254.169.254:80") on a clock: 5 requests in any
     /// second. Clients on one clock share it; a manual clock gets limiters of its own (each keeps
     /// its clock alive, so a clock's address is never reused while its limiters exist).
-    static std::shared_ptr<rate_limiter> for_host(std::string_view authority, const forewarn::clock& c = {}) {
-        static std::mutex m;
-        static std::map<std::pair<std::string, const void*>, std::shared_ptr<rate_limiter>> limiters;
-        std::lock_guard<std::mutex> lock(m);
-        auto& slot = limiters[std::make_pair(std::string(authority), static_cast<const void*>(c.impl().get()))];
-        if (!slot) slot = std::make_shared<rate_limiter>(5, std::chrono::seconds(1), c);
-        return slot;
-    }
+    static std::shared_ptr<rate_limiter> for_host(std::string_view authority, const forewarn::clock& c = {});
 
 private:
     forewarn::clock clock_;
@@ -174,14 +137,7 @@ public:
     const std::shared_ptr<retry_budget>& budget() const noexcept { return budget_; }
 
     /// The delay before retry number `retry` (1 for the first retry), jittered.
-    std::chrono::milliseconds backoff(int retry) const {
-        double d = static_cast<double>(options_.initial_backoff.count());
-        for (int i = 1; i < retry && d < static_cast<double>(options_.max_backoff.count()); ++i)
-            d *= options_.multiplier;
-        d = (std::min)(d, static_cast<double>(options_.max_backoff.count()));
-        const double j = std::clamp(options_.jitter, 0.0, 1.0);
-        return std::chrono::milliseconds(static_cast<std::int64_t>(d * (1.0 - j * detail::jitter_draw())));
-    }
+    std::chrono::milliseconds backoff(int retry) const;
 
     /**
      * Runs `attempt` (a callable returning result<R>) until it succeeds, fails for good, or the
@@ -231,5 +187,78 @@ private:
     retry_options options_;
     std::shared_ptr<retry_budget> budget_;
 };
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE bool is_retryable(const error& e, retry_rules rules) noexcept {
+    switch (e.code) {
+    case errc::transport:
+    case errc::timeout: return true;
+    case errc::http_status:
+        if (rules == retry_rules::azure)
+            return e.http_status == 410 || e.http_status == 429 || e.http_status == 500 || e.http_status == 503;
+        return e.http_status == 429 || (e.http_status >= 500 && e.http_status <= 599);
+    default: return false;
+    }
+}
+
+FOREWARN_INLINE bool retry_budget::try_spend() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (tokens_ < 1.0) return false;
+    tokens_ -= 1.0;
+    return true;
+}
+
+FOREWARN_INLINE void retry_budget::on_success() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    tokens_ = (std::min)(capacity_, tokens_ + per_success_);
+}
+
+FOREWARN_INLINE double retry_budget::available() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return tokens_;
+}
+
+FOREWARN_INLINE std::chrono::nanoseconds rate_limiter::try_acquire() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (limit_ == 0) return std::chrono::nanoseconds(0);
+    const auto now = clock_.now();
+    while (!sent_.empty() && now - sent_.front() >= window_) sent_.pop_front();
+    if (sent_.size() < limit_) {
+        sent_.push_back(now);
+        return std::chrono::nanoseconds(0);
+    }
+    return sent_.front() + window_ - now;
+}
+
+FOREWARN_INLINE bool rate_limiter::acquire(interruptible_sleep& sleep) {
+    for (;;) {
+        const auto wait = try_acquire();
+        if (wait.count() == 0) return true;
+        if (!sleep.sleep_for(wait)) return false;
+    }
+}
+
+FOREWARN_INLINE std::shared_ptr<rate_limiter> rate_limiter::for_host(std::string_view authority,
+                                                                     const forewarn::clock& c) {
+    static std::mutex m;
+    static std::map<std::pair<std::string, const void*>, std::shared_ptr<rate_limiter>> limiters;
+    std::lock_guard<std::mutex> lock(m);
+    auto& slot = limiters[std::make_pair(std::string(authority), static_cast<const void*>(c.impl().get()))];
+    if (!slot) slot = std::make_shared<rate_limiter>(5, std::chrono::seconds(1), c);
+    return slot;
+}
+
+FOREWARN_INLINE std::chrono::milliseconds retry_policy::backoff(int retry) const {
+    double d = static_cast<double>(options_.initial_backoff.count());
+    for (int i = 1; i < retry && d < static_cast<double>(options_.max_backoff.count()); ++i)
+        d *= options_.multiplier;
+    d = (std::min)(d, static_cast<double>(options_.max_backoff.count()));
+    const double j = std::clamp(options_.jitter, 0.0, 1.0);
+    return std::chrono::milliseconds(static_cast<std::int64_t>(d * (1.0 - j * detail::jitter_draw())));
+}
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 FOREWARN_END_NAMESPACE

@@ -72,43 +72,14 @@ public:
     bool at_end() const noexcept { return pos_ >= text_.size(); }
     char peek() const noexcept { return at_end() ? '\0' : text_[pos_]; }
 
-    error fail(std::string what, std::size_t at) const {
-        error e(errc::parse_error, what + " in time \"" + std::string(text_) + '"');
-        e.offset = at;
-        return e;
-    }
+    error fail(std::string what, std::size_t at) const;
     error fail(std::string what) const { return fail(std::move(what), pos_); }
 
     /// Exactly `n` ASCII digits (n <= 9).
-    bool digits(std::size_t n, std::int64_t& out) noexcept {
-        if (pos_ > text_.size() || text_.size() - pos_ < n) return false;
-        std::int64_t v = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            const char c = text_[pos_ + i];
-            if (c < '0' || c > '9') return false;
-            v = v * 10 + (c - '0');
-        }
-        pos_ += n;
-        out = v;
-        return true;
-    }
-    bool literal(char c) noexcept {
-        if (at_end() || text_[pos_] != c) return false;
-        ++pos_;
-        return true;
-    }
+    bool digits(std::size_t n, std::int64_t& out) noexcept;
+    bool literal(char c) noexcept;
     /// Three ASCII letters, case-insensitive, matched against `names`; the index or -1.
-    int name3(const std::string_view* names, int count) noexcept {
-        if (pos_ > text_.size() || text_.size() - pos_ < 3) return -1;
-        const auto word = text_.substr(pos_, 3);
-        for (int i = 0; i < count; ++i) {
-            if (iequals(word, names[i])) {
-                pos_ += 3;
-                return i;
-            }
-        }
-        return -1;
-    }
+    int name3(const std::string_view* names, int count) noexcept;
     std::string_view rest() const noexcept { return text_.substr(pos_); }
     void advance(std::size_t n) noexcept { pos_ += n; }
 
@@ -118,10 +89,68 @@ private:
 };
 
 /// Checks the fields of a civil time and turns them into seconds since the epoch.
-inline result<std::int64_t> checked_epoch_seconds(const time_scanner& s, std::int64_t year, std::int64_t month,
-                                                  std::int64_t day, std::int64_t hour, std::int64_t minute,
-                                                  std::int64_t second, std::size_t month_at, std::size_t day_at,
-                                                  std::size_t time_at) {
+result<std::int64_t> checked_epoch_seconds(const time_scanner& s, std::int64_t year, std::int64_t month,
+                                           std::int64_t day, std::int64_t hour, std::int64_t minute,
+                                           std::int64_t second, std::size_t month_at, std::size_t day_at,
+                                           std::size_t time_at);
+
+/// Seconds (plus nanoseconds) since the epoch as a system_clock time, if it fits.
+result<std::chrono::system_clock::time_point> to_time_point(const time_scanner& s, std::int64_t secs, std::int64_t nanos);
+
+/// The part of RFC 1123 after the day name: "11 Apr 2022 22:26:58 GMT" (the day may have one
+/// digit; GMT or UTC). AWS's scheduled events write their times in exactly this form.
+result<std::chrono::system_clock::time_point> parse_day_month_year_time(time_scanner& s);
+
+/// "Mon, 11 Apr 2022 22:26:58 GMT" (RFC 1123; the day may have one digit; GMT or UTC).
+result<std::chrono::system_clock::time_point> parse_rfc1123(std::string_view text);
+
+/// "2016-09-19T18:29:47Z", "2016-09-19T18:29:47.123456+02:00", "...-0130": a zone is required.
+result<std::chrono::system_clock::time_point> parse_iso8601(std::string_view text);
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE error time_scanner::fail(std::string what, std::size_t at) const {
+    error e(errc::parse_error, what + " in time \"" + std::string(text_) + '"');
+    e.offset = at;
+    return e;
+}
+
+FOREWARN_INLINE bool time_scanner::digits(std::size_t n, std::int64_t& out) noexcept {
+    if (pos_ > text_.size() || text_.size() - pos_ < n) return false;
+    std::int64_t v = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const char c = text_[pos_ + i];
+        if (c < '0' || c > '9') return false;
+        v = v * 10 + (c - '0');
+    }
+    pos_ += n;
+    out = v;
+    return true;
+}
+
+FOREWARN_INLINE bool time_scanner::literal(char c) noexcept {
+    if (at_end() || text_[pos_] != c) return false;
+    ++pos_;
+    return true;
+}
+
+FOREWARN_INLINE int time_scanner::name3(const std::string_view* names, int count) noexcept {
+    if (pos_ > text_.size() || text_.size() - pos_ < 3) return -1;
+    const auto word = text_.substr(pos_, 3);
+    for (int i = 0; i < count; ++i) {
+        if (iequals(word, names[i])) {
+            pos_ += 3;
+            return i;
+        }
+    }
+    return -1;
+}
+
+FOREWARN_INLINE result<std::int64_t> checked_epoch_seconds(const time_scanner& s, std::int64_t year, std::int64_t month,
+                                                           std::int64_t day, std::int64_t hour, std::int64_t minute,
+                                                           std::int64_t second, std::size_t month_at,
+                                                           std::size_t day_at, std::size_t time_at) {
     if (month < 1 || month > 12) return s.fail("month " + std::to_string(month) + " is not 1..12", month_at);
     const auto dim = days_in_month(year, static_cast<unsigned>(month));
     if (day < 1 || day > static_cast<std::int64_t>(dim))
@@ -136,9 +165,8 @@ inline result<std::int64_t> checked_epoch_seconds(const time_scanner& s, std::in
     return days * 86400 + hour * 3600 + minute * 60 + second;
 }
 
-/// Seconds (plus nanoseconds) since the epoch as a system_clock time, if it fits.
-inline result<std::chrono::system_clock::time_point> to_time_point(const time_scanner& s, std::int64_t secs,
-                                                                   std::int64_t nanos) {
+FOREWARN_INLINE result<std::chrono::system_clock::time_point> to_time_point(const time_scanner& s, std::int64_t secs,
+                                                                            std::int64_t nanos) {
     using namespace std::chrono;
     using tp = system_clock::time_point;
     const auto max_s = duration_cast<seconds>((tp::max)().time_since_epoch()).count() - 1;
@@ -149,9 +177,7 @@ inline result<std::chrono::system_clock::time_point> to_time_point(const time_sc
     return tp(duration_cast<system_clock::duration>(seconds(secs)) + duration_cast<system_clock::duration>(nanoseconds(nanos)));
 }
 
-/// The part of RFC 1123 after the day name: "11 Apr 2022 22:26:58 GMT" (the day may have one
-/// digit; GMT or UTC). AWS's scheduled events write their times in exactly this form.
-inline result<std::chrono::system_clock::time_point> parse_day_month_year_time(time_scanner& s) {
+FOREWARN_INLINE result<std::chrono::system_clock::time_point> parse_day_month_year_time(time_scanner& s) {
     const auto date_at = s.pos();
     std::int64_t day = 0;
     if (!s.digits(2, day) && !s.digits(1, day)) return s.fail("expected the day of the month");
@@ -176,8 +202,7 @@ inline result<std::chrono::system_clock::time_point> parse_day_month_year_time(t
     return to_time_point(s, *secs, 0);
 }
 
-/// "Mon, 11 Apr 2022 22:26:58 GMT" (RFC 1123; the day may have one digit; GMT or UTC).
-inline result<std::chrono::system_clock::time_point> parse_rfc1123(std::string_view text) {
+FOREWARN_INLINE result<std::chrono::system_clock::time_point> parse_rfc1123(std::string_view text) {
     time_scanner s(text);
     if (s.name3(weekday_names, 7) < 0) return s.fail("expected a day name (Mon..Sun)");
     if (!s.literal(',')) return s.fail("expected ',' after the day name");
@@ -185,8 +210,7 @@ inline result<std::chrono::system_clock::time_point> parse_rfc1123(std::string_v
     return parse_day_month_year_time(s);
 }
 
-/// "2016-09-19T18:29:47Z", "2016-09-19T18:29:47.123456+02:00", "...-0130": a zone is required.
-inline result<std::chrono::system_clock::time_point> parse_iso8601(std::string_view text) {
+FOREWARN_INLINE result<std::chrono::system_clock::time_point> parse_iso8601(std::string_view text) {
     time_scanner s(text);
     std::int64_t year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
     if (!s.digits(4, year)) return s.fail("expected a four-digit year");
@@ -235,6 +259,8 @@ inline result<std::chrono::system_clock::time_point> parse_iso8601(std::string_v
     return to_time_point(s, *secs - offset_s, nanos);
 }
 
+#endif  // FOREWARN_HEADER_DEFINITIONS
+
 }  // namespace detail
 
 /**
@@ -244,43 +270,36 @@ inline result<std::chrono::system_clock::time_point> parse_iso8601(std::string_v
  * Anything else is errc::parse_error with the offset of the first bad character. The day name
  * of RFC 1123 is checked to be a day name but not against the date: it carries no information.
  */
-inline result<std::optional<std::chrono::system_clock::time_point>> parse_time(std::string_view text) {
-    using opt = std::optional<std::chrono::system_clock::time_point>;
-    if (text.empty()) return opt{};
-    const char c = text.front();
-    auto tp = (c >= '0' && c <= '9') ? detail::parse_iso8601(text) : detail::parse_rfc1123(text);
-    if (!tp) return std::move(tp).error();
-    return opt{*tp};
-}
-
+result<std::optional<std::chrono::system_clock::time_point>> parse_time(std::string_view text);
 
 /**
  * AWS scheduled events' form: "21 Jan 2019 09:00:43 GMT" (RFC 1123 without the day name; the
  * day may have one digit, "8 May 2020 ..."), or "" (no time). Anything else is errc::parse_error
  * with the offset of the first bad character.
  */
-inline result<std::optional<std::chrono::system_clock::time_point>> parse_aws_time(std::string_view text) {
-    using opt = std::optional<std::chrono::system_clock::time_point>;
-    if (text.empty()) return opt{};
-    detail::time_scanner s(text);
-    auto tp = detail::parse_day_month_year_time(s);
-    if (!tp) return std::move(tp).error();
-    return opt{*tp};
-}
+result<std::optional<std::chrono::system_clock::time_point>> parse_aws_time(std::string_view text);
 
 namespace detail {
-inline void append_padded(std::string& out, std::int64_t v, int width) {
-    std::string digits = std::to_string(v < 0 ? -v : v);
-    if (v < 0) out += '-';
-    for (int i = static_cast<int>(digits.size()); i < width; ++i) out += '0';
-    out += digits;
-}
+void append_padded(std::string& out, std::int64_t v, int width);
 struct civil_time {
     civil_date date;
     std::int64_t secs_of_day;
     std::int64_t days;
 };
-inline civil_time split_time(std::chrono::system_clock::time_point t) noexcept {
+civil_time split_time(std::chrono::system_clock::time_point t) noexcept;
+void append_hms(std::string& out, std::int64_t secs_of_day);
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE void append_padded(std::string& out, std::int64_t v, int width) {
+    std::string digits = std::to_string(v < 0 ? -v : v);
+    if (v < 0) out += '-';
+    for (int i = static_cast<int>(digits.size()); i < width; ++i) out += '0';
+    out += digits;
+}
+
+FOREWARN_INLINE civil_time split_time(std::chrono::system_clock::time_point t) noexcept {
     using namespace std::chrono;
     // floor, not truncation: a time before 1970 belongs to the earlier second.
     auto s = duration_cast<seconds>(t.time_since_epoch());
@@ -293,19 +312,52 @@ inline civil_time split_time(std::chrono::system_clock::time_point t) noexcept {
     }
     return {civil_from_days(days), rem, days};
 }
-inline void append_hms(std::string& out, std::int64_t secs_of_day) {
+
+FOREWARN_INLINE void append_hms(std::string& out, std::int64_t secs_of_day) {
     append_padded(out, secs_of_day / 3600, 2);
     out += ':';
     append_padded(out, secs_of_day / 60 % 60, 2);
     out += ':';
     append_padded(out, secs_of_day % 60, 2);
 }
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
+
 }  // namespace detail
 
 /// "2022-04-11T22:26:58Z": UTC, whole seconds (fractions are dropped, rounding down), or with
 /// `exact` the fraction too when there is one ("2022-04-11T22:26:58.25Z"), so that
 /// parse_iso8601 gives back the same time point.
-inline std::string format_iso8601(std::chrono::system_clock::time_point t, bool exact = false) {
+std::string format_iso8601(std::chrono::system_clock::time_point t, bool exact = false);
+
+/// "Mon, 11 Apr 2022 22:26:58 GMT": what Azure sends in NotBefore (the emulator writes it).
+std::string format_rfc1123(std::chrono::system_clock::time_point t);
+
+/// AWS scheduled events' form of a time: "21 Jan 2019 09:00:43 GMT" (RFC 1123 without the day name).
+inline std::string format_aws_time(std::chrono::system_clock::time_point t) { return format_rfc1123(t).substr(5); }
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE result<std::optional<std::chrono::system_clock::time_point>> parse_time(std::string_view text) {
+    using opt = std::optional<std::chrono::system_clock::time_point>;
+    if (text.empty()) return opt{};
+    const char c = text.front();
+    auto tp = (c >= '0' && c <= '9') ? detail::parse_iso8601(text) : detail::parse_rfc1123(text);
+    if (!tp) return std::move(tp).error();
+    return opt{*tp};
+}
+
+FOREWARN_INLINE result<std::optional<std::chrono::system_clock::time_point>> parse_aws_time(std::string_view text) {
+    using opt = std::optional<std::chrono::system_clock::time_point>;
+    if (text.empty()) return opt{};
+    detail::time_scanner s(text);
+    auto tp = detail::parse_day_month_year_time(s);
+    if (!tp) return std::move(tp).error();
+    return opt{*tp};
+}
+
+FOREWARN_INLINE std::string format_iso8601(std::chrono::system_clock::time_point t, bool exact) {
     const auto ct = detail::split_time(t);
     std::string out;
     out.reserve(30);
@@ -333,8 +385,7 @@ inline std::string format_iso8601(std::chrono::system_clock::time_point t, bool 
     return out;
 }
 
-/// "Mon, 11 Apr 2022 22:26:58 GMT": what Azure sends in NotBefore (the emulator writes it).
-inline std::string format_rfc1123(std::chrono::system_clock::time_point t) {
+FOREWARN_INLINE std::string format_rfc1123(std::chrono::system_clock::time_point t) {
     const auto ct = detail::split_time(t);
     std::string out;
     out.reserve(29);
@@ -351,7 +402,6 @@ inline std::string format_rfc1123(std::chrono::system_clock::time_point t) {
     return out;
 }
 
-/// AWS scheduled events' form of a time: "21 Jan 2019 09:00:43 GMT" (RFC 1123 without the day name).
-inline std::string format_aws_time(std::chrono::system_clock::time_point t) { return format_rfc1123(t).substr(5); }
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 FOREWARN_END_NAMESPACE

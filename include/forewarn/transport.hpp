@@ -37,11 +37,7 @@ struct http_header {
 using http_headers = std::vector<http_header>;
 
 /// The value of the first header called `name` (case-insensitive), or nullptr.
-inline const std::string* find_header(const http_headers& headers, std::string_view name) noexcept {
-    for (const auto& h : headers)
-        if (detail::iequals(h.name, name)) return &h.value;
-    return nullptr;
-}
+const std::string* find_header(const http_headers& headers, std::string_view name) noexcept;
 
 /// What a client asks a transport to send. Timeouts are per request: Azure's first call may
 /// take two minutes, a GCE long-poll lasts timeout_sec plus a margin, a normal poll a few seconds.
@@ -78,12 +74,7 @@ template <class T, class = void>
 struct is_transport : std::false_type {};
 
 template <class T>
-struct is_transport<T, std::void_t<decltype(std::declval<T&>().send(std::declval<const http_request&>())),
-                                   decltype(std::declval<T&>().cancel()),
-                                   decltype(std::declval<T&>().reset())>>
-    : std::bool_constant<std::is_same_v<decltype(std::declval<T&>().send(std::declval<const http_request&>())),
-                                        result<http_response>> &&
-                         noexcept(std::declval<T&>().cancel()) && noexcept(std::declval<T&>().reset())> {};
+struct is_transport<T, std::void_t<decltype(std::declval<T&>().send(std::declval<const http_request&>())), decltype(std::declval<T&>().cancel()), decltype(std::declval<T&>().reset())>> : std::bool_constant<std::is_same_v<decltype(std::declval<T&>().send(std::declval<const http_request&>())), result<http_response>> && noexcept(std::declval<T&>().cancel()) && noexcept(std::declval<T&>().reset())> {};
 
 template <class T>
 inline constexpr bool is_transport_v = is_transport<T>::value;
@@ -93,5 +84,16 @@ inline constexpr bool is_transport_v = is_transport<T>::value;
 template <class T>
 concept transport = is_transport_v<T>;
 #endif
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE const std::string* find_header(const http_headers& headers, std::string_view name) noexcept {
+    for (const auto& h : headers)
+        if (detail::iequals(h.name, name)) return &h.value;
+    return nullptr;
+}
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 FOREWARN_END_NAMESPACE

@@ -78,7 +78,14 @@ struct client_options {
 namespace detail {
 
 // A token is a short printable ASCII string; anything else is not IMDS talking.
-inline bool aws_token_acceptable(std::string_view t) noexcept {
+bool aws_token_acceptable(std::string_view t) noexcept;
+
+error aws_status_error(int status, std::string_view what);
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE bool aws_token_acceptable(std::string_view t) noexcept {
     if (t.empty() || t.size() > 4096) return false;
     for (const char c : t) {
         const auto b = static_cast<unsigned char>(c);
@@ -87,7 +94,7 @@ inline bool aws_token_acceptable(std::string_view t) noexcept {
     return true;
 }
 
-inline error aws_status_error(int status, std::string_view what) {
+FOREWARN_INLINE error aws_status_error(int status, std::string_view what) {
     switch (status) {
     case 400: return error(errc::http_status, std::string(what) + ": 400 Bad Request (a token TTL outside 1..21600?)", 400);
     case 401: return error(errc::http_status, std::string(what) + ": 401 Unauthorized (missing or expired session token)", 401);
@@ -103,6 +110,8 @@ inline error aws_status_error(int status, std::string_view what) {
     default: return error(errc::http_status, std::string(what) + ": HTTP " + std::to_string(status), status);
     }
 }
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace detail
 
@@ -405,3 +414,6 @@ FOREWARN_END_NAMESPACE
 
 #define FOREWARN_AWS_CLIENT_DEFINED
 #include <forewarn/detail/extern_templates.hpp>
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/detail/json.hpp>  // RapidJSON: for the definitions only
+#endif

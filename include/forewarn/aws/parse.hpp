@@ -15,11 +15,13 @@
 
 #include <forewarn/aws/vocabulary.hpp>
 #include <forewarn/config.hpp>
-#include <forewarn/detail/json.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/time.hpp>
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/detail/json.hpp>  // RapidJSON: for the definitions only
+#endif
 
 #include <string>
 #include <string_view>
@@ -42,9 +44,22 @@ inline constexpr std::string_view rebalance_event_id = "rebalance-recommendation
 }  // namespace aws
 
 namespace detail {
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
 
-inline result<const rapidjson::Value*> aws_string_member(const rapidjson::Value& obj, std::string_view name,
-                                                         const std::string& where, bool required) {
+result<const rapidjson::Value*> aws_string_member(const rapidjson::Value& obj, std::string_view name,
+                                                  const std::string& where, bool required);
+
+result<rapidjson::Document> aws_parse_body(std::string_view body, std::string_view what);
+
+// A time member in ISO-8601 (the Spot and rebalance notices) or AWS's "21 Jan 2019 09:00:43 GMT".
+result<std::optional<std::chrono::system_clock::time_point>> aws_time_member(const rapidjson::Value& obj,
+                                                                             std::string_view name,
+                                                                             const std::string& where, bool required,
+                                                                             bool aws_form);
+
+FOREWARN_INLINE result<const rapidjson::Value*> aws_string_member(const rapidjson::Value& obj, std::string_view name,
+                                                                  const std::string& where, bool required) {
     const auto* v = json_member(obj, name);
     if (!v || v->IsNull()) {
         if (required) return json_shape_error(where + "." + std::string(name), "required member missing");
@@ -54,7 +69,7 @@ inline result<const rapidjson::Value*> aws_string_member(const rapidjson::Value&
     return v;
 }
 
-inline result<rapidjson::Document> aws_parse_body(std::string_view body, std::string_view what) {
+FOREWARN_INLINE result<rapidjson::Document> aws_parse_body(std::string_view body, std::string_view what) {
     if (trim(body).empty()) {
         error e(errc::empty_body, std::string(what) + ": empty answer");
         e.field = std::string(what);
@@ -63,11 +78,11 @@ inline result<rapidjson::Document> aws_parse_body(std::string_view body, std::st
     return parse_json(body);
 }
 
-// A time member in ISO-8601 (the Spot and rebalance notices) or AWS's "21 Jan 2019 09:00:43 GMT".
-inline result<std::optional<std::chrono::system_clock::time_point>> aws_time_member(const rapidjson::Value& obj,
-                                                                                     std::string_view name,
-                                                                                     const std::string& where,
-                                                                                     bool required, bool aws_form) {
+FOREWARN_INLINE result<std::optional<std::chrono::system_clock::time_point>> aws_time_member(const rapidjson::Value& obj,
+                                                                                             std::string_view name,
+                                                                                             const std::string& where,
+                                                                                             bool required,
+                                                                                             bool aws_form) {
     auto v = aws_string_member(obj, name, where, required);
     if (!v) return std::move(v).error();
     if (!*v) return std::optional<std::chrono::system_clock::time_point>();
@@ -82,6 +97,8 @@ inline result<std::optional<std::chrono::system_clock::time_point>> aws_time_mem
     return t;
 }
 
+#endif  // FOREWARN_HEADER_DEFINITIONS
+
 }  // namespace detail
 
 namespace aws {
@@ -91,7 +108,27 @@ namespace aws {
  * (terminate: preempt, stop, hibernate; else unknown, raw_type keeps it), status scheduled with
  * `not_before` the action's time (about two minutes ahead: it cannot be delayed or approved).
  */
-inline result<event> parse_spot_instance_action(std::string_view body) {
+result<event> parse_spot_instance_action(std::string_view body);
+
+/**
+ * The rebalance recommendation body as an event: id rebalance_event_id, type rebalance,
+ * raw_type "rebalance", status scheduled, `not_before` its noticeTime (when it was given: a
+ * Spot instance at elevated risk of interruption, no fixed time).
+ */
+result<event> parse_rebalance_recommendation(std::string_view body);
+
+/**
+ * The scheduled-events list as events: id EventId, type from Code, raw_type the Code, status
+ * from State (active scheduled, completed, canceled cancelled; raw_status keeps it),
+ * `not_before` NotBefore, description Description. NotAfter is checked but has no field in the
+ * model. An EventId twice, a missing EventId or Code, or a malformed time is an error.
+ */
+result<std::vector<event>> parse_scheduled_events(std::string_view body);
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE result<event> parse_spot_instance_action(std::string_view body) {
     auto doc = detail::aws_parse_body(body, "spot/instance-action");
     if (!doc) return std::move(doc).error();
     const rapidjson::Value& root = *doc;
@@ -111,12 +148,7 @@ inline result<event> parse_spot_instance_action(std::string_view body) {
     return e;
 }
 
-/**
- * The rebalance recommendation body as an event: id rebalance_event_id, type rebalance,
- * raw_type "rebalance", status scheduled, `not_before` its noticeTime (when it was given: a
- * Spot instance at elevated risk of interruption, no fixed time).
- */
-inline result<event> parse_rebalance_recommendation(std::string_view body) {
+FOREWARN_INLINE result<event> parse_rebalance_recommendation(std::string_view body) {
     auto doc = detail::aws_parse_body(body, "rebalance");
     if (!doc) return std::move(doc).error();
     const rapidjson::Value& root = *doc;
@@ -133,13 +165,7 @@ inline result<event> parse_rebalance_recommendation(std::string_view body) {
     return e;
 }
 
-/**
- * The scheduled-events list as events: id EventId, type from Code, raw_type the Code, status
- * from State (active scheduled, completed, canceled cancelled; raw_status keeps it),
- * `not_before` NotBefore, description Description. NotAfter is checked but has no field in the
- * model. An EventId twice, a missing EventId or Code, or a malformed time is an error.
- */
-inline result<std::vector<event>> parse_scheduled_events(std::string_view body) {
+FOREWARN_INLINE result<std::vector<event>> parse_scheduled_events(std::string_view body) {
     auto doc = detail::aws_parse_body(body, "events/maintenance/scheduled");
     if (!doc) return std::move(doc).error();
     const rapidjson::Value& root = *doc;
@@ -178,6 +204,8 @@ inline result<std::vector<event>> parse_scheduled_events(std::string_view body) 
     }
     return out;
 }
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace aws
 FOREWARN_END_NAMESPACE

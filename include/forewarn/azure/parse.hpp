@@ -6,10 +6,12 @@
 
 #include <forewarn/azure/vocabulary.hpp>
 #include <forewarn/config.hpp>
-#include <forewarn/detail/json.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/time.hpp>
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/detail/json.hpp>  // RapidJSON: for the definitions only
+#endif
 
 #include <cstdint>
 #include <optional>
@@ -20,8 +22,19 @@
 
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
 
-inline std::string azure_event_field(std::size_t index, std::string_view member) {
+std::string azure_event_field(std::size_t index, std::string_view member);
+
+/// An optional member: absent and null both mean "not sent" (serialisers write null for unset).
+const rapidjson::Value* azure_optional_member(const rapidjson::Value& obj, std::string_view name) noexcept;
+
+result<std::string> azure_required_string(const rapidjson::Value& obj, std::size_t index, std::string_view name);
+
+result<event> azure_parse_event(const rapidjson::Value& v, std::size_t i, bool preview);
+
+FOREWARN_INLINE std::string azure_event_field(std::size_t index, std::string_view member) {
     std::string f = "Events[" + std::to_string(index) + ']';
     if (!member.empty()) {
         f += '.';
@@ -30,20 +43,21 @@ inline std::string azure_event_field(std::size_t index, std::string_view member)
     return f;
 }
 
-/// An optional member: absent and null both mean "not sent" (serialisers write null for unset).
-inline const rapidjson::Value* azure_optional_member(const rapidjson::Value& obj, std::string_view name) noexcept {
+FOREWARN_INLINE const rapidjson::Value* azure_optional_member(const rapidjson::Value& obj,
+                                                              std::string_view name) noexcept {
     const auto* v = json_member(obj, name);
     return v && !v->IsNull() ? v : nullptr;
 }
 
-inline result<std::string> azure_required_string(const rapidjson::Value& obj, std::size_t index, std::string_view name) {
+FOREWARN_INLINE result<std::string> azure_required_string(const rapidjson::Value& obj, std::size_t index,
+                                                          std::string_view name) {
     const auto* v = json_member(obj, name);
     if (!v) return json_shape_error(azure_event_field(index, name), "required member missing");
     if (!v->IsString()) return json_type_error(azure_event_field(index, name), "string", *v);
     return std::string(json_string_view(*v));
 }
 
-inline result<event> azure_parse_event(const rapidjson::Value& v, std::size_t i, bool preview) {
+FOREWARN_INLINE result<event> azure_parse_event(const rapidjson::Value& v, std::size_t i, bool preview) {
     if (!v.IsObject()) return json_type_error(azure_event_field(i, ""), "object", v);
     event e;
     auto id = azure_required_string(v, i, "EventId");
@@ -105,6 +119,8 @@ inline result<event> azure_parse_event(const rapidjson::Value& v, std::size_t i,
     return e;
 }
 
+#endif  // FOREWARN_HEADER_DEFINITIONS
+
 }  // namespace detail
 
 namespace azure {
@@ -130,23 +146,10 @@ constexpr bool is_known_api_version(std::string_view v) noexcept {
  * the newest known version not after it. Anything else (empty, "{latest}", "latest", a date before
  * the preview, characters that would change the URL) is errc::invalid_argument.
  */
-inline result<void> validate_api_version(std::string_view v) {
-    if (is_known_api_version(v)) return {};
-    bool shape = v.size() == 10 && v[4] == '-' && v[7] == '-';
-    for (std::size_t i = 0; shape && i < v.size(); ++i)
-        if (i != 4 && i != 7 && (v[i] < '0' || v[i] > '9')) shape = false;
-    if (!shape)
-        return error(errc::invalid_argument, "api-version \"" + std::string(v) +
-                                                 "\" is not a date like 2020-07-01 ({latest} is not supported)");
-    if (v < known_api_versions[0])
-        return error(errc::invalid_argument,
-                     "api-version " + std::string(v) + " predates Scheduled Events (first: 2017-03-01)");
-    return {};
-}
+result<void> validate_api_version(std::string_view v);
 
 /// True when `v` is the 2017-03-01 preview (underscored names, DocumentIncarnation in approvals).
 constexpr bool is_preview_api_version(std::string_view v) noexcept { return v < std::string_view("2017-08-01"); }
-
 
 /**
  * Parses a Scheduled Events GET answer into a document (origin cloud::azure).
@@ -166,7 +169,36 @@ constexpr bool is_preview_api_version(std::string_view v) noexcept { return v < 
  * With `api_version` 2017-03-01 a leading '_' is removed from each resource name (the preview
  * sent "_vm0" where later versions send "vm0"), so event::affects(compute.name) works everywhere.
  */
-inline result<document> parse_document(std::string_view body, std::string_view api_version = latest_api_version) {
+result<document> parse_document(std::string_view body, std::string_view api_version = latest_api_version);
+
+/**
+ * The approval body: {"StartRequests":[{"EventId":"..."},...]}, written with RapidJSON's Writer
+ * so any id (quotes, backslashes, control characters, non-ASCII) is escaped correctly. With an
+ * `incarnation` (the 2017-03-01 preview wants it) "DocumentIncarnation" is added beside
+ * StartRequests as a string, as the preview's own samples send it. An id that is not valid
+ * UTF-8, or an empty list, is errc::invalid_argument.
+ */
+result<std::string> write_start_requests(const std::vector<std::string>& ids,
+                                         const std::optional<std::string>& incarnation = std::nullopt);
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE result<void> validate_api_version(std::string_view v) {
+    if (is_known_api_version(v)) return {};
+    bool shape = v.size() == 10 && v[4] == '-' && v[7] == '-';
+    for (std::size_t i = 0; shape && i < v.size(); ++i)
+        if (i != 4 && i != 7 && (v[i] < '0' || v[i] > '9')) shape = false;
+    if (!shape)
+        return error(errc::invalid_argument, "api-version \"" + std::string(v) +
+                                                 "\" is not a date like 2020-07-01 ({latest} is not supported)");
+    if (v < known_api_versions[0])
+        return error(errc::invalid_argument,
+                     "api-version " + std::string(v) + " predates Scheduled Events (first: 2017-03-01)");
+    return {};
+}
+
+FOREWARN_INLINE result<document> parse_document(std::string_view body, std::string_view api_version) {
     if (forewarn::detail::trim(body).empty()) return error(errc::empty_body, "empty Scheduled Events document");
     auto parsed = forewarn::detail::parse_json(body);
     if (!parsed) return std::move(parsed).error();
@@ -205,15 +237,8 @@ inline result<document> parse_document(std::string_view body, std::string_view a
     return doc;
 }
 
-/**
- * The approval body: {"StartRequests":[{"EventId":"..."},...]}, written with RapidJSON's Writer
- * so any id (quotes, backslashes, control characters, non-ASCII) is escaped correctly. With an
- * `incarnation` (the 2017-03-01 preview wants it) "DocumentIncarnation" is added beside
- * StartRequests as a string, as the preview's own samples send it. An id that is not valid
- * UTF-8, or an empty list, is errc::invalid_argument.
- */
-inline result<std::string> write_start_requests(const std::vector<std::string>& ids,
-                                                const std::optional<std::string>& incarnation = std::nullopt) {
+FOREWARN_INLINE result<std::string> write_start_requests(const std::vector<std::string>& ids,
+                                                         const std::optional<std::string>& incarnation) {
     if (ids.empty()) return error(errc::invalid_argument, "no EventId to approve");
     forewarn::detail::json_writer w;
     w.begin_object();
@@ -236,6 +261,8 @@ inline result<std::string> write_start_requests(const std::vector<std::string>& 
     if (!w.complete()) return error(errc::invalid_argument, "could not write the StartRequests body");
     return w.str();
 }
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace azure
 FOREWARN_END_NAMESPACE

@@ -10,7 +10,6 @@
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/http.hpp>
-#include <forewarn/detail/json.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
@@ -80,7 +79,14 @@ struct client_options {
 namespace detail {
 
 /// The error for a status the Scheduled Events endpoint should not send.
-inline error azure_status_error(int status, std::string_view what, std::string_view api_version) {
+error azure_status_error(int status, std::string_view what, std::string_view api_version);
+
+result<azure::instance_identity> azure_parse_instance_identity(std::string_view body);
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE error azure_status_error(int status, std::string_view what, std::string_view api_version) {
     if (status == 400)
         return error(errc::http_status,
                      std::string(what) + ": 400 Bad Request: IMDS refused the request (missing \"Metadata: true\" "
@@ -95,7 +101,7 @@ inline error azure_status_error(int status, std::string_view what, std::string_v
     return error(errc::http_status, std::string(what) + ": HTTP " + std::to_string(status), status);
 }
 
-inline result<azure::instance_identity> azure_parse_instance_identity(std::string_view body) {
+FOREWARN_INLINE result<azure::instance_identity> azure_parse_instance_identity(std::string_view body) {
     if (trim(body).empty()) return error(errc::empty_body, "empty instance metadata answer");
     auto parsed = parse_json(body);
     if (!parsed) return std::move(parsed).error();
@@ -121,6 +127,8 @@ inline result<azure::instance_identity> azure_parse_instance_identity(std::strin
     }
     return id;
 }
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace detail
 
@@ -354,3 +362,6 @@ FOREWARN_END_NAMESPACE
 
 #define FOREWARN_AZURE_CLIENT_DEFINED
 #include <forewarn/detail/extern_templates.hpp>
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/detail/json.hpp>  // RapidJSON: for the definitions only
+#endif

@@ -17,7 +17,33 @@ FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
 /// An environment variable, or "" when unset. (getenv without MSVC's deprecation warning.)
-inline std::string getenv_string(const char* name) {
+std::string getenv_string(const char* name);
+
+/// Drops trailing '/' from a URL, never into the "//" of "scheme://" (so "http://" stays host-less).
+void strip_trailing_slashes(std::string& url);
+
+/**
+ * "host", "1.2.3.4", "fd00::5", "http://host:8080/" -> "http://host", "http://1.2.3.4",
+ * "http://[fd00::5]", "http://host:8080": a base URL without a trailing '/'. Only http and https;
+ * no host, a space, a control character, '?', '#' or '\\' is invalid_argument naming `what`
+ * (the option or variable it came from).
+ */
+result<std::string> normalize_endpoint(std::string_view e, std::string_view what);
+
+/// The first non-blank of an option and environment variables, as written, with where it came
+/// from; `text` is empty when none is set (the caller's default applies).
+struct chosen_endpoint {
+    std::string text;
+    std::string_view source;  ///< the option's name or the variable's, for error messages
+};
+
+chosen_endpoint choose_endpoint(std::string_view option, std::string_view option_name,
+                                std::initializer_list<const char*> variables);
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE std::string getenv_string(const char* name) {
 #if defined(_MSC_VER)
     char* buffer = nullptr;
     std::size_t length = 0;
@@ -31,20 +57,13 @@ inline std::string getenv_string(const char* name) {
 #endif
 }
 
-/// Drops trailing '/' from a URL, never into the "//" of "scheme://" (so "http://" stays host-less).
-inline void strip_trailing_slashes(std::string& url) {
+FOREWARN_INLINE void strip_trailing_slashes(std::string& url) {
     const auto scheme = url.find("://");
     const std::size_t keep = scheme == std::string::npos ? 0 : scheme + 3;
     while (url.size() > keep && url.back() == '/') url.pop_back();
 }
 
-/**
- * "host", "1.2.3.4", "fd00::5", "http://host:8080/" -> "http://host", "http://1.2.3.4",
- * "http://[fd00::5]", "http://host:8080": a base URL without a trailing '/'. Only http and https;
- * no host, a space, a control character, '?', '#' or '\\' is invalid_argument naming `what`
- * (the option or variable it came from).
- */
-inline result<std::string> normalize_endpoint(std::string_view e, std::string_view what) {
+FOREWARN_INLINE result<std::string> normalize_endpoint(std::string_view e, std::string_view what) {
     e = trim(e);
     std::string out;
     if (e.find("://") == std::string_view::npos) {
@@ -74,15 +93,8 @@ inline result<std::string> normalize_endpoint(std::string_view e, std::string_vi
     return out;
 }
 
-/// The first non-blank of an option and environment variables, as written, with where it came
-/// from; `text` is empty when none is set (the caller's default applies).
-struct chosen_endpoint {
-    std::string text;
-    std::string_view source;  ///< the option's name or the variable's, for error messages
-};
-
-inline chosen_endpoint choose_endpoint(std::string_view option, std::string_view option_name,
-                                       std::initializer_list<const char*> variables) {
+FOREWARN_INLINE chosen_endpoint choose_endpoint(std::string_view option, std::string_view option_name,
+                                                std::initializer_list<const char*> variables) {
     if (!trim(option).empty()) return {std::string(option), option_name};
     for (const char* var : variables) {
         std::string v = getenv_string(var);
@@ -90,6 +102,8 @@ inline chosen_endpoint choose_endpoint(std::string_view option, std::string_view
     }
     return {};
 }
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace detail
 FOREWARN_END_NAMESPACE

@@ -18,7 +18,15 @@ FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
 /// The service's own time from an answer's Date header (RFC 1123), when it sent a valid one.
-inline std::optional<std::chrono::system_clock::time_point> service_time_of(const http_response& r) {
+std::optional<std::chrono::system_clock::time_point> service_time_of(const http_response& r);
+
+/// "GET https://... -> 200 (3 ms)" for a debug log line.
+std::string request_log_line(const http_request& req, const result<http_response>& r, std::chrono::nanoseconds took);
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE std::optional<std::chrono::system_clock::time_point> service_time_of(const http_response& r) {
     const std::string* date = r.header("Date");
     if (!date) return std::nullopt;
     auto t = parse_rfc1123(trim(*date));
@@ -26,9 +34,8 @@ inline std::optional<std::chrono::system_clock::time_point> service_time_of(cons
     return *t;
 }
 
-/// "GET https://... -> 200 (3 ms)" for a debug log line.
-inline std::string request_log_line(const http_request& req, const result<http_response>& r,
-                                    std::chrono::nanoseconds took) {
+FOREWARN_INLINE std::string request_log_line(const http_request& req, const result<http_response>& r,
+                                             std::chrono::nanoseconds took) {
     std::string line(to_string(req.method));
     line += ' ';
     line += req.url;
@@ -39,6 +46,8 @@ inline std::string request_log_line(const http_request& req, const result<http_r
     line += " ms)";
     return line;
 }
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace detail
 FOREWARN_END_NAMESPACE

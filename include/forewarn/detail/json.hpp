@@ -51,20 +51,7 @@ constexpr bool json_plain_word(std::uint64_t w) noexcept {
 
 /// Length of the well-formed UTF-8 sequence (Unicode table 3-7: no overlong form, no surrogate,
 /// nothing above U+10FFFF) that starts with the non-ASCII byte at `p`, or 0 when it is malformed.
-inline std::size_t utf8_sequence_length(const unsigned char* p, std::size_t left) noexcept {
-    const unsigned c = p[0];
-    auto follows = [&](std::size_t i, unsigned lo, unsigned hi) { return i < left && p[i] >= lo && p[i] <= hi; };
-    if (c >= 0xC2 && c <= 0xDF) return follows(1, 0x80, 0xBF) ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-        return follows(1, lo, hi) && follows(2, 0x80, 0xBF) ? 3 : 0;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-        return follows(1, lo, hi) && follows(2, 0x80, 0xBF) && follows(3, 0x80, 0xBF) ? 4 : 0;
-    }
-    return 0;
-}
+std::size_t utf8_sequence_length(const unsigned char* p, std::size_t left) noexcept;
 
 /**
  * Parses a whole body: iterative parser (no recursion, so no stack overflow on deep input),
@@ -153,79 +140,25 @@ inline result<rapidjson::Document> parse_json(std::string_view text, const json_
 }
 
 /// An invalid_document error naming the member at fault.
-inline error json_shape_error(std::string field, std::string what) {
-    error e(errc::invalid_document, std::move(what));
-    e.field = std::move(field);
-    return e;
-}
+error json_shape_error(std::string field, std::string what);
 
-inline std::string_view json_type_name(const rapidjson::Value& v) noexcept {
-    switch (v.GetType()) {
-    case rapidjson::kNullType: return "null";
-    case rapidjson::kFalseType:
-    case rapidjson::kTrueType: return "boolean";
-    case rapidjson::kObjectType: return "object";
-    case rapidjson::kArrayType: return "array";
-    case rapidjson::kStringType: return "string";
-    case rapidjson::kNumberType: return "number";
-    }
-    return "value";
-}
+std::string_view json_type_name(const rapidjson::Value& v) noexcept;
 
-inline error json_type_error(std::string field, std::string_view expected, const rapidjson::Value& got) {
-    return json_shape_error(std::move(field), "expected " + std::string(expected) + ", got " +
-                                                  std::string(json_type_name(got)));
-}
+error json_type_error(std::string field, std::string_view expected, const rapidjson::Value& got);
 
 /// The member `name` of `obj`, or nullptr. `obj` must be an object.
-inline const rapidjson::Value* json_member(const rapidjson::Value& obj, std::string_view name) noexcept {
-    const auto it = obj.FindMember(rapidjson::Value(rapidjson::StringRef(name.data(), static_cast<rapidjson::SizeType>(name.size()))));
-    return it == obj.MemberEnd() ? nullptr : &it->value;
-}
+const rapidjson::Value* json_member(const rapidjson::Value& obj, std::string_view name) noexcept;
 
 /// A string value as a view of its full length (embedded NULs kept).
-inline std::string_view json_string_view(const rapidjson::Value& v) noexcept {
-    return {v.GetString(), v.GetStringLength()};
-}
+std::string_view json_string_view(const rapidjson::Value& v) noexcept;
 
 /// True when `s` is well-formed UTF-8 (no overlong form, no surrogate, nothing above U+10FFFF).
 /// Reads only inside `s`.
-inline bool is_valid_utf8(std::string_view s) noexcept {
-    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-    for (std::size_t i = 0; i < s.size();) {
-        if (p[i] < 0x80) {
-            ++i;
-            continue;
-        }
-        const std::size_t k = utf8_sequence_length(p + i, s.size() - i);
-        if (k == 0) return false;
-        i += k;
-    }
-    return true;
-}
+bool is_valid_utf8(std::string_view s) noexcept;
 
 /// `s` with every byte that is not part of well-formed UTF-8 replaced by `replacement` (U+FFFD
 /// unless said otherwise: the emulator's request log writes '?').
-inline std::string replace_invalid_utf8(std::string_view s, std::string_view replacement = "\xEF\xBF\xBD") {
-    std::string out;
-    out.reserve(s.size());
-    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-    for (std::size_t i = 0; i < s.size();) {
-        if (p[i] < 0x80) {
-            out += static_cast<char>(p[i++]);
-            continue;
-        }
-        const std::size_t k = utf8_sequence_length(p + i, s.size() - i);
-        if (k == 0) {
-            out += replacement;
-            ++i;
-        } else {
-            out.append(s.data() + i, k);
-            i += k;
-        }
-    }
-    return out;
-}
+std::string replace_invalid_utf8(std::string_view s, std::string_view replacement = "\xEF\xBF\xBD");
 
 /// Writes JSON text with RapidJSON's Writer; strings are checked to be valid UTF-8 (or, when
 /// made with `replace_invalid`, their invalid bytes written as U+FFFD: for log lines).
@@ -270,6 +203,94 @@ private:
     bool replace_ = false;
     bool ok_ = true;
 };
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE std::size_t utf8_sequence_length(const unsigned char* p, std::size_t left) noexcept {
+    const unsigned c = p[0];
+    auto follows = [&](std::size_t i, unsigned lo, unsigned hi) { return i < left && p[i] >= lo && p[i] <= hi; };
+    if (c >= 0xC2 && c <= 0xDF) return follows(1, 0x80, 0xBF) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+        return follows(1, lo, hi) && follows(2, 0x80, 0xBF) ? 3 : 0;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+        return follows(1, lo, hi) && follows(2, 0x80, 0xBF) && follows(3, 0x80, 0xBF) ? 4 : 0;
+    }
+    return 0;
+}
+
+FOREWARN_INLINE error json_shape_error(std::string field, std::string what) {
+    error e(errc::invalid_document, std::move(what));
+    e.field = std::move(field);
+    return e;
+}
+
+FOREWARN_INLINE std::string_view json_type_name(const rapidjson::Value& v) noexcept {
+    switch (v.GetType()) {
+    case rapidjson::kNullType: return "null";
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType: return "boolean";
+    case rapidjson::kObjectType: return "object";
+    case rapidjson::kArrayType: return "array";
+    case rapidjson::kStringType: return "string";
+    case rapidjson::kNumberType: return "number";
+    }
+    return "value";
+}
+
+FOREWARN_INLINE error json_type_error(std::string field, std::string_view expected, const rapidjson::Value& got) {
+    return json_shape_error(std::move(field), "expected " + std::string(expected) + ", got " +
+                                                  std::string(json_type_name(got)));
+}
+
+FOREWARN_INLINE const rapidjson::Value* json_member(const rapidjson::Value& obj, std::string_view name) noexcept {
+    const auto it = obj.FindMember(rapidjson::Value(rapidjson::StringRef(name.data(), static_cast<rapidjson::SizeType>(name.size()))));
+    return it == obj.MemberEnd() ? nullptr : &it->value;
+}
+
+FOREWARN_INLINE std::string_view json_string_view(const rapidjson::Value& v) noexcept {
+    return {v.GetString(), v.GetStringLength()};
+}
+
+FOREWARN_INLINE bool is_valid_utf8(std::string_view s) noexcept {
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    for (std::size_t i = 0; i < s.size();) {
+        if (p[i] < 0x80) {
+            ++i;
+            continue;
+        }
+        const std::size_t k = utf8_sequence_length(p + i, s.size() - i);
+        if (k == 0) return false;
+        i += k;
+    }
+    return true;
+}
+
+FOREWARN_INLINE std::string replace_invalid_utf8(std::string_view s, std::string_view replacement) {
+    std::string out;
+    out.reserve(s.size());
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    for (std::size_t i = 0; i < s.size();) {
+        if (p[i] < 0x80) {
+            out += static_cast<char>(p[i++]);
+            continue;
+        }
+        const std::size_t k = utf8_sequence_length(p + i, s.size() - i);
+        if (k == 0) {
+            out += replacement;
+            ++i;
+        } else {
+            out.append(s.data() + i, k);
+            i += k;
+        }
+    }
+    return out;
+}
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace detail
 FOREWARN_END_NAMESPACE

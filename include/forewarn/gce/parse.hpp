@@ -28,7 +28,16 @@ inline constexpr std::string_view preempted_event_id = "preempted";
 /// The maintenance-event value as an event (none for NONE). An empty value is an error.
 /// MIGRATE_ON_HOST_MAINTENANCE is live_migrate, TERMINATE_ON_HOST_MAINTENANCE host_terminate,
 /// anything else unknown with the value kept raw; status scheduled (the ~60 s warning).
-inline result<std::optional<event>> maintenance_event_from(std::string_view body) {
+result<std::optional<event>> maintenance_event_from(std::string_view body);
+
+/// The preempted value as an event (none for FALSE), status started (the stop is under way).
+/// Anything but TRUE/FALSE is an error.
+result<std::optional<event>> preempted_event_from(std::string_view body);
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE result<std::optional<event>> maintenance_event_from(std::string_view body) {
     const auto v = detail::trim(body);
     if (v.empty()) {
         error e(errc::empty_body, "instance/maintenance-event answered with an empty value");
@@ -50,9 +59,7 @@ inline result<std::optional<event>> maintenance_event_from(std::string_view body
     return std::optional<event>(std::move(ev));
 }
 
-/// The preempted value as an event (none for FALSE), status started (the stop is under way).
-/// Anything but TRUE/FALSE is an error.
-inline result<std::optional<event>> preempted_event_from(std::string_view body) {
+FOREWARN_INLINE result<std::optional<event>> preempted_event_from(std::string_view body) {
     const auto v = detail::trim(body);
     if (detail::iequals(v, "FALSE")) return std::optional<event>();
     if (detail::iequals(v, "TRUE")) {
@@ -68,6 +75,8 @@ inline result<std::optional<event>> preempted_event_from(std::string_view body) 
     e.field = "preempted";
     return e;
 }
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace gce
 FOREWARN_END_NAMESPACE

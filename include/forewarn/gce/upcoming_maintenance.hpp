@@ -12,11 +12,13 @@
 // key. None of those is an error.
 
 #include <forewarn/config.hpp>
-#include <forewarn/detail/json.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/time.hpp>
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/detail/json.hpp>  // RapidJSON: for the definitions only
+#endif
 
 #include <chrono>
 #include <optional>
@@ -45,9 +47,16 @@ struct upcoming_maintenance {
 }  // namespace gce
 
 namespace detail {
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
 
-inline result<std::optional<std::chrono::system_clock::time_point>> gce_upcoming_time(const rapidjson::Value& root,
-                                                                                      const char* name) {
+result<std::optional<std::chrono::system_clock::time_point>> gce_upcoming_time(const rapidjson::Value& root,
+                                                                               const char* name);
+
+result<std::string> gce_upcoming_string(const rapidjson::Value& root, const char* name);
+
+FOREWARN_INLINE result<std::optional<std::chrono::system_clock::time_point>> gce_upcoming_time(const rapidjson::Value& root,
+                                                                                               const char* name) {
     const auto* v = json_member(root, name);
     if (!v || v->IsNull()) return std::optional<std::chrono::system_clock::time_point>();
     if (!v->IsString()) return json_type_error(std::string("upcoming-maintenance.") + name, "string", *v);
@@ -60,12 +69,14 @@ inline result<std::optional<std::chrono::system_clock::time_point>> gce_upcoming
     return *t;
 }
 
-inline result<std::string> gce_upcoming_string(const rapidjson::Value& root, const char* name) {
+FOREWARN_INLINE result<std::string> gce_upcoming_string(const rapidjson::Value& root, const char* name) {
     const auto* v = json_member(root, name);
     if (!v || v->IsNull()) return std::string();
     if (!v->IsString()) return json_type_error(std::string("upcoming-maintenance.") + name, "string", *v);
     return std::string(json_string_view(*v));
 }
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace detail
 
@@ -78,7 +89,21 @@ namespace gce {
  * a body that is neither JSON nor NONE, or with members of the wrong type or a malformed time, is
  * a parse or document error naming the member.
  */
-inline result<std::optional<upcoming_maintenance>> parse_upcoming_maintenance(int status, std::string_view body) {
+result<std::optional<upcoming_maintenance>> parse_upcoming_maintenance(int status, std::string_view body);
+
+/**
+ * The window as an event: id upcoming_maintenance_event_id, type maintenance (raw_type the wire
+ * type, e.g. SCHEDULED), status scheduled while PENDING and started once ONGOING (raw_status
+ * keeps the word; anything else unknown), not_before the window's start, the reasons in the
+ * description. A window that goes away is a recover.
+ */
+event to_event(const upcoming_maintenance& m);
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE result<std::optional<upcoming_maintenance>> parse_upcoming_maintenance(int status,
+                                                                                       std::string_view body) {
     using none = std::optional<upcoming_maintenance>;
     const auto text = detail::trim(body);
     if (status == 404) return none();
@@ -128,13 +153,7 @@ inline result<std::optional<upcoming_maintenance>> parse_upcoming_maintenance(in
     return std::optional<upcoming_maintenance>(std::move(m));
 }
 
-/**
- * The window as an event: id upcoming_maintenance_event_id, type maintenance (raw_type the wire
- * type, e.g. SCHEDULED), status scheduled while PENDING and started once ONGOING (raw_status
- * keeps the word; anything else unknown), not_before the window's start, the reasons in the
- * description. A window that goes away is a recover.
- */
-inline event to_event(const upcoming_maintenance& m) {
+FOREWARN_INLINE event to_event(const upcoming_maintenance& m) {
     event e;
     e.id = std::string(upcoming_maintenance_event_id);
     e.type = event_type::maintenance;
@@ -156,6 +175,8 @@ inline event to_event(const upcoming_maintenance& m) {
     if (m.can_reschedule) e.description += " (can be rescheduled)";
     return e;
 }
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace gce
 FOREWARN_END_NAMESPACE
