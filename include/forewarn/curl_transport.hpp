@@ -262,22 +262,16 @@ FOREWARN_INLINE bool http_url(std::string_view url) noexcept {
  */
 class curl_transport {
 public:
-    curl_transport() : curl_transport(curl_transport_options{}) {}
-    explicit curl_transport(curl_transport_options options)
-        : state_(std::make_unique<state>(std::move(options))) {}
+    curl_transport();
+    explicit curl_transport(curl_transport_options options);
 
     /// A new transport with the same options and its own connection; not cancelled.
-    curl_transport(const curl_transport& other)
-        : state_(std::make_unique<state>(other.state_ ? other.state_->options : curl_transport_options{})) {}
-    curl_transport& operator=(const curl_transport& other) {
-        if (this != &other)
-            state_ = std::make_unique<state>(other.state_ ? other.state_->options : curl_transport_options{});
-        return *this;
-    }
+    curl_transport(const curl_transport& other);
+    curl_transport& operator=(const curl_transport& other);
     /// Moves the handles; the moved-from transport fails every send with errc::invalid_argument.
-    curl_transport(curl_transport&&) noexcept = default;
-    curl_transport& operator=(curl_transport&&) noexcept = default;
-    ~curl_transport() = default;
+    curl_transport(curl_transport&&) noexcept;
+    curl_transport& operator=(curl_transport&&) noexcept;
+    ~curl_transport();
 
     /// Sends one request and waits for the whole answer. Any HTTP status is a success.
     result<http_response> send(const http_request& request);
@@ -533,6 +527,24 @@ static_assert(is_transport_v<curl_transport>, "curl_transport must satisfy the t
 
 #if FOREWARN_HEADER_DEFINITIONS
 // Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE curl_transport::curl_transport() : curl_transport(curl_transport_options{}) {}
+
+FOREWARN_INLINE curl_transport::curl_transport(curl_transport_options options)
+    : state_(std::make_unique<state>(std::move(options))) {}
+
+FOREWARN_INLINE curl_transport::curl_transport(const curl_transport& other)
+    : state_(std::make_unique<state>(other.state_ ? other.state_->options : curl_transport_options{})) {}
+
+FOREWARN_INLINE curl_transport& curl_transport::operator=(const curl_transport& other) {
+    if (this != &other)
+        state_ = std::make_unique<state>(other.state_ ? other.state_->options : curl_transport_options{});
+    return *this;
+}
+
+FOREWARN_INLINE curl_transport::curl_transport(curl_transport&&) noexcept = default;
+FOREWARN_INLINE curl_transport& curl_transport::operator=(curl_transport&&) noexcept = default;
+FOREWARN_INLINE curl_transport::~curl_transport() = default;
 
 FOREWARN_INLINE result<http_response> curl_transport::send(const http_request& request) {
     if (!state_) return error(errc::invalid_argument, "curl_transport used after being moved from");

@@ -19,6 +19,7 @@
  */
 
 #include <forewarn/config.hpp>
+#include <forewarn/detail/event_json.hpp>
 #include <forewarn/detail/file_io.hpp>
 #include <forewarn/detail/json.hpp>
 #include <forewarn/event.hpp>

@@ -5,6 +5,12 @@
 
 #include "check.hpp"
 
+// Compiled mode: the headers give a user declarations only, so RapidJSON (the definitions' JSON
+// parser) must not reach this file.
+#if defined(FOREWARN_COMPILED_LIB) && defined(RAPIDJSON_VERSION_STRING)
+#error "compiled mode: <forewarn/forewarn.hpp> brought RapidJSON into a user's translation unit"
+#endif
+
 #include <cstdio>
 #include <string>
 

@@ -136,6 +136,9 @@ public:
     using identity_type = instance_identity;
 
     explicit basic_instance_metadata_client(client_options options = {}, Transport transport = Transport());
+    basic_instance_metadata_client(basic_instance_metadata_client&&) noexcept;
+    basic_instance_metadata_client& operator=(basic_instance_metadata_client&&) noexcept;
+    ~basic_instance_metadata_client();
 
     /// The base URL in use, after the precedence rules.
     const std::string& endpoint() const noexcept { return endpoint_; }
@@ -291,6 +294,15 @@ private:
     std::optional<instance_identity> identity_;
     std::optional<forewarn::clock::time_point> last_answer_;
 };
+
+// The special members are defined out of the class, like every other member, so that compiled
+// mode's extern template declaration covers them too (a user's file then compiles none of them).
+template <class Transport>
+basic_instance_metadata_client<Transport>::basic_instance_metadata_client(basic_instance_metadata_client&&) noexcept = default;
+template <class Transport>
+basic_instance_metadata_client<Transport>& basic_instance_metadata_client<Transport>::operator=(basic_instance_metadata_client&&) noexcept = default;
+template <class Transport>
+basic_instance_metadata_client<Transport>::~basic_instance_metadata_client() = default;
 
 template <class Transport>
 basic_instance_metadata_client<Transport>::basic_instance_metadata_client(client_options options, Transport transport)

@@ -158,6 +158,9 @@ public:
     using identity_type = instance_identity;
 
     explicit basic_scheduled_events_client(client_options options = {}, Transport transport = Transport());
+    basic_scheduled_events_client(basic_scheduled_events_client&&) noexcept;
+    basic_scheduled_events_client& operator=(basic_scheduled_events_client&&) noexcept;
+    ~basic_scheduled_events_client();
 
     /// The base URL in use, after the precedence rules (e.g. "http://169.254.169.254").
     const std::string& endpoint() const noexcept { return endpoint_; }
@@ -261,6 +264,15 @@ private:
     std::optional<forewarn::clock::time_point> last_answer_;
     bool answered_ = false;
 };
+
+// The special members are defined out of the class, like every other member, so that compiled
+// mode's extern template declaration covers them too (a user's file then compiles none of them).
+template <class Transport>
+basic_scheduled_events_client<Transport>::basic_scheduled_events_client(basic_scheduled_events_client&&) noexcept = default;
+template <class Transport>
+basic_scheduled_events_client<Transport>& basic_scheduled_events_client<Transport>::operator=(basic_scheduled_events_client&&) noexcept = default;
+template <class Transport>
+basic_scheduled_events_client<Transport>::~basic_scheduled_events_client() = default;
 
 template <class Transport>
 basic_scheduled_events_client<Transport>::basic_scheduled_events_client(client_options options, Transport transport)

@@ -18,6 +18,7 @@
 #include <forewarn/config.hpp>
 #include <forewarn/coordinator.hpp>
 #include <forewarn/curl_transport.hpp>
+#include <forewarn/detail/event_json.hpp>
 #include <forewarn/etcd/client.hpp>
 #include <forewarn/fleet.hpp>
 #include <forewarn/json.hpp>

@@ -135,9 +135,10 @@ public:
     using identity_type = instance_identity;
 
     explicit basic_metadata_client(client_options options = {}, Transport transport = Transport());
+    basic_metadata_client(basic_metadata_client&&) noexcept;
+    basic_metadata_client& operator=(basic_metadata_client&&) noexcept;
+    ~basic_metadata_client();
 
-    basic_metadata_client(basic_metadata_client&&) noexcept = default;
-    basic_metadata_client& operator=(basic_metadata_client&&) noexcept = default;
 
     const client_options& options() const noexcept { return options_; }
     const forewarn::clock& clock() const noexcept { return options_.clock; }
@@ -580,6 +581,15 @@ private:
     client_options options_;
     std::unique_ptr<state> state_;
 };
+
+// The special members are defined out of the class, like every other member, so that compiled
+// mode's extern template declaration covers them too (a user's file then compiles none of them).
+template <class Transport>
+basic_metadata_client<Transport>::basic_metadata_client(basic_metadata_client&&) noexcept = default;
+template <class Transport>
+basic_metadata_client<Transport>& basic_metadata_client<Transport>::operator=(basic_metadata_client&&) noexcept = default;
+template <class Transport>
+basic_metadata_client<Transport>::~basic_metadata_client() = default;
 
 template <class Transport>
 basic_metadata_client<Transport>::basic_metadata_client(client_options options, Transport transport)
