@@ -237,9 +237,7 @@ public:
     /// A callback to run for a handle whose outcome became final (the poller runs it).
     using completion = std::pair<std::function<void(const approval_status&)>, approval_status>;
 
-    explicit approver(approval_options options = {}, std::shared_ptr<approval_coordinator> coordinator = {})
-        : policy_(std::move(options)), coordinator_(std::move(coordinator)),
-          shared_(std::make_shared<detail::approval_shared>()) {}
+    explicit approver(approval_options options = {}, std::shared_ptr<approval_coordinator> coordinator = {});
 
     const approval_policy& policy() const noexcept { return policy_; }
     const std::shared_ptr<approval_coordinator>& coordinator() const noexcept { return coordinator_; }
@@ -677,6 +675,10 @@ FOREWARN_INLINE std::vector<local_event> approver::local_events(const document& 
     for (const auto& e : d.events) out.push_back(local_event{e, policy_.wanted(e), policy_.was_approved(e.id)});
     return out;
 }
+
+FOREWARN_INLINE approver::approver(approval_options options, std::shared_ptr<approval_coordinator> coordinator)
+    : policy_(std::move(options)), coordinator_(std::move(coordinator)),
+      shared_(std::make_shared<detail::approval_shared>()) {}
 
 #endif  // FOREWARN_HEADER_DEFINITIONS
 

@@ -180,8 +180,7 @@ private:
  */
 class interruptible_sleep {
 public:
-    explicit interruptible_sleep(forewarn::clock c = {})
-        : clock_(std::move(c)), signal_(std::make_shared<detail::wake_signal>()) {}
+    explicit interruptible_sleep(forewarn::clock c = {});
 
     /// Sleeps up to `d` on the clock; false when interrupted (before or during the sleep).
     bool sleep_for(std::chrono::nanoseconds d);
@@ -232,6 +231,9 @@ FOREWARN_INLINE bool interruptible_sleep::interrupted() const noexcept {
     std::lock_guard<std::mutex> lock(signal_->mutex);
     return interrupted_;
 }
+
+FOREWARN_INLINE interruptible_sleep::interruptible_sleep(forewarn::clock c)
+    : clock_(std::move(c)), signal_(std::make_shared<detail::wake_signal>()) {}
 
 #endif  // FOREWARN_HEADER_DEFINITIONS
 

@@ -83,8 +83,7 @@ namespace detail {
  */
 class source_pacer {
 public:
-    explicit source_pacer(forewarn::clock c = {})
-        : clock_(std::move(c)), signal_(std::make_shared<wake_signal>()) {}
+    explicit source_pacer(forewarn::clock c = {});
 
     const forewarn::clock& clock() const noexcept { return clock_; }
 
@@ -134,6 +133,9 @@ FOREWARN_INLINE void source_pacer::reset() noexcept {
     cancelled_ = false;
     woken_ = false;
 }
+
+FOREWARN_INLINE source_pacer::source_pacer(forewarn::clock c)
+    : clock_(std::move(c)), signal_(std::make_shared<wake_signal>()) {}
 
 #endif  // FOREWARN_HEADER_DEFINITIONS
 

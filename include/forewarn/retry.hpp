@@ -12,12 +12,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
+#if FOREWARN_HEADER_DEFINITIONS
+#include <map>
+#endif
 
 FOREWARN_BEGIN_NAMESPACE
 
@@ -128,9 +130,7 @@ private:
 /// Retry rules, backoff and budget of one client. Copies share the budget.
 class retry_policy {
 public:
-    explicit retry_policy(retry_rules rules = retry_rules::azure, retry_options options = {})
-        : rules_(rules), options_(options),
-          budget_(std::make_shared<retry_budget>(options.budget_capacity, options.budget_per_success)) {}
+    explicit retry_policy(retry_rules rules = retry_rules::azure, retry_options options = {});
 
     const retry_options& options() const noexcept { return options_; }
     retry_rules rules() const noexcept { return rules_; }
@@ -258,6 +258,10 @@ FOREWARN_INLINE std::chrono::milliseconds retry_policy::backoff(int retry) const
     const double j = std::clamp(options_.jitter, 0.0, 1.0);
     return std::chrono::milliseconds(static_cast<std::int64_t>(d * (1.0 - j * detail::jitter_draw())));
 }
+
+FOREWARN_INLINE retry_policy::retry_policy(retry_rules rules, retry_options options)
+    : rules_(rules), options_(options),
+      budget_(std::make_shared<retry_budget>(options.budget_capacity, options.budget_per_success)) {}
 
 #endif  // FOREWARN_HEADER_DEFINITIONS
 

@@ -25,9 +25,11 @@
 
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <utility>
 #include <vector>
+#if FOREWARN_HEADER_DEFINITIONS
+#include <unordered_set>
+#endif
 
 FOREWARN_BEGIN_NAMESPACE
 namespace aws {

@@ -17,8 +17,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
+#if FOREWARN_HEADER_DEFINITIONS
+#include <unordered_set>
+#endif
 
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
