@@ -3,7 +3,9 @@
 
 #include "catch.hpp"
 
+#include <memory>
 #include <string>
+#include <utility>
 
 using forewarn::errc;
 using forewarn::error;
@@ -46,4 +48,69 @@ TEST_CASE("error::describe names the code, status, field and offset", "[result]"
     p.offset = 17;
     CHECK(p.describe() == "parse_error at offset 17: malformed JSON");
     CHECK(error(errc::http_status, "bad request", 400).describe() == "http_status (HTTP 400): bad request");
+}
+
+namespace {
+
+// Counts the values alive, so that a result that destroys one twice, or never, shows.
+struct counted {
+    static inline int alive = 0;
+    std::string text;
+    explicit counted(std::string t) : text(std::move(t)) { ++alive; }
+    counted(const counted& o) : text(o.text) { ++alive; }
+    counted(counted&& o) noexcept : text(std::move(o.text)) { ++alive; }
+    counted& operator=(const counted&) = default;
+    counted& operator=(counted&&) noexcept = default;
+    ~counted() { --alive; }
+};
+
+}  // namespace
+
+TEST_CASE("result copies, moves and assigns across value and error, each value destroyed once", "[result]") {
+    counted::alive = 0;
+    {
+        result<counted> a = counted("a");
+        result<counted> e = error(errc::cancelled, "stop");
+        CHECK(counted::alive == 1);
+
+        result<counted> copy = a;  // value copied
+        CHECK(copy->text == "a");
+        CHECK(counted::alive == 2);
+        result<counted> moved = std::move(copy);
+        CHECK(moved->text == "a");
+        result<counted> ecopy = e;  // error copied
+        CHECK(ecopy.error().code == errc::cancelled);
+        CHECK(counted::alive == 3);  // a, copy (moved from, still alive), moved
+
+        moved = e;  // value <- error: the value is destroyed
+        REQUIRE_FALSE(moved.has_value());
+        CHECK(moved.error().message == "stop");
+        CHECK(counted::alive == 2);
+        moved = a;  // error <- value
+        REQUIRE(moved.has_value());
+        CHECK(moved->text == "a");
+        CHECK(counted::alive == 3);
+        moved = result<counted>(counted("b"));  // value <- value
+        CHECK(moved->text == "b");
+        CHECK(counted::alive == 3);
+        ecopy = result<counted>(error(errc::timeout, "slow"));  // error <- error
+        CHECK(ecopy.error().code == errc::timeout);
+        const auto& self = moved;
+        moved = self;  // self-assignment changes nothing
+        CHECK(moved->text == "b");
+        CHECK(counted::alive == 3);
+    }
+    CHECK(counted::alive == 0);
+
+    // A move-only value, and an error taken out of an rvalue result.
+    result<std::unique_ptr<int>> p = std::make_unique<int>(7);
+    result<std::unique_ptr<int>> q = std::move(p);
+    REQUIRE(q.has_value());
+    CHECK(**q == 7);
+    auto owned = std::move(q).value();
+    CHECK(*owned == 7);
+    result<std::unique_ptr<int>> failed = error(errc::http_status, "gone", 410);
+    const error taken = std::move(failed).error();
+    CHECK(taken.http_status == 410);
+    CHECK(result<int>(5).error().code == errc::unknown);  // a value's error() says so, never throws
 }
