@@ -8,6 +8,11 @@
 #endif
 
 #include <forewarn/forewarn.hpp>
+// The JSON helpers the headers outside the umbrella (the state file, the fleet budget, the
+// emulator) share with it: included by name so that the library holds them whatever the
+// umbrella's headers include.
+#include <forewarn/detail/event_json.hpp>
+#include <forewarn/detail/json.hpp>
 
 FOREWARN_BEGIN_NAMESPACE
 

@@ -143,24 +143,10 @@ private:
     // The usual spacing of documents on one clock: the median of the last eight.
     class cadence {
     public:
-        void add(std::chrono::nanoseconds d) {
-            last_[next_++ % last_.size()] = d;
-            count_ = (std::min)(count_ + 1, last_.size());
-        }
-        std::chrono::nanoseconds usual() const {
-            if (count_ == 0) return std::chrono::nanoseconds(0);
-            // Insertion sort of at most eight: std::sort here made g++ 12 -O2 warn, wrongly, of
-            // an access past the array (-Warray-bounds), which -Werror builds turn into an error.
-            const std::size_t n = (std::min)(count_, last_.size());
-            auto sorted = last_;
-            for (std::size_t i = 1; i < n; ++i)
-                for (std::size_t j = i; j > 0 && sorted[j] < sorted[j - 1]; --j) std::swap(sorted[j], sorted[j - 1]);
-            return sorted[n / 2];
-        }
+        void add(std::chrono::nanoseconds d);
+        std::chrono::nanoseconds usual() const;
         /// Twice the usual spacing plus a second, at least 2 s.
-        std::chrono::nanoseconds limit() const {
-            return (std::max)(std::chrono::nanoseconds(std::chrono::seconds(2)), 2 * usual() + std::chrono::seconds(1));
-        }
+        std::chrono::nanoseconds limit() const;
 
     private:
         std::array<std::chrono::nanoseconds, 8> last_{};
@@ -347,6 +333,26 @@ FOREWARN_INLINE void change_tracker::apply(const change& c) {
 
 FOREWARN_INLINE void change_tracker::forget_if_gone(const std::string& id) {
     if (!latest_.find(id)) evidence_.erase(id);
+}
+
+FOREWARN_INLINE void change_tracker::cadence::add(std::chrono::nanoseconds d) {
+    last_[next_++ % last_.size()] = d;
+    count_ = (std::min)(count_ + 1, last_.size());
+}
+
+FOREWARN_INLINE std::chrono::nanoseconds change_tracker::cadence::usual() const {
+    if (count_ == 0) return std::chrono::nanoseconds(0);
+    // Insertion sort of at most eight: std::sort here made g++ 12 -O2 warn, wrongly, of
+    // an access past the array (-Warray-bounds), which -Werror builds turn into an error.
+    const std::size_t n = (std::min)(count_, last_.size());
+    auto sorted = last_;
+    for (std::size_t i = 1; i < n; ++i)
+        for (std::size_t j = i; j > 0 && sorted[j] < sorted[j - 1]; --j) std::swap(sorted[j], sorted[j - 1]);
+    return sorted[n / 2];
+}
+
+FOREWARN_INLINE std::chrono::nanoseconds change_tracker::cadence::limit() const {
+    return (std::max)(std::chrono::nanoseconds(std::chrono::seconds(2)), 2 * usual() + std::chrono::seconds(1));
 }
 
 #endif  // FOREWARN_HEADER_DEFINITIONS

@@ -49,10 +49,7 @@ public:
     virtual void waking(const wake_signal* signal) noexcept = 0;
 
 protected:
-    static void attach(wake_signal& s, const std::shared_ptr<clock_observer>& o) {
-        std::lock_guard<std::mutex> lock(s.observer_mutex_);
-        s.observer_ = o;
-    }
+    static void attach(wake_signal& s, const std::shared_ptr<clock_observer>& o);
 };
 
 /// A non-owning reference to a `bool()` callable: the predicate of a wait, without allocating.
@@ -79,6 +76,11 @@ FOREWARN_INLINE void wake_signal::notify_all() noexcept {
     }
     if (o) o->waking(this);
     cv.notify_all();
+}
+
+FOREWARN_INLINE void clock_observer::attach(wake_signal& s, const std::shared_ptr<clock_observer>& o) {
+    std::lock_guard<std::mutex> lock(s.observer_mutex_);
+    s.observer_ = o;
 }
 
 #endif  // FOREWARN_HEADER_DEFINITIONS
@@ -152,19 +154,10 @@ public:
 private:
     class real_time final : public implementation {
     public:
-        time_point now() const noexcept override {
-            return std::chrono::time_point_cast<duration>(std::chrono::steady_clock::now());
-        }
+        time_point now() const noexcept override;
         wall_time_point wall_now() const noexcept override { return std::chrono::system_clock::now(); }
         bool wait_until(const std::shared_ptr<detail::wake_signal>& signal, std::unique_lock<std::mutex>& lock,
-                        time_point deadline, detail::predicate_ref pred) const override {
-            // A deadline far away (or "forever") is waited for without a timed wait that could overflow.
-            if (deadline - now() > std::chrono::hours(24 * 365)) {
-                signal->cv.wait(lock, [&] { return pred(); });
-                return true;
-            }
-            return signal->cv.wait_until(lock, deadline, [&] { return pred(); });
-        }
+                        time_point deadline, detail::predicate_ref pred) const override;
         bool is_real_time() const noexcept override { return true; }
     };
 
@@ -234,6 +227,21 @@ FOREWARN_INLINE bool interruptible_sleep::interrupted() const noexcept {
 
 FOREWARN_INLINE interruptible_sleep::interruptible_sleep(forewarn::clock c)
     : clock_(std::move(c)), signal_(std::make_shared<detail::wake_signal>()) {}
+
+FOREWARN_INLINE auto clock::real_time::now() const noexcept -> time_point {
+    return std::chrono::time_point_cast<duration>(std::chrono::steady_clock::now());
+}
+
+FOREWARN_INLINE bool clock::real_time::wait_until(const std::shared_ptr<detail::wake_signal>& signal,
+                                                  std::unique_lock<std::mutex>& lock, time_point deadline,
+                                                  detail::predicate_ref pred) const {
+    // A deadline far away (or "forever") is waited for without a timed wait that could overflow.
+    if (deadline - now() > std::chrono::hours(24 * 365)) {
+        signal->cv.wait(lock, [&] { return pred(); });
+        return true;
+    }
+    return signal->cv.wait_until(lock, deadline, [&] { return pred(); });
+}
 
 #endif  // FOREWARN_HEADER_DEFINITIONS
 

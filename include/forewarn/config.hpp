@@ -49,10 +49,10 @@
 #define FOREWARN_INLINE inline
 #endif
 
-// What libforewarn exports. It is built with default visibility on purpose: the function-local
-// statics of forewarn's inline functions (the per-host rate limiters, the real clock, libcurl's
-// one global init) must be one per process, shared by the library and its user, and hidden
-// visibility would give the shared library copies of its own.
+// What libforewarn exports. It is built with default visibility on purpose: every function whose
+// definition only libforewarn compiles (FOREWARN_HEADER_DEFINITIONS) is declared without a mark
+// of its own and must be exported, and the inline functions both sides still compile (templates,
+// one-line members) must resolve to one copy per process.
 #if defined(__GNUC__) || defined(__clang__)
 #define FOREWARN_API __attribute__((visibility("default")))
 #else

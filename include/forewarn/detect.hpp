@@ -59,11 +59,11 @@ namespace detail {
 /// Azure's instance metadata, the same request the Azure client's identity() makes.
 inline constexpr std::string_view azure_probe_path = "/metadata/instance/compute?api-version=2021-02-01";
 
-// Azure answers 200 with a JSON object; it sends no header of its own that a client could check,
-// so the body must be what IMDS sends. A GCE server refuses the request (no flavor header).
 /// What Azure's probe answer must be: a JSON object.
 result<void> azure_probe_body(std::string_view body);
 
+// Azure answers 200 with a JSON object; it sends no header of its own that a client could check,
+// so the body must be what IMDS sends. A GCE server refuses the request (no flavor header).
 template <class Transport>
 result<void> probe_azure(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
     http_request req;

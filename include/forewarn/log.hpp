@@ -51,14 +51,22 @@ struct logger {
     bool enabled(log_level l) const noexcept { return sink && l >= level && l != log_level::off; }
 
     void operator()(log_level l, std::string_view message, std::string_view url = {},
-                    std::string_view event_id = {}) const noexcept {
-        if (!enabled(l)) return;
-        try {
-            sink(log_record{l, message, url, event_id});
-        } catch (...) {
-            // A sink that throws loses its line; forewarn goes on.
-        }
-    }
+                    std::string_view event_id = {}) const noexcept;
 };
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE void logger::operator()(log_level l, std::string_view message, std::string_view url,
+                                        std::string_view event_id) const noexcept {
+    if (!enabled(l)) return;
+    try {
+        sink(log_record{l, message, url, event_id});
+    } catch (...) {
+        // A sink that throws loses its line; forewarn goes on.
+    }
+}
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 FOREWARN_END_NAMESPACE

@@ -91,19 +91,28 @@ namespace detail {
 /// How approval handles (and a coordinator) wake a poller, safely after it is gone.
 class poller_waker {
 public:
-    void set(std::function<void()> f) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        fn_ = std::move(f);
-    }
-    void operator()() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (fn_) fn_();
-    }
+    void set(std::function<void()> f);
+    void operator()();
 
 private:
     std::mutex mutex_;
     std::function<void()> fn_;
 };
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE void poller_waker::set(std::function<void()> f) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fn_ = std::move(f);
+}
+
+FOREWARN_INLINE void poller_waker::operator()() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (fn_) fn_();
+}
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace detail
 

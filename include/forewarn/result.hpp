@@ -114,81 +114,153 @@ private:
     std::string what_;
 };
 
+namespace detail {
+
+/**
+ * result<T>'s storage: a value or an error in one union. std::variant would do, at several times
+ * the compile cost (every result<T> instantiates its machinery) for two alternatives known in
+ * advance. Assignment that changes the alternative keeps the old error if building the value
+ * throws, so a result always holds one or the other.
+ */
+template <class T>
+class result_storage {
+public:
+    template <class... A>
+    explicit result_storage(std::in_place_index_t<0>, A&&... a) : value_(std::forward<A>(a)...), has_value_(true) {}
+    template <class... A>
+    explicit result_storage(std::in_place_index_t<1>, A&&... a) : error_(std::forward<A>(a)...), has_value_(false) {}
+
+    result_storage(const result_storage& other) : has_value_(other.has_value_) {
+        if (has_value_)
+            ::new (static_cast<void*>(std::addressof(value_))) T(other.value_);
+        else
+            ::new (static_cast<void*>(std::addressof(error_))) error(other.error_);
+    }
+    result_storage(result_storage&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
+        : has_value_(other.has_value_) {
+        if (has_value_)
+            ::new (static_cast<void*>(std::addressof(value_))) T(std::move(other.value_));
+        else
+            ::new (static_cast<void*>(std::addressof(error_))) error(std::move(other.error_));
+    }
+    result_storage& operator=(const result_storage& other) {
+        if (this == &other) return *this;
+        if (has_value_ && other.has_value_) {
+            value_ = other.value_;
+        } else if (!has_value_ && !other.has_value_) {
+            error_ = other.error_;
+        } else if (other.has_value_) {
+            T copy(other.value_);  // a throwing copy leaves this as it was
+            become_value(std::move(copy));
+        } else {
+            error copy(other.error_);
+            become_error(std::move(copy));
+        }
+        return *this;
+    }
+    result_storage& operator=(result_storage&& other) noexcept(std::is_nothrow_move_constructible_v<T> &&
+                                                              std::is_nothrow_move_assignable_v<T>) {
+        if (this == &other) return *this;
+        if (has_value_ && other.has_value_)
+            value_ = std::move(other.value_);
+        else if (!has_value_ && !other.has_value_)
+            error_ = std::move(other.error_);
+        else if (other.has_value_)
+            become_value(std::move(other.value_));
+        else
+            become_error(std::move(other.error_));
+        return *this;
+    }
+    ~result_storage() {
+        if (has_value_)
+            value_.~T();
+        else
+            error_.~error();
+    }
+
+protected:
+    // Holds an error now: becomes `v`, or stays that error when moving `v` in throws.
+    void become_value(T&& v) {
+        error saved(std::move(error_));
+        error_.~error();
+        try {
+            ::new (static_cast<void*>(std::addressof(value_))) T(std::move(v));
+        } catch (...) {
+            ::new (static_cast<void*>(std::addressof(error_))) error(std::move(saved));
+            throw;
+        }
+        has_value_ = true;
+    }
+    // Holds a value now: becomes `e` (moving an error cannot throw).
+    void become_error(error&& e) noexcept {
+        value_.~T();
+        ::new (static_cast<void*>(std::addressof(error_))) error(std::move(e));
+        has_value_ = false;
+    }
+
+    union {
+        T value_;
+        error error_;
+    };
+    bool has_value_;
+};
+
+// Deletes result<T>'s copy operations when T has none, so that traits (and the containers
+// that consult them) see what std::variant would have shown.
+template <bool Copyable>
+struct result_copy_control {};
+template <>
+struct result_copy_control<false> {
+    result_copy_control() = default;
+    result_copy_control(const result_copy_control&) = delete;
+    result_copy_control(result_copy_control&&) = default;
+    result_copy_control& operator=(const result_copy_control&) = delete;
+    result_copy_control& operator=(result_copy_control&&) = default;
+};
+
+}  // namespace detail
+
 /// A value or an error. Nothing on an I/O path throws; value() throws bad_result_access.
 template <class T>
-class result {
+class result : private detail::result_storage<T>,
+               private detail::result_copy_control<std::is_copy_constructible_v<T>> {
     static_assert(!std::is_same_v<std::decay_t<T>, forewarn::error>, "result<error> is not meaningful");
     static_assert(!std::is_reference_v<T>, "result<T&> is not supported");
+    static_assert(std::is_nothrow_move_constructible_v<forewarn::error>, "result relies on a non-throwing error move");
+    using storage = detail::result_storage<T>;
 
 public:
     using value_type = T;
 
-    // A value or an error in one union: std::variant would do, at several times the compile cost
-    // (every result<T> instantiates its machinery) for two alternatives known in advance.
     template <class U = T, std::enable_if_t<std::is_default_constructible_v<U>, int> = 0>
-    result() : value_(), has_value_(true) {}
-    result(const T& v) : value_(v), has_value_(true) {}
-    result(T&& v) : value_(std::move(v)), has_value_(true) {}
-    result(const forewarn::error& e) : error_(e), has_value_(false) {}
-    result(forewarn::error&& e) : error_(std::move(e)), has_value_(false) {}
+    result() : storage(std::in_place_index<0>) {}
+    result(const T& v) : storage(std::in_place_index<0>, v) {}
+    result(T&& v) : storage(std::in_place_index<0>, std::move(v)) {}
+    result(const forewarn::error& e) : storage(std::in_place_index<1>, e) {}
+    result(forewarn::error&& e) : storage(std::in_place_index<1>, std::move(e)) {}
 
-    result(const result& other) : has_value_(other.has_value_) {
-        if (has_value_)
-            ::new (static_cast<void*>(std::addressof(value_))) T(other.value_);
-        else
-            ::new (static_cast<void*>(std::addressof(error_))) forewarn::error(other.error_);
-    }
-    result(result&& other) noexcept(std::is_nothrow_move_constructible_v<T>) : has_value_(other.has_value_) {
-        if (has_value_)
-            ::new (static_cast<void*>(std::addressof(value_))) T(std::move(other.value_));
-        else
-            ::new (static_cast<void*>(std::addressof(error_))) forewarn::error(std::move(other.error_));
-    }
-    result& operator=(const result& other) {
-        if (this != &other) *this = result(other);
-        return *this;
-    }
-    result& operator=(result&& other) noexcept(std::is_nothrow_move_constructible_v<T> &&
-                                              std::is_nothrow_move_assignable_v<T>) {
-        if (this == &other) return *this;
-        if (has_value_ && other.has_value_) {
-            value_ = std::move(other.value_);
-        } else if (!has_value_ && !other.has_value_) {
-            error_ = std::move(other.error_);
-        } else {
-            destroy();
-            has_value_ = other.has_value_;
-            if (has_value_)
-                ::new (static_cast<void*>(std::addressof(value_))) T(std::move(other.value_));
-            else
-                ::new (static_cast<void*>(std::addressof(error_))) forewarn::error(std::move(other.error_));
-        }
-        return *this;
-    }
-    ~result() { destroy(); }
-
-    bool has_value() const noexcept { return has_value_; }
-    explicit operator bool() const noexcept { return has_value_; }
+    bool has_value() const noexcept { return this->has_value_; }
+    explicit operator bool() const noexcept { return this->has_value_; }
 
     T& value() & {
         check();
-        return value_;
+        return this->value_;
     }
     const T& value() const& {
         check();
-        return value_;
+        return this->value_;
     }
     T&& value() && {
         check();
-        return std::move(value_);
+        return std::move(this->value_);
     }
 
     /// Precondition: has_value().
-    T& operator*() & noexcept { return value_; }
-    const T& operator*() const& noexcept { return value_; }
-    T&& operator*() && noexcept { return std::move(value_); }
-    T* operator->() noexcept { return std::addressof(value_); }
-    const T* operator->() const noexcept { return std::addressof(value_); }
+    T& operator*() & noexcept { return this->value_; }
+    const T& operator*() const& noexcept { return this->value_; }
+    T&& operator*() && noexcept { return std::move(this->value_); }
+    T* operator->() noexcept { return std::addressof(this->value_); }
+    const T* operator->() const noexcept { return std::addressof(this->value_); }
 
     template <class U>
     T value_or(U&& fallback) const& {
@@ -196,25 +268,13 @@ public:
     }
 
     /// The error; on a result that holds a value, an errc::unknown error that says so.
-    const forewarn::error& error() const& noexcept { return has_value_ ? detail::no_error() : error_; }
-    forewarn::error error() && { return has_value_ ? detail::no_error() : std::move(error_); }
+    const forewarn::error& error() const& noexcept { return this->has_value_ ? detail::no_error() : this->error_; }
+    forewarn::error error() && { return this->has_value_ ? detail::no_error() : std::move(this->error_); }
 
 private:
     void check() const {
-        if (!has_value_) throw bad_result_access(error_);
+        if (!this->has_value_) throw bad_result_access(this->error_);
     }
-    void destroy() noexcept {
-        if (has_value_)
-            value_.~T();
-        else
-            error_.~error();
-    }
-
-    union {
-        T value_;
-        forewarn::error error_;
-    };
-    bool has_value_;
 };
 
 /// The outcome of a call that returns nothing on success.

@@ -4,7 +4,9 @@
 #include "catch.hpp"
 
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 using forewarn::errc;
@@ -113,4 +115,44 @@ TEST_CASE("result copies, moves and assigns across value and error, each value d
     const error taken = std::move(failed).error();
     CHECK(taken.http_status == 410);
     CHECK(result<int>(5).error().code == errc::unknown);  // a value's error() says so, never throws
+}
+
+namespace {
+
+// Its moves and copies throw while `fail` is set.
+struct fragile {
+    static inline bool fail = false;
+    int n = 0;
+    explicit fragile(int v) : n(v) {}
+    fragile(const fragile& o) : n(o.n) {
+        if (fail) throw std::runtime_error("copy failed");
+    }
+    fragile(fragile&& o) : n(o.n) {  // NOLINT: throwing on purpose
+        if (fail) throw std::runtime_error("move failed");
+    }
+    fragile& operator=(const fragile&) = default;
+    fragile& operator=(fragile&&) = default;
+};
+
+}  // namespace
+
+TEST_CASE("result: a value that fails to move in leaves the error it held, and traits follow T", "[result]") {
+    static_assert(!std::is_copy_constructible_v<result<std::unique_ptr<int>>>);
+    static_assert(!std::is_copy_assignable_v<result<std::unique_ptr<int>>>);
+    static_assert(std::is_nothrow_move_constructible_v<result<std::unique_ptr<int>>>);
+    static_assert(std::is_copy_constructible_v<result<std::string>>);
+    static_assert(!std::is_nothrow_move_constructible_v<result<fragile>>);
+
+    result<fragile> r = error(errc::timeout, "slow");
+    result<fragile> v = fragile(3);
+    fragile::fail = true;
+    CHECK_THROWS_AS(r = std::move(v), std::runtime_error);
+    CHECK_THROWS_AS(r = v, std::runtime_error);
+    fragile::fail = false;
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == errc::timeout);
+    CHECK(r.error().message == "slow");
+    r = v;
+    REQUIRE(r.has_value());
+    CHECK(r->n == 3);
 }

@@ -18,6 +18,9 @@
 #include <forewarn/result.hpp>
 #include <forewarn/retry.hpp>
 #include <forewarn/transport.hpp>
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/detail/json.hpp>  // RapidJSON: for the definitions only
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -26,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -136,8 +140,8 @@ public:
     using identity_type = instance_identity;
 
     explicit basic_instance_metadata_client(client_options options = {}, Transport transport = Transport());
-    basic_instance_metadata_client(basic_instance_metadata_client&&) noexcept;
-    basic_instance_metadata_client& operator=(basic_instance_metadata_client&&) noexcept;
+    basic_instance_metadata_client(basic_instance_metadata_client&&) noexcept(std::is_nothrow_move_constructible_v<Transport>);
+    basic_instance_metadata_client& operator=(basic_instance_metadata_client&&) noexcept(std::is_nothrow_move_assignable_v<Transport>);
     ~basic_instance_metadata_client();
 
     /// The base URL in use, after the precedence rules.
@@ -298,9 +302,11 @@ private:
 // The special members are defined out of the class, like every other member, so that compiled
 // mode's extern template declaration covers them too (a user's file then compiles none of them).
 template <class Transport>
-basic_instance_metadata_client<Transport>::basic_instance_metadata_client(basic_instance_metadata_client&&) noexcept = default;
+basic_instance_metadata_client<Transport>::basic_instance_metadata_client(basic_instance_metadata_client&&) noexcept(
+    std::is_nothrow_move_constructible_v<Transport>) = default;
 template <class Transport>
-basic_instance_metadata_client<Transport>& basic_instance_metadata_client<Transport>::operator=(basic_instance_metadata_client&&) noexcept = default;
+basic_instance_metadata_client<Transport>& basic_instance_metadata_client<Transport>::operator=(basic_instance_metadata_client&&) noexcept(
+    std::is_nothrow_move_assignable_v<Transport>) = default;
 template <class Transport>
 basic_instance_metadata_client<Transport>::~basic_instance_metadata_client() = default;
 
@@ -426,6 +432,3 @@ FOREWARN_END_NAMESPACE
 
 #define FOREWARN_AWS_CLIENT_DEFINED
 #include <forewarn/detail/extern_templates.hpp>
-#if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/detail/json.hpp>  // RapidJSON: for the definitions only
-#endif

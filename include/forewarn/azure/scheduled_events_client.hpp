@@ -18,6 +18,9 @@
 #include <forewarn/result.hpp>
 #include <forewarn/retry.hpp>
 #include <forewarn/transport.hpp>
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/detail/json.hpp>  // RapidJSON: for the definitions only
+#endif
 
 #include <chrono>
 #include <cstddef>
@@ -25,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -158,8 +162,8 @@ public:
     using identity_type = instance_identity;
 
     explicit basic_scheduled_events_client(client_options options = {}, Transport transport = Transport());
-    basic_scheduled_events_client(basic_scheduled_events_client&&) noexcept;
-    basic_scheduled_events_client& operator=(basic_scheduled_events_client&&) noexcept;
+    basic_scheduled_events_client(basic_scheduled_events_client&&) noexcept(std::is_nothrow_move_constructible_v<Transport>);
+    basic_scheduled_events_client& operator=(basic_scheduled_events_client&&) noexcept(std::is_nothrow_move_assignable_v<Transport>);
     ~basic_scheduled_events_client();
 
     /// The base URL in use, after the precedence rules (e.g. "http://169.254.169.254").
@@ -268,9 +272,11 @@ private:
 // The special members are defined out of the class, like every other member, so that compiled
 // mode's extern template declaration covers them too (a user's file then compiles none of them).
 template <class Transport>
-basic_scheduled_events_client<Transport>::basic_scheduled_events_client(basic_scheduled_events_client&&) noexcept = default;
+basic_scheduled_events_client<Transport>::basic_scheduled_events_client(basic_scheduled_events_client&&) noexcept(
+    std::is_nothrow_move_constructible_v<Transport>) = default;
 template <class Transport>
-basic_scheduled_events_client<Transport>& basic_scheduled_events_client<Transport>::operator=(basic_scheduled_events_client&&) noexcept = default;
+basic_scheduled_events_client<Transport>& basic_scheduled_events_client<Transport>::operator=(basic_scheduled_events_client&&) noexcept(
+    std::is_nothrow_move_assignable_v<Transport>) = default;
 template <class Transport>
 basic_scheduled_events_client<Transport>::~basic_scheduled_events_client() = default;
 
@@ -374,6 +380,3 @@ FOREWARN_END_NAMESPACE
 
 #define FOREWARN_AZURE_CLIENT_DEFINED
 #include <forewarn/detail/extern_templates.hpp>
-#if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/detail/json.hpp>  // RapidJSON: for the definitions only
-#endif

@@ -175,14 +175,8 @@ public:
     // UTF-8 is checked here, before RapidJSON sees the text: 1.1.0's own check (Writer with
     // kWriteValidateEncodingFlag) reads up to 3 bytes past the end of a string that ends in a
     // truncated sequence (a heap over-read found by tests/fuzz/fuzz_approval).
-    bool key(std::string_view k) {
-        if (ok_ && replace_ && !is_valid_utf8(k)) return key(replace_invalid_utf8(k));
-        return ok_ = ok_ && is_valid_utf8(k) && writer_.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()), true);
-    }
-    bool string(std::string_view s) {
-        if (ok_ && replace_ && !is_valid_utf8(s)) return string(replace_invalid_utf8(s));
-        return ok_ = ok_ && is_valid_utf8(s) && writer_.String(s.data(), static_cast<rapidjson::SizeType>(s.size()), true);
-    }
+    bool key(std::string_view k);
+    bool string(std::string_view s);
     bool int64(std::int64_t v) { return ok_ = ok_ && writer_.Int64(v); }
     bool uint64(std::uint64_t v) { return ok_ = ok_ && writer_.Uint64(v); }
     bool boolean(bool v) { return ok_ = ok_ && writer_.Bool(v); }
@@ -288,6 +282,16 @@ FOREWARN_INLINE std::string replace_invalid_utf8(std::string_view s, std::string
         }
     }
     return out;
+}
+
+FOREWARN_INLINE bool json_writer::key(std::string_view k) {
+    if (ok_ && replace_ && !is_valid_utf8(k)) return key(replace_invalid_utf8(k));
+    return ok_ = ok_ && is_valid_utf8(k) && writer_.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()), true);
+}
+
+FOREWARN_INLINE bool json_writer::string(std::string_view s) {
+    if (ok_ && replace_ && !is_valid_utf8(s)) return string(replace_invalid_utf8(s));
+    return ok_ = ok_ && is_valid_utf8(s) && writer_.String(s.data(), static_cast<rapidjson::SizeType>(s.size()), true);
 }
 
 #endif  // FOREWARN_HEADER_DEFINITIONS

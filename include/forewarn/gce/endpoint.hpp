@@ -33,7 +33,39 @@ constexpr bool gce_is_unreserved(char c) noexcept {
 }
 
 /// Percent-encodes every byte but RFC 3986's unreserved ones (and '/' when `keep_slash`).
-inline std::string percent_encode(std::string_view s, bool keep_slash) {
+std::string percent_encode(std::string_view s, bool keep_slash);
+
+/**
+ * A metadata key as the path part of a URL. The key is relative to /computeMetadata/v1/ (one
+ * leading '/' is tolerated). Refused: a scheme or authority (the client must never be pointed at
+ * another host through a key), "." or ".." segments, '?', '#', control characters.
+ */
+result<std::string> gce_encode_key(std::string_view key);
+
+/**
+ * An endpoint option or variable as "scheme://authority[/prefix]" without a trailing '/'.
+ * A bare "host:port" (GCE_METADATA_HOST's form) gets "http://"; a trailing
+ * "/computeMetadata/v1/" is dropped, so the root URL from Google's docs works too.
+ */
+result<std::string> gce_normalize_endpoint(std::string_view e, std::string_view what);
+
+/// Where the endpoint came from: the option, a variable, or the built-in default.
+struct gce_resolved_endpoint {
+    std::string base;         ///< "http://host:port" without a trailing '/'
+    bool is_default = false;  ///< the built-in name, which falls back to the IP
+};
+
+/// An explicit option beats $FOREWARN_GCE_ENDPOINT, which beats $GCE_METADATA_HOST.
+result<gce_resolved_endpoint> gce_resolve_endpoint(std::string_view option, std::string_view fallback_default,
+                                                   std::string_view option_name = "gce::client_options::endpoint");
+
+/// True when the answer says it comes from Google's metadata server.
+bool gce_has_google_flavor(const http_response& r) noexcept;
+
+#if FOREWARN_HEADER_DEFINITIONS
+// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
+
+FOREWARN_INLINE std::string percent_encode(std::string_view s, bool keep_slash) {
     static constexpr char hex[] = "0123456789ABCDEF";
     std::string out;
     out.reserve(s.size());
@@ -50,12 +82,7 @@ inline std::string percent_encode(std::string_view s, bool keep_slash) {
     return out;
 }
 
-/**
- * A metadata key as the path part of a URL. The key is relative to /computeMetadata/v1/ (one
- * leading '/' is tolerated). Refused: a scheme or authority (the client must never be pointed at
- * another host through a key), "." or ".." segments, '?', '#', control characters.
- */
-inline result<std::string> gce_encode_key(std::string_view key) {
+FOREWARN_INLINE result<std::string> gce_encode_key(std::string_view key) {
     if (!key.empty() && key.front() == '/') key.remove_prefix(1);
     if (!key.empty() && key.front() == '/') return error(errc::invalid_argument, "metadata key starts with '//'");
     if (key.find("://") != std::string_view::npos) return error(errc::invalid_argument, "metadata key holds a URL");
@@ -80,12 +107,7 @@ inline result<std::string> gce_encode_key(std::string_view key) {
     return percent_encode(key, true);
 }
 
-/**
- * An endpoint option or variable as "scheme://authority[/prefix]" without a trailing '/'.
- * A bare "host:port" (GCE_METADATA_HOST's form) gets "http://"; a trailing
- * "/computeMetadata/v1/" is dropped, so the root URL from Google's docs works too.
- */
-inline result<std::string> gce_normalize_endpoint(std::string_view e, std::string_view what) {
+FOREWARN_INLINE result<std::string> gce_normalize_endpoint(std::string_view e, std::string_view what) {
     auto r = normalize_endpoint(e, what);
     if (!r) return r;
     std::string& out = *r;
@@ -102,15 +124,9 @@ inline result<std::string> gce_normalize_endpoint(std::string_view e, std::strin
     return r;
 }
 
-/// Where the endpoint came from: the option, a variable, or the built-in default.
-struct gce_resolved_endpoint {
-    std::string base;         ///< "http://host:port" without a trailing '/'
-    bool is_default = false;  ///< the built-in name, which falls back to the IP
-};
-
-/// An explicit option beats $FOREWARN_GCE_ENDPOINT, which beats $GCE_METADATA_HOST.
-inline result<gce_resolved_endpoint> gce_resolve_endpoint(std::string_view option, std::string_view fallback_default,
-                                                          std::string_view option_name = "gce::client_options::endpoint") {
+FOREWARN_INLINE result<gce_resolved_endpoint> gce_resolve_endpoint(std::string_view option,
+                                                                   std::string_view fallback_default,
+                                                                   std::string_view option_name) {
     const auto chosen = choose_endpoint(option, option_name, {"FOREWARN_GCE_ENDPOINT", "GCE_METADATA_HOST"});
     if (chosen.text.empty()) return gce_resolved_endpoint{std::string(fallback_default), true};
     auto r = gce_normalize_endpoint(chosen.text, chosen.source);
@@ -118,11 +134,12 @@ inline result<gce_resolved_endpoint> gce_resolve_endpoint(std::string_view optio
     return gce_resolved_endpoint{std::move(*r), false};
 }
 
-/// True when the answer says it comes from Google's metadata server.
-inline bool gce_has_google_flavor(const http_response& r) noexcept {
+FOREWARN_INLINE bool gce_has_google_flavor(const http_response& r) noexcept {
     const std::string* flavor = r.header("Metadata-Flavor");
     return flavor != nullptr && iequals(trim(*flavor), "Google");
 }
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace detail
 FOREWARN_END_NAMESPACE

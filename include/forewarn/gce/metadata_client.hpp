@@ -139,7 +139,6 @@ public:
     basic_metadata_client& operator=(basic_metadata_client&&) noexcept;
     ~basic_metadata_client();
 
-
     const client_options& options() const noexcept { return options_; }
     const forewarn::clock& clock() const noexcept { return options_.clock; }
     const forewarn::logger& log() const noexcept { return options_.log; }
