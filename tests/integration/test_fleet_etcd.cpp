@@ -57,12 +57,6 @@ std::size_t slot_keys(forewarn::etcd::client& c, const std::string& group) {
 // bound only stops a hung test, it measures nothing.
 constexpr auto step_limit = 60s;
 
-bool run_steps(harness& h, std::chrono::seconds total) {
-    for (std::chrono::seconds done(0); done < total; done += 1s)
-        if (!h.advance(1s, step_limit)) return false;
-    return true;
-}
-
 // Waits (bounded, real time) until pred() holds.
 template <class Pred>
 bool eventually(Pred pred, std::chrono::milliseconds limit = 20s) {
@@ -159,7 +153,7 @@ TEST_CASE("fleet on etcd: a VM cut off from etcd never approves early", "[fleet]
     s.id = "REBOOT";
     s.type = "Reboot";
     h.scenario().add_azure_event(s);
-    REQUIRE(run_steps(h, 14min));
+    REQUIRE(h.run_for(14min, 1s, step_limit));
     CHECK(h.scenario().azure_event("REBOOT")->state == azure_event_state::phase::scheduled);
     CHECK(h.scenario().azure_event("REBOOT")->approved_by.empty());
     CHECK(b->slot() == slot_state::none);

@@ -49,17 +49,6 @@ namespace detail {
 #if FOREWARN_HEADER_DEFINITIONS
 // Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
 
-result<const rapidjson::Value*> aws_string_member(const rapidjson::Value& obj, std::string_view name,
-                                                  const std::string& where, bool required);
-
-result<rapidjson::Document> aws_parse_body(std::string_view body, std::string_view what);
-
-// A time member in ISO-8601 (the Spot and rebalance notices) or AWS's "21 Jan 2019 09:00:43 GMT".
-result<std::optional<std::chrono::system_clock::time_point>> aws_time_member(const rapidjson::Value& obj,
-                                                                             std::string_view name,
-                                                                             const std::string& where, bool required,
-                                                                             bool aws_form);
-
 FOREWARN_INLINE result<const rapidjson::Value*> aws_string_member(const rapidjson::Value& obj, std::string_view name,
                                                                   const std::string& where, bool required) {
     const auto* v = json_member(obj, name);
@@ -80,6 +69,7 @@ FOREWARN_INLINE result<rapidjson::Document> aws_parse_body(std::string_view body
     return parse_json(body);
 }
 
+// A time member in ISO-8601 (the Spot and rebalance notices) or AWS's "21 Jan 2019 09:00:43 GMT".
 FOREWARN_INLINE result<std::optional<std::chrono::system_clock::time_point>> aws_time_member(const rapidjson::Value& obj,
                                                                                              std::string_view name,
                                                                                              const std::string& where,

@@ -27,15 +27,6 @@ namespace detail {
 #if FOREWARN_HEADER_DEFINITIONS
 // Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
 
-std::string azure_event_field(std::size_t index, std::string_view member);
-
-/// An optional member: absent and null both mean "not sent" (serialisers write null for unset).
-const rapidjson::Value* azure_optional_member(const rapidjson::Value& obj, std::string_view name) noexcept;
-
-result<std::string> azure_required_string(const rapidjson::Value& obj, std::size_t index, std::string_view name);
-
-result<event> azure_parse_event(const rapidjson::Value& v, std::size_t i, bool preview);
-
 FOREWARN_INLINE std::string azure_event_field(std::size_t index, std::string_view member) {
     std::string f = "Events[" + std::to_string(index) + ']';
     if (!member.empty()) {
@@ -45,6 +36,7 @@ FOREWARN_INLINE std::string azure_event_field(std::size_t index, std::string_vie
     return f;
 }
 
+/// An optional member: absent and null both mean "not sent" (serialisers write null for unset).
 FOREWARN_INLINE const rapidjson::Value* azure_optional_member(const rapidjson::Value& obj,
                                                               std::string_view name) noexcept {
     const auto* v = json_member(obj, name);

@@ -50,11 +50,6 @@ namespace detail {
 #if FOREWARN_HEADER_DEFINITIONS
 // Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
 
-result<std::optional<std::chrono::system_clock::time_point>> gce_upcoming_time(const rapidjson::Value& root,
-                                                                               const char* name);
-
-result<std::string> gce_upcoming_string(const rapidjson::Value& root, const char* name);
-
 FOREWARN_INLINE result<std::optional<std::chrono::system_clock::time_point>> gce_upcoming_time(const rapidjson::Value& root,
                                                                                                const char* name) {
     const auto* v = json_member(root, name);

@@ -142,11 +142,13 @@ public:
     }
     /**
      * Moves the clock by `d` in steps of `step` (default 1 s, Azure's poll interval), idle
-     * after each: a 15-minute notice played poll by poll. False when a step did not get idle.
+     * after each: a 15-minute notice played poll by poll. False when a step did not get idle
+     * within `real_timeout` (as advance()).
      */
-    bool run_for(clock::duration d, clock::duration step = std::chrono::seconds(1)) {
+    bool run_for(clock::duration d, clock::duration step = std::chrono::seconds(1),
+                 std::chrono::milliseconds real_timeout = std::chrono::seconds(10)) {
         for (clock::duration done(0); done < d; done += step)
-            if (!advance((std::min)(step, d - done))) return false;
+            if (!advance((std::min)(step, d - done), real_timeout)) return false;
         return true;
     }
 
