@@ -33,11 +33,12 @@
 #define FOREWARN_EXTERN_TEMPLATES 0
 #endif
 
-// Where the out-of-line definitions of forewarn's non-template functions go. Each header keeps
-// them in one `#if FOREWARN_HEADER_DEFINITIONS` block at the end of their namespace: header-only
-// they are inline functions every translation unit sees; in compiled mode only libforewarn
-// compiles them (as ordinary functions, once) and a user's translation unit sees declarations
-// alone, so it neither parses their bodies nor instantiates what they use.
+// Where the out-of-line definitions of forewarn's non-template functions go: header `x.hpp`
+// declares them and `x-inl.hpp` beside it defines them (spdlog's -inl files), included at the end
+// of `x.hpp` when FOREWARN_HEADER_DEFINITIONS is 1. Header-only they are inline functions every
+// translation unit sees; in compiled mode only libforewarn compiles them (as ordinary functions,
+// once) and a user's translation unit sees declarations alone, so it neither parses their bodies
+// nor instantiates what they use.
 #if defined(FOREWARN_COMPILED_LIB) && !defined(FOREWARN_BUILDING_LIB)
 #define FOREWARN_HEADER_DEFINITIONS 0
 #else

@@ -10,9 +10,6 @@
 #include <forewarn/gce/endpoint.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/transport.hpp>
-#if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/detail/json.hpp>  // RapidJSON: for the definitions only
-#endif
 
 #include <chrono>
 #include <condition_variable>
@@ -127,18 +124,6 @@ result<void> probe_aws(Transport& t, const std::string& base, std::chrono::milli
     return {};
 }
 
-#if FOREWARN_HEADER_DEFINITIONS
-// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
-
-FOREWARN_INLINE result<void> azure_probe_body(std::string_view body) {
-    auto doc = parse_json(body);
-    if (!doc) return error(errc::not_metadata_server, "no Azure IMDS here: " + doc.error().describe(), 200);
-    if (!doc->IsObject()) return error(errc::not_metadata_server, "no Azure IMDS here: the answer is not a JSON object", 200);
-    return {};
-}
-
-#endif  // FOREWARN_HEADER_DEFINITIONS
-
 }  // namespace detail
 
 /**
@@ -234,3 +219,7 @@ result<detection> detect_cloud(const detect_options& options = {}, Transport tra
 }
 
 FOREWARN_END_NAMESPACE
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/detect-inl.hpp>
+#endif

@@ -183,26 +183,8 @@ constexpr event_source event_source_from_string(std::string_view name) noexcept 
     return event_source::unknown;
 }
 
-#if FOREWARN_HEADER_DEFINITIONS
-// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
-
-FOREWARN_INLINE std::optional<std::chrono::seconds> event::duration() const {
-    if (!duration_in_seconds || *duration_in_seconds < 0) return std::nullopt;
-    return std::chrono::seconds(*duration_in_seconds);
-}
-
-FOREWARN_INLINE bool event::affects(std::string_view name) const {
-    for (const auto& r : resources)
-        if (r == name) return true;
-    return false;
-}
-
-FOREWARN_INLINE const event* document::find(std::string_view event_id) const {
-    for (const auto& e : events)
-        if (e.id == event_id) return &e;
-    return nullptr;
-}
-
-#endif  // FOREWARN_HEADER_DEFINITIONS
-
 FOREWARN_END_NAMESPACE
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/event-inl.hpp>
+#endif

@@ -27,9 +27,6 @@
 #include <forewarn/event.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/time.hpp>
-#if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/detail/event_json.hpp>  // RapidJSON: for the definitions only
-#endif
 
 #include <string>
 #include <string_view>
@@ -54,70 +51,8 @@ result<event> event_from_json(std::string_view text);
 /// A change back from its JSON object (`previous` is not part of the form).
 result<change> change_from_json(std::string_view text);
 
-#if FOREWARN_HEADER_DEFINITIONS
-// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
-
-FOREWARN_INLINE result<std::string> to_json(const event& e, invalid_utf8 bad) {
-    detail::json_writer w(bad == invalid_utf8::replace);
-    w.begin_object();
-    detail::write_event_members(w, e);
-    w.end_object();
-    return detail::json_text(w);
-}
-
-FOREWARN_INLINE result<std::string> to_json(const change& c, invalid_utf8 bad) {
-    detail::json_writer w(bad == invalid_utf8::replace);
-    w.begin_object();
-    w.key("change");
-    w.string(to_string(c.kind));
-    w.key("cloud");
-    w.string(to_string(c.origin));
-    detail::write_event_members(w, c.event);
-    if (c.kind == change_kind::recover) {
-        w.key("reason");
-        w.string(to_string(c.reason));
-        w.key("evidence");
-        w.string(c.evidence);
-    }
-    w.key("incarnation");
-    w.string(c.incarnation);
-    w.end_object();
-    return detail::json_text(w);
-}
-
-FOREWARN_INLINE result<event> event_from_json(std::string_view text) {
-    auto parsed = detail::parse_json(text);
-    if (!parsed) return std::move(parsed).error();
-    return detail::read_event(*parsed, "");
-}
-
-FOREWARN_INLINE result<change> change_from_json(std::string_view text) {
-    auto parsed = detail::parse_json(text);
-    if (!parsed) return std::move(parsed).error();
-    const rapidjson::Document& root = *parsed;
-    auto e = detail::read_event(root, "");
-    if (!e) return std::move(e).error();
-    change c;
-    c.event = std::move(*e);
-    std::string kind, origin, reason;
-    for (auto [name, target] : {std::pair<const char*, std::string*>{"change", &kind}, {"cloud", &origin},
-                                {"reason", &reason}, {"evidence", &c.evidence}, {"incarnation", &c.incarnation}}) {
-        auto s = detail::json_optional_string(root, name, "");
-        if (!s) return std::move(s).error();
-        *target = std::move(*s);
-    }
-    bool known = false;
-    for (auto k : {change_kind::prepare, change_kind::started, change_kind::recover, change_kind::updated})
-        if (to_string(k) == kind) {
-            c.kind = k;
-            known = true;
-        }
-    if (!known) return detail::json_shape_error("change", "unknown change kind \"" + kind + "\"");
-    c.origin = cloud_from_string(origin);
-    c.reason = recover_reason_from_string(reason);
-    return c;
-}
-
-#endif  // FOREWARN_HEADER_DEFINITIONS
-
 FOREWARN_END_NAMESPACE
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/json-inl.hpp>
+#endif

@@ -54,19 +54,8 @@ struct logger {
                     std::string_view event_id = {}) const noexcept;
 };
 
-#if FOREWARN_HEADER_DEFINITIONS
-// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
-
-FOREWARN_INLINE void logger::operator()(log_level l, std::string_view message, std::string_view url,
-                                        std::string_view event_id) const noexcept {
-    if (!enabled(l)) return;
-    try {
-        sink(log_record{l, message, url, event_id});
-    } catch (...) {
-        // A sink that throws loses its line; forewarn goes on.
-    }
-}
-
-#endif  // FOREWARN_HEADER_DEFINITIONS
-
 FOREWARN_END_NAMESPACE
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/log-inl.hpp>
+#endif

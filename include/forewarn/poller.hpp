@@ -99,21 +99,6 @@ private:
     std::function<void()> fn_;
 };
 
-#if FOREWARN_HEADER_DEFINITIONS
-// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
-
-FOREWARN_INLINE void poller_waker::set(std::function<void()> f) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    fn_ = std::move(f);
-}
-
-FOREWARN_INLINE void poller_waker::operator()() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (fn_) fn_();
-}
-
-#endif  // FOREWARN_HEADER_DEFINITIONS
-
 }  // namespace detail
 
 /**
@@ -604,3 +589,7 @@ FOREWARN_END_NAMESPACE
 
 #define FOREWARN_POLLER_DEFINED
 #include <forewarn/detail/extern_templates.hpp>
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/poller-inl.hpp>
+#endif

@@ -90,16 +90,6 @@ namespace detail {
 /// What error() gives on a result that holds a value: not undefined behaviour, an error that says so.
 const error& no_error() noexcept;
 
-#if FOREWARN_HEADER_DEFINITIONS
-// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
-
-FOREWARN_INLINE const error& no_error() noexcept {
-    static const error e(errc::unknown, "no error: the result holds a value");
-    return e;
-}
-
-#endif  // FOREWARN_HEADER_DEFINITIONS
-
 }  // namespace detail
 
 /// Thrown by result<T>::value() when the result holds an error.
@@ -301,41 +291,8 @@ private:
     bool failed_ = false;
 };
 
-#if FOREWARN_HEADER_DEFINITIONS
-// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
-
-FOREWARN_INLINE std::string error::describe() const {
-    std::string out(to_string(code));
-    if (http_status != 0) {
-        out += " (HTTP ";
-        out += std::to_string(http_status);
-        out += ')';
-    }
-    if (!field.empty()) {
-        out += " at ";
-        out += field;
-    }
-    if (offset != npos) {
-        out += " at offset ";
-        out += std::to_string(offset);
-    }
-    if (!message.empty()) {
-        out += ": ";
-        out += message;
-    }
-    if (!event_id.empty()) {
-        out += " (event ";
-        out += event_id;
-        out += ')';
-    }
-    if (!url.empty()) {
-        out += " [";
-        out += url;
-        out += ']';
-    }
-    return out;
-}
-
-#endif  // FOREWARN_HEADER_DEFINITIONS
-
 FOREWARN_END_NAMESPACE
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/result-inl.hpp>
+#endif

@@ -17,9 +17,6 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#if FOREWARN_HEADER_DEFINITIONS
-#include <map>
-#endif
 
 FOREWARN_BEGIN_NAMESPACE
 
@@ -29,22 +26,6 @@ namespace detail {
 /// steady clock and the thread's own address. Jitter needs spread between processes and threads,
 /// not secrecy, and <random> would cost every translation unit that includes a client.
 double jitter_draw() noexcept;
-
-#if FOREWARN_HEADER_DEFINITIONS
-// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
-
-FOREWARN_INLINE double jitter_draw() noexcept {
-    thread_local std::uint64_t state =
-        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-        (static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&state)) << 16);
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);  // 53 bits: [0, 1)
-}
-
-#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace detail
 
@@ -188,81 +169,8 @@ private:
     std::shared_ptr<retry_budget> budget_;
 };
 
-#if FOREWARN_HEADER_DEFINITIONS
-// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
-
-FOREWARN_INLINE bool is_retryable(const error& e, retry_rules rules) noexcept {
-    switch (e.code) {
-    case errc::transport:
-    case errc::timeout: return true;
-    case errc::http_status:
-        if (rules == retry_rules::azure)
-            return e.http_status == 410 || e.http_status == 429 || e.http_status == 500 || e.http_status == 503;
-        return e.http_status == 429 || (e.http_status >= 500 && e.http_status <= 599);
-    default: return false;
-    }
-}
-
-FOREWARN_INLINE bool retry_budget::try_spend() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (tokens_ < 1.0) return false;
-    tokens_ -= 1.0;
-    return true;
-}
-
-FOREWARN_INLINE void retry_budget::on_success() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    tokens_ = (std::min)(capacity_, tokens_ + per_success_);
-}
-
-FOREWARN_INLINE double retry_budget::available() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return tokens_;
-}
-
-FOREWARN_INLINE std::chrono::nanoseconds rate_limiter::try_acquire() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (limit_ == 0) return std::chrono::nanoseconds(0);
-    const auto now = clock_.now();
-    while (!sent_.empty() && now - sent_.front() >= window_) sent_.pop_front();
-    if (sent_.size() < limit_) {
-        sent_.push_back(now);
-        return std::chrono::nanoseconds(0);
-    }
-    return sent_.front() + window_ - now;
-}
-
-FOREWARN_INLINE bool rate_limiter::acquire(interruptible_sleep& sleep) {
-    for (;;) {
-        const auto wait = try_acquire();
-        if (wait.count() == 0) return true;
-        if (!sleep.sleep_for(wait)) return false;
-    }
-}
-
-FOREWARN_INLINE std::shared_ptr<rate_limiter> rate_limiter::for_host(std::string_view authority,
-                                                                     const forewarn::clock& c) {
-    static std::mutex m;
-    static std::map<std::pair<std::string, const void*>, std::shared_ptr<rate_limiter>> limiters;
-    std::lock_guard<std::mutex> lock(m);
-    auto& slot = limiters[std::make_pair(std::string(authority), static_cast<const void*>(c.impl().get()))];
-    if (!slot) slot = std::make_shared<rate_limiter>(5, std::chrono::seconds(1), c);
-    return slot;
-}
-
-FOREWARN_INLINE std::chrono::milliseconds retry_policy::backoff(int retry) const {
-    double d = static_cast<double>(options_.initial_backoff.count());
-    for (int i = 1; i < retry && d < static_cast<double>(options_.max_backoff.count()); ++i)
-        d *= options_.multiplier;
-    d = (std::min)(d, static_cast<double>(options_.max_backoff.count()));
-    const double j = std::clamp(options_.jitter, 0.0, 1.0);
-    return std::chrono::milliseconds(static_cast<std::int64_t>(d * (1.0 - j * detail::jitter_draw())));
-}
-
-FOREWARN_INLINE retry_policy::retry_policy(retry_rules rules, retry_options options)
-    : rules_(rules), options_(options),
-      budget_(std::make_shared<retry_budget>(options.budget_capacity, options.budget_per_success)) {}
-
-#endif  // FOREWARN_HEADER_DEFINITIONS
-
 FOREWARN_END_NAMESPACE
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/retry-inl.hpp>
+#endif

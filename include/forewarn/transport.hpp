@@ -85,15 +85,8 @@ template <class T>
 concept transport = is_transport_v<T>;
 #endif
 
-#if FOREWARN_HEADER_DEFINITIONS
-// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
-
-FOREWARN_INLINE const std::string* find_header(const http_headers& headers, std::string_view name) noexcept {
-    for (const auto& h : headers)
-        if (detail::iequals(h.name, name)) return &h.value;
-    return nullptr;
-}
-
-#endif  // FOREWARN_HEADER_DEFINITIONS
-
 FOREWARN_END_NAMESPACE
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/transport-inl.hpp>
+#endif

@@ -31,17 +31,9 @@ result<std::string> aws_resolve_endpoint(std::string_view option, std::string_vi
 /// $AWS_EC2_METADATA_DISABLED=true (any case), as the AWS SDKs read it: IMDS must not be asked.
 inline bool aws_metadata_disabled() { return iequals(trim(getenv_string("AWS_EC2_METADATA_DISABLED")), "true"); }
 
-#if FOREWARN_HEADER_DEFINITIONS
-// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
-
-FOREWARN_INLINE result<std::string> aws_resolve_endpoint(std::string_view option, std::string_view option_name,
-                                                         bool ipv6) {
-    const auto chosen = choose_endpoint(option, option_name, {"AWS_EC2_METADATA_SERVICE_ENDPOINT"});
-    if (chosen.text.empty()) return std::string(ipv6 ? aws::ipv6_endpoint : aws::default_endpoint);
-    return normalize_endpoint(chosen.text, chosen.source);
-}
-
-#endif  // FOREWARN_HEADER_DEFINITIONS
-
 }  // namespace detail
 FOREWARN_END_NAMESPACE
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/aws/endpoint-inl.hpp>
+#endif

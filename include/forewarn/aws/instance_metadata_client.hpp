@@ -18,9 +18,6 @@
 #include <forewarn/result.hpp>
 #include <forewarn/retry.hpp>
 #include <forewarn/transport.hpp>
-#if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/detail/json.hpp>  // RapidJSON: for the definitions only
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -85,37 +82,6 @@ namespace detail {
 bool aws_token_acceptable(std::string_view t) noexcept;
 
 error aws_status_error(int status, std::string_view what);
-
-#if FOREWARN_HEADER_DEFINITIONS
-// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
-
-FOREWARN_INLINE bool aws_token_acceptable(std::string_view t) noexcept {
-    if (t.empty() || t.size() > 4096) return false;
-    for (const char c : t) {
-        const auto b = static_cast<unsigned char>(c);
-        if (b <= 0x20 || b >= 0x7F) return false;
-    }
-    return true;
-}
-
-FOREWARN_INLINE error aws_status_error(int status, std::string_view what) {
-    switch (status) {
-    case 400: return error(errc::http_status, std::string(what) + ": 400 Bad Request (a token TTL outside 1..21600?)", 400);
-    case 401: return error(errc::http_status, std::string(what) + ": 401 Unauthorized (missing or expired session token)", 401);
-    case 403:
-        return error(errc::http_status,
-                     std::string(what) + ": 403 Forbidden (IMDS turned off for this instance, or the request carried X-Forwarded-For)",
-                     403);
-    case 404: {
-        error e(errc::not_found, std::string(what) + ": 404 Not Found");
-        e.http_status = 404;
-        return e;
-    }
-    default: return error(errc::http_status, std::string(what) + ": HTTP " + std::to_string(status), status);
-    }
-}
-
-#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace detail
 
@@ -432,3 +398,7 @@ FOREWARN_END_NAMESPACE
 
 #define FOREWARN_AWS_CLIENT_DEFINED
 #include <forewarn/detail/extern_templates.hpp>
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/aws/instance_metadata_client-inl.hpp>
+#endif

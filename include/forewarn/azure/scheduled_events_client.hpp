@@ -18,9 +18,6 @@
 #include <forewarn/result.hpp>
 #include <forewarn/retry.hpp>
 #include <forewarn/transport.hpp>
-#if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/detail/json.hpp>  // RapidJSON: for the definitions only
-#endif
 
 #include <chrono>
 #include <cstddef>
@@ -86,53 +83,6 @@ namespace detail {
 error azure_status_error(int status, std::string_view what, std::string_view api_version);
 
 result<azure::instance_identity> azure_parse_instance_identity(std::string_view body);
-
-#if FOREWARN_HEADER_DEFINITIONS
-// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
-
-FOREWARN_INLINE error azure_status_error(int status, std::string_view what, std::string_view api_version) {
-    if (status == 400)
-        return error(errc::http_status,
-                     std::string(what) + ": 400 Bad Request: IMDS refused the request (missing \"Metadata: true\" "
-                                         "header, or an api-version it does not support: " +
-                         std::string(api_version) + ")",
-                     400);
-    if (status == 404) {
-        error e(errc::not_found, std::string(what) + ": 404 Not Found (no such metadata path here)");
-        e.http_status = 404;
-        return e;
-    }
-    return error(errc::http_status, std::string(what) + ": HTTP " + std::to_string(status), status);
-}
-
-FOREWARN_INLINE result<azure::instance_identity> azure_parse_instance_identity(std::string_view body) {
-    if (trim(body).empty()) return error(errc::empty_body, "empty instance metadata answer");
-    auto parsed = parse_json(body);
-    if (!parsed) return std::move(parsed).error();
-    const rapidjson::Document& root = *parsed;
-    if (!root.IsObject()) return json_type_error("compute", "object", root);
-    azure::instance_identity id;
-    const auto* name = json_member(root, "name");
-    if (!name) return json_shape_error("compute.name", "required member missing");
-    if (!name->IsString()) return json_type_error("compute.name", "string", *name);
-    id.name = std::string(json_string_view(*name));
-    if (id.name.empty()) return json_shape_error("compute.name", "empty VM name");
-    struct optional_field {
-        const char* member;
-        std::string azure::instance_identity::*target;
-    };
-    for (const auto& f : {optional_field{"vmScaleSetName", &azure::instance_identity::vm_scale_set_name},
-                          optional_field{"resourceId", &azure::instance_identity::resource_id},
-                          optional_field{"vmId", &azure::instance_identity::vm_id}}) {
-        const auto* v = json_member(root, f.member);
-        if (!v || v->IsNull()) continue;
-        if (!v->IsString()) return json_type_error(std::string("compute.") + f.member, "string", *v);
-        id.*f.target = std::string(json_string_view(*v));
-    }
-    return id;
-}
-
-#endif  // FOREWARN_HEADER_DEFINITIONS
 
 }  // namespace detail
 
@@ -380,3 +330,7 @@ FOREWARN_END_NAMESPACE
 
 #define FOREWARN_AZURE_CLIENT_DEFINED
 #include <forewarn/detail/extern_templates.hpp>
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/azure/scheduled_events_client-inl.hpp>
+#endif

@@ -23,31 +23,9 @@ std::optional<std::chrono::system_clock::time_point> service_time_of(const http_
 /// "GET https://... -> 200 (3 ms)" for a debug log line.
 std::string request_log_line(const http_request& req, const result<http_response>& r, std::chrono::nanoseconds took);
 
-#if FOREWARN_HEADER_DEFINITIONS
-// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
-
-FOREWARN_INLINE std::optional<std::chrono::system_clock::time_point> service_time_of(const http_response& r) {
-    const std::string* date = r.header("Date");
-    if (!date) return std::nullopt;
-    auto t = parse_rfc1123(trim(*date));
-    if (!t) return std::nullopt;
-    return *t;
-}
-
-FOREWARN_INLINE std::string request_log_line(const http_request& req, const result<http_response>& r,
-                                             std::chrono::nanoseconds took) {
-    std::string line(to_string(req.method));
-    line += ' ';
-    line += req.url;
-    line += " -> ";
-    line += r ? std::to_string(r->status) : r.error().describe();
-    line += " (";
-    line += std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(took).count());
-    line += " ms)";
-    return line;
-}
-
-#endif  // FOREWARN_HEADER_DEFINITIONS
-
 }  // namespace detail
 FOREWARN_END_NAMESPACE
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/detail/http-inl.hpp>
+#endif

@@ -34,49 +34,9 @@ result<std::optional<event>> maintenance_event_from(std::string_view body);
 /// Anything but TRUE/FALSE is an error.
 result<std::optional<event>> preempted_event_from(std::string_view body);
 
-#if FOREWARN_HEADER_DEFINITIONS
-// Compiled into libforewarn in compiled mode (docs/building.md), inline in every user otherwise.
-
-FOREWARN_INLINE result<std::optional<event>> maintenance_event_from(std::string_view body) {
-    const auto v = detail::trim(body);
-    if (v.empty()) {
-        error e(errc::empty_body, "instance/maintenance-event answered with an empty value");
-        e.field = "maintenance-event";
-        return e;
-    }
-    if (detail::iequals(v, "NONE")) return std::optional<event>();
-    event ev;
-    ev.raw_type = std::string(v);
-    ev.id = maintenance_event_id(ev.raw_type);
-    if (detail::iequals(v, "MIGRATE_ON_HOST_MAINTENANCE"))
-        ev.type = event_type::live_migrate;
-    else if (detail::iequals(v, "TERMINATE_ON_HOST_MAINTENANCE"))
-        ev.type = event_type::host_terminate;
-    else
-        ev.type = event_type::unknown;
-    // The value turns from NONE about 60 s before the migration: a warning, not the start.
-    ev.status = event_status::scheduled;
-    return std::optional<event>(std::move(ev));
-}
-
-FOREWARN_INLINE result<std::optional<event>> preempted_event_from(std::string_view body) {
-    const auto v = detail::trim(body);
-    if (detail::iequals(v, "FALSE")) return std::optional<event>();
-    if (detail::iequals(v, "TRUE")) {
-        event ev;
-        ev.id = std::string(preempted_event_id);
-        ev.type = event_type::preempted;
-        ev.raw_type = "preempted";
-        ev.status = event_status::started;
-        return std::optional<event>(std::move(ev));
-    }
-    error e(v.empty() ? errc::empty_body : errc::invalid_document,
-            "instance/preempted is neither TRUE nor FALSE: \"" + std::string(v.substr(0, 64)) + '"');
-    e.field = "preempted";
-    return e;
-}
-
-#endif  // FOREWARN_HEADER_DEFINITIONS
-
 }  // namespace gce
 FOREWARN_END_NAMESPACE
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/gce/parse-inl.hpp>
+#endif

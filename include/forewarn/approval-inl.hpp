@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Definitions for <forewarn/approval.hpp> (spdlog's -inl files). Header-only: included at
+// the end of that header. Compiled mode: compiled once into libforewarn (src/forewarn.cpp) and
+// empty in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
+
+#include <forewarn/approval.hpp>
+
+#if FOREWARN_HEADER_DEFINITIONS
+
+FOREWARN_BEGIN_NAMESPACE
+
+FOREWARN_INLINE bool approval_policy::needs_identity() const noexcept {
+    return self_.empty() && options_.scope != approval_scope::never && options_.scope != approval_scope::all;
+}
+
+FOREWARN_INLINE void approval_policy::observe(const document& d, clock::time_point now) {
+    std::unordered_map<std::string, entry> next;
+    next.reserve(d.events.size());
+    for (const auto& e : d.events) {
+        auto it = entries_.find(e.id);
+        if (it != entries_.end())
+            next.emplace(e.id, it->second);
+        else
+            next.emplace(e.id, entry{now, false, false, false});
+    }
+    entries_ = std::move(next);
+}
+
+FOREWARN_INLINE void approval_policy::mark_ready(std::string_view id) {
+    auto it = entries_.find(std::string(id));
+    if (it != entries_.end()) it->second.ready = true;
+}
+
+FOREWARN_INLINE bool approval_policy::is_ready(std::string_view id) const {
+    auto it = entries_.find(std::string(id));
+    return it != entries_.end() && it->second.ready;
+}
+
+FOREWARN_INLINE void approval_policy::mark_approved(const std::vector<std::string>& ids) {
+    for (const auto& id : ids) {
+        auto it = entries_.find(id);
+        if (it != entries_.end()) it->second.approved = true;
+    }
+}
+
+FOREWARN_INLINE bool approval_policy::was_approved(std::string_view id) const {
+    auto it = entries_.find(std::string(id));
+    return it != entries_.end() && it->second.approved;
+}
+
+FOREWARN_INLINE void approval_policy::mark_withheld(const std::vector<std::string>& ids) {
+    for (const auto& id : ids) {
+        auto it = entries_.find(id);
+        if (it != entries_.end()) it->second.withheld = true;
+    }
+}
+
+FOREWARN_INLINE bool approval_policy::was_withheld(std::string_view id) const {
+    auto it = entries_.find(std::string(id));
+    return it != entries_.end() && it->second.withheld;
+}
+
+FOREWARN_INLINE bool approval_policy::approves_at_once(const event& e) const noexcept {
+    if (options_.approve_user_events && e.source == event_source::user) return true;
+    if (options_.approve_freeze_shorter_than && e.type == event_type::freeze && e.duration_in_seconds &&
+        *e.duration_in_seconds >= 0 && *e.duration_in_seconds < options_.approve_freeze_shorter_than->count())
+        return true;
+    return false;
+}
+
+FOREWARN_INLINE bool approval_policy::allowed(const event& e, std::chrono::nanoseconds seen_for) const noexcept {
+    switch (options_.scope) {
+    case approval_scope::never: return false;
+    case approval_scope::all: return true;
+    case approval_scope::own: return !self_.empty() && e.affects(self_);
+    case approval_scope::leader: return election_.may_approve(e, self_, seen_for);
+    }
+    return false;
+}
+
+FOREWARN_INLINE std::chrono::nanoseconds approval_policy::seen_for(std::string_view id, clock::time_point now) const {
+    auto it = entries_.find(std::string(id));
+    return it == entries_.end() ? std::chrono::nanoseconds(0) : std::chrono::nanoseconds(now - it->second.first_seen);
+}
+
+FOREWARN_INLINE std::vector<std::string> approval_policy::due(const document& d, clock::time_point now) const {
+    std::vector<std::string> out;
+    for (const auto& e : d.events) {
+        if (e.status != event_status::scheduled) continue;
+        auto it = entries_.find(e.id);
+        if (it == entries_.end() || it->second.approved || it->second.withheld) continue;
+        if (std::find(out.begin(), out.end(), e.id) != out.end()) continue;
+        if (!it->second.ready && !approves_at_once(e)) continue;
+        if (!allowed(e, now - it->second.first_seen)) continue;
+        out.push_back(e.id);
+    }
+    return out;
+}
+
+FOREWARN_INLINE std::optional<clock::time_point> approval_policy::next_deadline(const document& d,
+                                                                                clock::time_point now) const {
+    if (options_.scope != approval_scope::leader) return std::nullopt;
+    std::optional<clock::time_point> best;
+    for (const auto& e : d.events) {
+        auto it = entries_.find(e.id);
+        if (it == entries_.end() || it->second.approved || it->second.withheld || e.status != event_status::scheduled)
+            continue;
+        if (e.source != event_source::user || !e.affects(self_) || election_.is_leader(e, self_)) continue;
+        if (!it->second.ready && !approves_at_once(e)) continue;
+        const auto at = it->second.first_seen + election_.follower_grace();
+        if (at > now && (!best || at < *best)) best = at;
+    }
+    return best;
+}
+
+FOREWARN_INLINE std::vector<std::string> approval_policy::approved_ids() const {
+    std::vector<std::string> out;
+    for (const auto& [id, en] : entries_)
+        if (en.approved) out.push_back(id);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+FOREWARN_INLINE void approval_handle::ready(std::function<void(const approval_status&)> on_done) const {
+    if (!shared_) return;
+    std::function<void()> wake;
+    std::optional<approval_status> final_now;
+    {
+        std::lock_guard<std::mutex> lock(shared_->mutex);
+        auto it = shared_->status.find(id_);
+        if (!shared_->can_approve) {
+            // Nothing to wait for: the source cannot approve (GCE, AWS).
+            approval_status st{approval_state::not_approved, "this source cannot approve", {}};
+            if (it != shared_->status.end() && !is_final(it->second.state)) it->second = st;
+            final_now = it != shared_->status.end() ? it->second : st;
+        } else if (it != shared_->status.end() && is_final(it->second.state)) {
+            final_now = it->second;
+        } else {
+            shared_->ready.push_back(id_);
+            if (on_done) shared_->on_done[id_].push_back(std::move(on_done));
+            wake = shared_->wake;
+        }
+    }
+    if (final_now && on_done) on_done(*final_now);
+    if (wake) wake();
+}
+
+FOREWARN_INLINE approval_status approval_handle::status() const {
+    if (!shared_) return {approval_state::not_approved, "no poller behind this handle", {}};
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    auto it = shared_->status.find(id_);
+    if (it == shared_->status.end()) return {};
+    return it->second;
+}
+
+FOREWARN_INLINE void approver::set_wake(std::function<void()> wake) {
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->wake = std::move(wake);
+}
+
+FOREWARN_INLINE void approver::set_can_approve(bool can) {
+    can_approve_ = can;
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    shared_->can_approve = can;
+}
+
+FOREWARN_INLINE approval_handle approver::handle(const std::string& id) {
+    {
+        std::lock_guard<std::mutex> lock(shared_->mutex);
+        shared_->status.insert_or_assign(id, approval_status{});
+    }
+    return approval_handle(shared_, id);
+}
+
+FOREWARN_INLINE result<void> approver::start_coordinator(const clock& c, const logger& log) {
+    if (!coordinator_ || coordinator_started_) return {};
+    coordinator_context ctx;
+    ctx.self = policy_.self();
+    ctx.clock = c;
+    ctx.log = log;
+    std::weak_ptr<detail::approval_shared> weak = shared_;
+    ctx.wake = [weak] {
+        if (auto s = weak.lock()) {
+            std::function<void()> w;
+            {
+                std::lock_guard<std::mutex> lock(s->mutex);
+                w = s->wake;
+            }
+            if (w) w();
+        }
+    };
+    auto r = coordinator_->start(ctx);
+    coordinator_started_ = r.has_value();
+    return r;
+}
+
+FOREWARN_INLINE void approver::stop_coordinator() noexcept {
+    if (coordinator_ && coordinator_started_) coordinator_->stop();
+    coordinator_started_ = false;
+}
+
+FOREWARN_INLINE void approver::observe(const document& d, clock::time_point now) {
+    policy_.observe(d, now);
+    drain();
+    std::vector<std::string> gone;
+    {
+        std::lock_guard<std::mutex> lock(shared_->mutex);
+        for (auto& [id, st] : shared_->status) {
+            if (is_final(st.state)) continue;
+            const event* e = d.find(id);
+            if (!e)
+                gone.push_back(id);
+            else if (e->status != event_status::scheduled && !policy_.was_approved(id))
+                gone.push_back(id);
+        }
+    }
+    for (const auto& id : gone)
+        settle(id, {approval_state::gone, d.find(id) ? "the event started before this VM approved it"
+                                                      : "the event ended before this VM approved it",
+                    {}});
+    // Final statuses stay (a handle may read its outcome long after): one small entry per
+    // prepare, and prepares are rare.
+    if (coordinator_ && coordinator_started_) coordinator_->observe(local_events(d));
+}
+
+FOREWARN_INLINE void approver::drain() {
+    std::vector<std::string> ids;
+    {
+        std::lock_guard<std::mutex> lock(shared_->mutex);
+        ids.swap(shared_->ready);
+    }
+    for (const auto& id : ids) policy_.mark_ready(id);
+}
+
+FOREWARN_INLINE std::vector<std::string> approver::due(const document& d, clock::time_point now,
+                                                       std::vector<error>& problems) {
+    drain();
+    std::vector<std::string> out;
+    const auto candidates = can_approve_ ? policy_.due(d, now) : std::vector<std::string>{};
+    for (const auto& e : d.events) {
+        if (e.status != event_status::scheduled || policy_.was_approved(e.id) || policy_.was_withheld(e.id) ||
+            !policy_.wanted(e))
+            continue;
+        if (std::find(candidates.begin(), candidates.end(), e.id) == candidates.end()) {
+            status_not_due(e, now);
+            continue;
+        }
+        if (coordinator_) {
+            if (!coordinator_started_) {
+                update(e.id, {approval_state::waiting, "the fleet coordinator has not started", {}});
+                continue;
+            }
+            auto admitted = coordinator_->admit(e);
+            if (!admitted) {
+                error err = admitted.error();
+                err.event_id = e.id;
+                problems.push_back(err);
+                update(e.id, {approval_state::waiting, "the fleet coordinator failed: not approving early", err});
+                continue;
+            }
+            if (!*admitted) {
+                update(e.id, {approval_state::waiting, "waiting for a fleet slot", {}});
+                continue;
+            }
+        }
+        out.push_back(e.id);
+    }
+    if (coordinator_ && coordinator_started_) coordinator_->observe(local_events(d));
+    return out;
+}
+
+FOREWARN_INLINE void approver::approved(const std::vector<std::string>& ids, const document& d) {
+    policy_.mark_approved(ids);
+    for (const auto& id : ids) settle(id, {approval_state::approved, "approved by this VM", {}});
+    if (coordinator_ && coordinator_started_) coordinator_->observe(local_events(d));
+}
+
+FOREWARN_INLINE void approver::failed(const std::vector<std::string>& ids, const error& e) {
+    for (const auto& id : ids) update(id, {approval_state::failed, "the approval request failed", e});
+}
+
+FOREWARN_INLINE void approver::withheld(const std::vector<std::string>& ids) {
+    policy_.mark_withheld(ids);
+    for (const auto& id : ids) update(id, {approval_state::not_approved, "dry run: it would have been approved now", {}});
+}
+
+FOREWARN_INLINE std::optional<clock::time_point> approver::next_deadline(const document& d,
+                                                                         clock::time_point now) const {
+    return can_approve_ ? policy_.next_deadline(d, now) : std::nullopt;
+}
+
+FOREWARN_INLINE auto approver::take_completions() -> std::vector<completion> {
+    std::vector<completion> out;
+    out.swap(completions_);
+    return out;
+}
+
+FOREWARN_INLINE std::vector<std::string> approver::awaiting(const document& d) const {
+    std::vector<std::string> out;
+    if (!can_approve_) return out;
+    for (const auto& e : d.events)
+        if (e.status == event_status::scheduled && !policy_.was_approved(e.id) && !policy_.was_withheld(e.id) &&
+            policy_.wanted(e))
+            out.push_back(e.id);
+    return out;
+}
+
+FOREWARN_INLINE void approver::save(poller_state& st) const {
+    for (auto& s : st.events) s.ready = policy_.is_ready(s.id);
+    if (coordinator_) st.coordinator = coordinator_->save_state();
+}
+
+FOREWARN_INLINE void approver::restore(const poller_state& st, clock::time_point now) {
+    policy_.observe(st.delivered, now);
+    std::vector<std::string> approved;
+    for (const auto& s : st.events) {
+        if (s.ready) policy_.mark_ready(s.id);
+        if (s.approved) approved.push_back(s.id);
+    }
+    policy_.mark_approved(approved);
+    if (coordinator_ && !st.coordinator.empty()) coordinator_->load_state(st.coordinator);
+}
+
+FOREWARN_INLINE void approver::status_not_due(const event& e, clock::time_point now) {
+    if (!can_approve_) return update(e.id, {approval_state::not_approved, "this source cannot approve", {}});
+    const auto& o = policy_.options();
+    if (o.scope == approval_scope::never)
+        return update(e.id, {approval_state::not_approved, "approval is off (scope never)", {}});
+    if (policy_.needs_identity()) return update(e.id, {approval_state::waiting, "this VM's name is not known yet", {}});
+    if (o.scope != approval_scope::all && !e.affects(policy_.self()))
+        return update(e.id, {approval_state::not_approved, "the event does not name this VM", {}});
+    if (o.scope == approval_scope::leader && !policy_.election().is_leader(e, policy_.self())) {
+        if (e.source != event_source::user)
+            return update(e.id, {approval_state::not_approved, "a follower leaves a platform event to the leader", {}});
+        (void)now;
+        return update(e.id, {approval_state::waiting, "a follower approves a user event after the grace", {}});
+    }
+    update(e.id, {approval_state::waiting, "not allowed yet", {}});
+}
+
+FOREWARN_INLINE void approver::update(const std::string& id, approval_status st) {
+    if (is_final(st.state)) return settle(id, std::move(st));
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    auto it = shared_->status.find(id);
+    if (it != shared_->status.end() && !is_final(it->second.state)) it->second = std::move(st);
+}
+
+FOREWARN_INLINE void approver::settle(const std::string& id, approval_status st) {
+    std::vector<detail::approval_shared::callback> callbacks;
+    {
+        std::lock_guard<std::mutex> lock(shared_->mutex);
+        auto it = shared_->status.find(id);
+        if (it == shared_->status.end() || is_final(it->second.state)) return;
+        it->second = st;
+        auto cb = shared_->on_done.find(id);
+        if (cb != shared_->on_done.end()) {
+            callbacks = std::move(cb->second);
+            shared_->on_done.erase(cb);
+        }
+    }
+    for (auto& c : callbacks) completions_.emplace_back(std::move(c), st);
+}
+
+FOREWARN_INLINE std::vector<local_event> approver::local_events(const document& d) const {
+    std::vector<local_event> out;
+    out.reserve(d.events.size());
+    for (const auto& e : d.events) out.push_back(local_event{e, policy_.wanted(e), policy_.was_approved(e.id)});
+    return out;
+}
+
+FOREWARN_INLINE approver::approver(approval_options options, std::shared_ptr<approval_coordinator> coordinator)
+    : policy_(std::move(options)), coordinator_(std::move(coordinator)),
+      shared_(std::make_shared<detail::approval_shared>()) {}
+
+FOREWARN_END_NAMESPACE
+
+#endif  // FOREWARN_HEADER_DEFINITIONS

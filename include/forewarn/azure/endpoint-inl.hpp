@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Definitions for <forewarn/azure/endpoint.hpp> (spdlog's -inl files). Header-only: included at
+// the end of that header. Compiled mode: compiled once into libforewarn (src/forewarn.cpp) and
+// empty in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
+
+#include <forewarn/azure/endpoint.hpp>
+
+#if FOREWARN_HEADER_DEFINITIONS
+
+FOREWARN_BEGIN_NAMESPACE
+namespace detail {
+
+FOREWARN_INLINE result<std::string> azure_resolve_endpoint(std::string_view option, std::string_view option_name) {
+    const auto chosen = choose_endpoint(option, option_name, {"FOREWARN_AZURE_ENDPOINT", "SCHEDULEDEVENTSIP"});
+    if (chosen.text.empty()) return std::string(azure::default_endpoint);
+    return normalize_endpoint(chosen.text, chosen.source);
+}
+
+}  // namespace detail
+FOREWARN_END_NAMESPACE
+
+#endif  // FOREWARN_HEADER_DEFINITIONS

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Definitions for <forewarn/json.hpp> (spdlog's -inl files). Header-only: included at
+// the end of that header. Compiled mode: compiled once into libforewarn (src/forewarn.cpp) and
+// empty in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
+
+#include <forewarn/json.hpp>
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/detail/event_json.hpp>  // RapidJSON: for the definitions only
+
+FOREWARN_BEGIN_NAMESPACE
+
+FOREWARN_INLINE result<std::string> to_json(const event& e, invalid_utf8 bad) {
+    detail::json_writer w(bad == invalid_utf8::replace);
+    w.begin_object();
+    detail::write_event_members(w, e);
+    w.end_object();
+    return detail::json_text(w);
+}
+
+FOREWARN_INLINE result<std::string> to_json(const change& c, invalid_utf8 bad) {
+    detail::json_writer w(bad == invalid_utf8::replace);
+    w.begin_object();
+    w.key("change");
+    w.string(to_string(c.kind));
+    w.key("cloud");
+    w.string(to_string(c.origin));
+    detail::write_event_members(w, c.event);
+    if (c.kind == change_kind::recover) {
+        w.key("reason");
+        w.string(to_string(c.reason));
+        w.key("evidence");
+        w.string(c.evidence);
+    }
+    w.key("incarnation");
+    w.string(c.incarnation);
+    w.end_object();
+    return detail::json_text(w);
+}
+
+FOREWARN_INLINE result<event> event_from_json(std::string_view text) {
+    auto parsed = detail::parse_json(text);
+    if (!parsed) return std::move(parsed).error();
+    return detail::read_event(*parsed, "");
+}
+
+FOREWARN_INLINE result<change> change_from_json(std::string_view text) {
+    auto parsed = detail::parse_json(text);
+    if (!parsed) return std::move(parsed).error();
+    const rapidjson::Document& root = *parsed;
+    auto e = detail::read_event(root, "");
+    if (!e) return std::move(e).error();
+    change c;
+    c.event = std::move(*e);
+    std::string kind, origin, reason;
+    for (auto [name, target] : {std::pair<const char*, std::string*>{"change", &kind}, {"cloud", &origin},
+                                {"reason", &reason}, {"evidence", &c.evidence}, {"incarnation", &c.incarnation}}) {
+        auto s = detail::json_optional_string(root, name, "");
+        if (!s) return std::move(s).error();
+        *target = std::move(*s);
+    }
+    bool known = false;
+    for (auto k : {change_kind::prepare, change_kind::started, change_kind::recover, change_kind::updated})
+        if (to_string(k) == kind) {
+            c.kind = k;
+            known = true;
+        }
+    if (!known) return detail::json_shape_error("change", "unknown change kind \"" + kind + "\"");
+    c.origin = cloud_from_string(origin);
+    c.reason = recover_reason_from_string(reason);
+    return c;
+}
+
+FOREWARN_END_NAMESPACE
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
