@@ -37,14 +37,6 @@ inline constexpr std::string_view scheduled_events_path = "/latest/meta-data/eve
 inline constexpr std::string_view spot_event_id = "spot-instance-action";
 inline constexpr std::string_view rebalance_event_id = "rebalance-recommendation";
 
-}  // namespace aws
-
-namespace detail {
-
-}  // namespace detail
-
-namespace aws {
-
 /**
  * The Spot instance-action body as an event: id spot_event_id, type from the action
  * (terminate: preempt, stop, hibernate; else unknown, raw_type keeps it), status scheduled with

@@ -17,9 +17,6 @@
 #include <vector>
 
 FOREWARN_BEGIN_NAMESPACE
-namespace detail {
-
-}  // namespace detail
 
 namespace azure {
 

@@ -41,14 +41,6 @@ struct upcoming_maintenance {
     std::vector<std::string> reasons;  ///< maintenance_reasons, e.g. PLANNED_UPDATE
 };
 
-}  // namespace gce
-
-namespace detail {
-
-}  // namespace detail
-
-namespace gce {
-
 /**
  * The answer to a GET of upcoming-maintenance (?alt=json) as a window, or nothing when none is
  * announced: 404 (no such key on this machine type), a 503 whose body says no notifications have
