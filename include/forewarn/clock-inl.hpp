@@ -64,7 +64,7 @@ FOREWARN_INLINE bool interruptible_sleep::interrupted() const noexcept {
 }
 
 FOREWARN_INLINE interruptible_sleep::interruptible_sleep(forewarn::clock c)
-    : clock_(std::move(c)), signal_(std::make_shared<detail::wake_signal>()) {}
+    : clock_(std::move(c)), signal_(std::make_shared<detail::wake_signal>(true)) {}
 
 FOREWARN_INLINE auto clock::real_time::now() const noexcept -> time_point {
     return std::chrono::time_point_cast<duration>(std::chrono::steady_clock::now());

@@ -29,14 +29,22 @@ class clock_observer;
  */
 class wake_signal {
 public:
+    wake_signal() = default;
+    /// `busy`: its waits are work in progress (a retry backoff, a rate limit), not a thread
+    /// waiting for its next work; a manual clock does not call such a thread idle.
+    explicit wake_signal(bool busy) noexcept : busy_(busy) {}
+
     std::mutex mutex;
     std::condition_variable cv;
+
+    bool busy() const noexcept { return busy_; }
 
     /// Wakes every thread waiting on this signal. The caller may hold `mutex` or not.
     void notify_all() noexcept;
 
 private:
     friend class clock_observer;
+    const bool busy_ = false;
     std::mutex observer_mutex_;
     std::weak_ptr<clock_observer> observer_;
 };

@@ -10,9 +10,6 @@
 #include <forewarn/log.hpp>
 #include <forewarn/result.hpp>
 
-#include <algorithm>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -74,37 +71,4 @@ template <class S>
 concept notice_source = is_notice_source_v<S>;
 #endif
 
-namespace detail {
-
-/**
- * The cadence part every polling source shares: when the next request is due, a wait for it on
- * the clock that wake() ends early, and a pause after a failure. Sources that hang (GCE) use the
- * pause only.
- */
-class source_pacer {
-public:
-    explicit source_pacer(forewarn::clock c = {});
-
-    const forewarn::clock& clock() const noexcept { return clock_; }
-
-    /// Waits until `due` (capped at `not_after`), or wake() (also one that came since the last
-    /// wait), or cancel(); false when cancelled.
-    bool wait(clock::time_point due, clock::time_point not_after);
-    void wake() noexcept;
-    void cancel() noexcept;
-    void reset() noexcept;
-
-private:
-    forewarn::clock clock_;
-    std::shared_ptr<wake_signal> signal_;
-    bool woken_ = false;
-    bool cancelled_ = false;
-};
-
-}  // namespace detail
-
 FOREWARN_END_NAMESPACE
-
-#if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/notice_source-inl.hpp>
-#endif

@@ -52,13 +52,15 @@ TEST_CASE("manual clock: a sleep ends exactly when advance() reaches its deadlin
         done = true;
         c.thread_ended();
     });
-    REQUIRE(c.wait_idle());
-    CHECK(c.sleepers() == 1);
-    REQUIRE(c.advance_and_wait(9s));
+    // Not wait_idle(): that would move time through the sleep (a backoff is work in progress).
+    REQUIRE(c.wait_for_sleepers(1));
+    c.advance(9s);
+    REQUIRE(c.wait_for_sleepers(1));
     CHECK_FALSE(done);
-    REQUIRE(c.advance_and_wait(1s));
-    CHECK(done);
+    c.advance(1s);
     t.join();
+    CHECK(done);
+    CHECK(c.now().time_since_epoch() == 10s);
     CHECK(c.threads() == 0);
 }
 
@@ -66,32 +68,73 @@ TEST_CASE("manual clock: interrupt() wakes a sleep, and the woken thread counts 
           "[clock]") {
     manual_clock c;
     interruptible_sleep s(c);
-    std::mutex m;
-    bool proceed = false;
     std::atomic<int> phase{0};
     c.thread_started();
     std::thread t([&] {
         CHECK_FALSE(s.sleep_for(1h));  // interrupted
         phase = 1;
-        {
-            std::lock_guard<std::mutex> lock(m);
-            (void)proceed;
-        }
         s.reset();
         CHECK_FALSE(s.sleep_for(1h));  // interrupted again below
         phase = 2;
         c.thread_ended();
     });
-    REQUIRE(c.wait_idle());
+    REQUIRE(c.wait_for_sleepers(1));
     s.interrupt();
-    // The notification marked the sleeper busy before it ran: idle means it went back to sleep.
-    REQUIRE(c.wait_idle());
+    // The notification marked the sleeper busy before it ran: asleep again means it went back.
+    REQUIRE(c.wait_for_sleepers(1));
     CHECK(phase == 1);
-    CHECK(c.sleepers() == 1);
     s.interrupt();
     t.join();
     CHECK(phase == 2);
+    CHECK(c.now().time_since_epoch() == 0s);  // nothing moved time
     CHECK(c.wait_idle());  // no thread left: idle at once
+}
+
+TEST_CASE("manual clock: idle means the work is done - wait_idle() moves time through a backoff, never through "
+          "a wait for the next work",
+          "[clock]") {
+    manual_clock c;
+    // A thread waiting for its next work (a poll interval): idle, time stands still.
+    auto next_work = std::make_shared<forewarn::detail::wake_signal>();
+    std::atomic<bool> woke{false};
+    c.thread_started();
+    std::thread waiter([&] {
+        std::unique_lock<std::mutex> lock(next_work->mutex);
+        c.wait_until(next_work, lock, forewarn::clock::time_point(30s), [] { return false; });
+        woke = true;
+        c.thread_ended();
+    });
+    REQUIRE(c.wait_idle());
+    CHECK(c.now().time_since_epoch() == 0s);
+    CHECK_FALSE(woke);
+
+    // A thread in a 5 s backoff: not idle; wait_idle() moves time to its end.
+    interruptible_sleep backoff(c);
+    std::atomic<bool> slept{false};
+    c.thread_started();
+    std::thread busy([&] {
+        slept = backoff.sleep_for(5s);
+        c.thread_ended();
+    });
+    REQUIRE(c.wait_idle());
+    busy.join();
+    CHECK(slept);
+    CHECK(c.now().time_since_epoch() == 5s);
+    CHECK_FALSE(woke);  // the idle waiter's 30 s are not reached
+    REQUIRE(c.advance_and_wait(25s));
+    waiter.join();
+    CHECK(woke);
+}
+
+TEST_CASE("manual clock: a backoff on a thread no one counts (a test driving poll_once()) ends by itself when "
+          "the clock stands still",
+          "[clock]") {
+    manual_clock c;
+    interruptible_sleep backoff(c);
+    const auto started = std::chrono::steady_clock::now();
+    CHECK(backoff.sleep_for(3s));  // would wait forever without the safety net
+    CHECK(c.now().time_since_epoch() == 3s);
+    CHECK(std::chrono::steady_clock::now() - started < 30s);  // a bound, not a timing
 }
 
 TEST_CASE("interruptible_sleep: sticky until reset", "[clock]") {

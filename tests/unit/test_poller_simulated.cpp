@@ -319,6 +319,55 @@ TEST_CASE("simulated: GCE upcoming-maintenance: prepare days ahead, started when
     CHECK(h.clock().now().time_since_epoch() == 0s);
 }
 
+TEST_CASE("simulated: GCE upcoming-maintenance answering the 503 is asked on its own cadence - a PENDING window "
+          "shorter than a hanging GET still gets its prepare",
+          "[poller][simulated][gce][upcoming]") {
+    // A VM that never had a notice: the key answers 503 "no notifications have been received
+    // yet" (no ETag). The other keys hang for 60 s; a 15 s PENDING window in between must be
+    // heard (it was not: the key was asked again only when the hanging GETs returned).
+    harness h;  // one VM, the harness's default client options
+    recorder r;
+    REQUIRE(h.scenario().set_gce_upcoming("no_notifications"));
+    h.add_gce_poller("", r.handlers());
+    REQUIRE(h.start());
+    REQUIRE(h.run_for(7s));
+    const std::string window = R"({"type":"SCHEDULED","maintenance_status":"PENDING","can_reschedule":"true",)"
+                               R"("window_start_time":"2026-12-03T10:00:00Z","window_end_time":"2026-12-03T14:00:00Z"})";
+    REQUIRE(h.scenario().set_gce_upcoming(window));
+    REQUIRE(h.run_for(15s));
+    CHECK(r.snapshot() == strings{"prepare:upcoming-maintenance"});
+    std::string ongoing = window;
+    ongoing.replace(ongoing.find("PENDING"), 7, "ONGOING");
+    const auto before = h.clock().now();
+    REQUIRE(h.scenario().set_gce_upcoming(ongoing));
+    REQUIRE(h.wait_idle());  // watched now (the window came with an ETag): answered at once
+    CHECK(r.snapshot() == strings{"prepare:upcoming-maintenance", "started:upcoming-maintenance"});
+    CHECK(r.errs().empty());
+    CHECK(h.clock().now() == before);
+}
+
+TEST_CASE("simulated: an AWS Spot interruption reaches on_prepare within 2 s at default settings, wherever it "
+          "falls in the cadence",
+          "[poller][simulated][aws]") {
+    // aws-node-termination-handler reads IMDS every 2 s; a Spot notice gives two minutes.
+    for (const auto offset : {0ms, 100ms, 499ms, 500ms, 900ms, 1000ms, 2300ms, 4900ms}) {
+        INFO("the notice appears " << offset.count() << " ms into the poller's run");
+        harness h;
+        recorder r;
+        h.add_aws_poller("", r.handlers());
+        REQUIRE(h.start());
+        REQUIRE(h.run_for(5s, 100ms));  // steady state: the first document is long done
+        REQUIRE(h.run_for(offset, 100ms));
+        const auto appeared = h.clock().now();
+        h.scenario().aws_spot();
+        auto heard = [&] { return !r.snapshot().empty(); };
+        while (!heard() && h.clock().now() - appeared < 3s) REQUIRE(h.advance(100ms));
+        REQUIRE(r.snapshot() == strings{"prepare:spot-instance-action"});
+        CHECK(h.clock().now() - appeared <= 2s);
+        CHECK(r.errs().empty());
+    }
+}
+
 TEST_CASE("simulated: two VMs on one scenario, exactly one approval, by the leader", "[poller][simulated][leader]") {
     for (auto rule : {forewarn::leader_rule::first_listed, forewarn::leader_rule::lowest_name}) {
         harness h(two_vms());

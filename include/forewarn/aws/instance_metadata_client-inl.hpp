@@ -22,7 +22,8 @@ FOREWARN_INLINE bool aws_token_acceptable(std::string_view t) noexcept {
     return true;
 }
 
-FOREWARN_INLINE error aws_status_error(int status, std::string_view what) {
+FOREWARN_INLINE error aws_status_error(int status, std::string_view what, std::string_view body) {
+    const std::string said = service_said(body);
     switch (status) {
     case 400: return error(errc::http_status, std::string(what) + ": 400 Bad Request (a token TTL outside 1..21600?)", 400);
     case 401: return error(errc::http_status, std::string(what) + ": 401 Unauthorized (missing or expired session token)", 401);
@@ -35,7 +36,7 @@ FOREWARN_INLINE error aws_status_error(int status, std::string_view what) {
         e.http_status = 404;
         return e;
     }
-    default: return error(errc::http_status, std::string(what) + ": HTTP " + std::to_string(status), status);
+    default: return error(errc::http_status, std::string(what) + ": HTTP " + std::to_string(status) + said, status);
     }
 }
 

@@ -10,6 +10,7 @@
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/http.hpp>
+#include <forewarn/detail/metadata_exchange.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
@@ -57,8 +58,12 @@ struct client_options {
     /// IMDSv1 (no token) when the token PUT is refused with 403, 404 or 405. Off: IMDSv2 only,
     /// as AWS recommends; an instance that requires IMDSv2 refuses IMDSv1 anyway.
     bool allow_imdsv1 = false;
-    /// next(): time from one answer to the next round of requests (AWS: read the Spot notice
-    /// every 5 s). Never below 1 s.
+    /// next(): how often the Spot instance-action is read. A Spot notice gives two minutes, so
+    /// it is read every second (AWS advises at least every 5 s; aws-node-termination-handler reads
+    /// it every 2 s): a notice reaches the poller within about a second. Never below 200 ms.
+    std::chrono::milliseconds spot_interval{1000};
+    /// next(): how often the scheduled events and the rebalance recommendation are read (days
+    /// and minutes of notice). Never below 1 s.
     std::chrono::milliseconds poll_interval{5000};
     std::chrono::milliseconds timeout{std::chrono::seconds(5)};  ///< total timeout of each request
     std::chrono::milliseconds connect_timeout{std::chrono::seconds(2)};
@@ -81,7 +86,7 @@ namespace detail {
 // A token is a short printable ASCII string; anything else is not IMDS talking.
 bool aws_token_acceptable(std::string_view t) noexcept;
 
-error aws_status_error(int status, std::string_view what);
+error aws_status_error(int status, std::string_view what, std::string_view body = {});
 
 }  // namespace detail
 
@@ -113,19 +118,16 @@ public:
     /// The base URL in use, after the precedence rules.
     const std::string& endpoint() const noexcept { return endpoint_; }
     const client_options& options() const noexcept { return options_; }
-    Transport& transport() noexcept { return transport_; }
-    const Transport& transport() const noexcept { return transport_; }
-    const forewarn::clock& clock() const noexcept { return options_.clock; }
-    const forewarn::logger& log() const noexcept { return options_.log; }
+    Transport& transport() noexcept { return x_.transport(); }
+    const Transport& transport() const noexcept { return x_.transport(); }
+    const forewarn::clock& clock() const noexcept { return x_.clock(); }
+    const forewarn::logger& log() const noexcept { return x_.log(); }
     /// Session tokens got so far (the first one included): how often the client renewed.
     std::size_t tokens_fetched() const noexcept { return tokens_fetched_; }
 
     /// A configuration that can never work (a malformed endpoint, a TTL outside 1..21600, IMDS
     /// turned off by AWS_EC2_METADATA_DISABLED), or success.
-    result<void> validate() const {
-        if (config_error_) return *config_error_;
-        return {};
-    }
+    result<void> validate() const { return x_.validate(); }
 
     /// AWS approves nothing through IMDS: false.
     bool can_approve() const noexcept { return false; }
@@ -134,12 +136,16 @@ public:
         return error(errc::unsupported, "AWS takes no approvals through the instance metadata service");
     }
 
-    /// The next document: at once the first time, then `poll_interval` after the last answer,
-    /// earlier when `not_after` comes first or wake() is called.
+    /**
+     * The next document: at once the first time; then each notice path on its own cadence (the
+     * Spot instance-action every `spot_interval`, the others every `poll_interval`), a document
+     * as soon as one of them changed, else once all three were read again; earlier when
+     * `not_after` comes first or wake() is called.
+     */
     result<document> next(forewarn::clock::time_point not_after = (forewarn::clock::time_point::max)());
 
     /// Ends the wait in progress in next() now (not a request). Thread-safe.
-    void wake() noexcept { pacer_->wake(); }
+    void wake() noexcept { x_.wake(); }
 
     /**
      * Reads the three notice paths once: the scheduled events (a 404 counts as none), the Spot
@@ -158,24 +164,40 @@ public:
 
     /// Makes the in-flight request, any backoff and the wait in next() return errc::cancelled
     /// promptly; sticky until reset().
-    void cancel() noexcept {
-        pacer_->cancel();
-        sleep_->interrupt();
-        transport_.cancel();
-    }
+    void cancel() noexcept { x_.cancel(); }
     /// Clears a cancel() so that the client can be used again.
-    void reset() noexcept {
-        transport_.reset();
-        sleep_->reset();
-        pacer_->reset();
-    }
+    void reset() noexcept { x_.reset(); }
 
 private:
+    // The notice paths, the keys of this source, in the document's order.
+    static constexpr std::size_t key_count = 3;
+    static constexpr std::string_view key_paths[key_count] = {scheduled_events_path, spot_instance_action_path,
+                                                               rebalance_path};
+    static constexpr std::string_view key_whats[key_count] = {
+        "GET events/maintenance/scheduled", "GET spot/instance-action", "GET events/recommendations/rebalance"};
+
+    forewarn::detail::key_plan plan(std::size_t k) const {
+        return forewarn::detail::key_plan::poll(k == 1 ? options_.spot_interval : options_.poll_interval);
+    }
+
+    // One notice path read: its answer kept (nullopt: 404, none); true when it differs from
+    // the one the last document was made of.
+    result<bool> ask(std::size_t k) {
+        auto r = get(key_paths[k], key_whats[k]);
+        if (!r) return std::move(r).error();
+        const auto& before = composed_[k];
+        const bool changed = r->has_value() != before.has_value() || (*r && (*r)->body != before->body);
+        answers_[k] = std::move(*r);
+        return changed;
+    }
+
+    result<document> compose();
+
     // A token that is good for a while yet: renewed when less than a tenth of its life (at most a
     // minute) is left, so that a request never goes out with one about to expire.
     result<void> ensure_token() {
         if (imdsv1_) return {};
-        const auto now = options_.clock.now();
+        const auto now = x_.clock().now();
         if (token_ && now < token_renew_at_) return {};
         const std::string u = endpoint_ + "/latest/api/token";
         http_request req = base_request(http_method::put, u);
@@ -185,7 +207,7 @@ private:
             const int status = answer.error().http_status;
             if (options_.allow_imdsv1 && (status == 403 || status == 404 || status == 405)) {
                 imdsv1_ = true;
-                options_.log(log_level::warn, "IMDSv2 token refused (HTTP " + std::to_string(status) + "): using IMDSv1", u);
+                x_.log()(log_level::warn, "IMDSv2 token refused (HTTP " + std::to_string(status) + "): using IMDSv1", u);
                 return {};
             }
             return std::move(answer).error();
@@ -231,38 +253,24 @@ private:
         return req;
     }
 
+    // The line of each request names the method, URL and status: never a header, so never the token.
     result<http_response> send_with_retries(const http_request& req, std::string_view what) {
-        auto attempt = [&]() -> result<http_response> {
-            if (sleep_->interrupted()) return error(errc::cancelled, "cancelled").at_url(req.url);
-            if (bucket_ && !bucket_->acquire(*sleep_))
-                return error(errc::cancelled, "cancelled while rate limited").at_url(req.url);
-            const auto started = options_.clock.now();
-            auto r = transport_.send(req);
-            // The line names the method, URL and status: never a header, so never the token.
-            if (options_.log.enabled(log_level::debug))
-                options_.log(log_level::debug, forewarn::detail::request_log_line(req, r, options_.clock.now() - started),
-                             req.url);
-            if (!r) return std::move(r).error().at_url(req.url);
-            if (r->status != 200) return forewarn::detail::aws_status_error(r->status, what).at_url(req.url);
-            return r;
-        };
-        return policy_.run(attempt, *sleep_, options_.log);
+        return x_.send(0, req, [&](http_response& r) -> result<http_response> {
+            if (r.status != 200) return forewarn::detail::aws_status_error(r.status, what, r.body).at_url(req.url);
+            return std::move(r);
+        });
     }
 
     client_options options_;
-    Transport transport_;
     std::string endpoint_;
-    retry_policy policy_;
-    std::unique_ptr<interruptible_sleep> sleep_;  // behind pointers so the client stays movable
-    std::unique_ptr<forewarn::detail::source_pacer> pacer_;
-    std::shared_ptr<rate_limiter> bucket_;
-    std::optional<error> config_error_;
+    forewarn::detail::metadata_exchange<Transport> x_;
+    std::optional<http_response> answers_[key_count];   // each path's last answer (nullopt: 404)
+    std::optional<http_response> composed_[key_count];  // the answers the last document was made of
     std::optional<std::string> token_;
     forewarn::clock::time_point token_renew_at_{};
     std::size_t tokens_fetched_ = 0;
     bool imdsv1_ = false;
     std::optional<instance_identity> identity_;
-    std::optional<forewarn::clock::time_point> last_answer_;
 };
 
 // The special members are defined out of the class, like every other member, so that compiled
@@ -279,73 +287,73 @@ basic_instance_metadata_client<Transport>::~basic_instance_metadata_client() = d
 template <class Transport>
 basic_instance_metadata_client<Transport>::basic_instance_metadata_client(client_options options, Transport transport)
     : options_(std::move(options)),
-      transport_(std::move(transport)),
-      policy_(retry_rules::aws, options_.retry),
-      sleep_(std::make_unique<interruptible_sleep>(options_.clock)),
-      pacer_(std::make_unique<forewarn::detail::source_pacer>(options_.clock)) {
+      x_(std::move(transport), 1,
+         forewarn::detail::exchange_settings{options_.clock, options_.log, options_.rate_limit,
+                                             (std::max)(options_.spot_interval, std::chrono::milliseconds(200))},
+         retry_policy(retry_rules::aws, options_.retry)) {
     static_assert(is_transport_v<Transport>, "Transport must model forewarn::is_transport");
+    options_.spot_interval = (std::max)(options_.spot_interval, std::chrono::milliseconds(200));
     options_.poll_interval = (std::max)(options_.poll_interval, std::chrono::milliseconds(1000));
     auto endpoint = forewarn::detail::aws_resolve_endpoint(options_.endpoint, "aws::client_options::endpoint", options_.ipv6);
     if (!endpoint) {
-        config_error_ = std::move(endpoint).error();
+        x_.set_config_error(std::move(endpoint).error());
     } else {
         endpoint_ = std::move(*endpoint);
     }
-    if (!config_error_ && (options_.token_ttl.count() < 1 || options_.token_ttl.count() > max_token_ttl_seconds))
-        config_error_ = error(errc::invalid_argument, "aws::client_options::token_ttl: " +
-                                                          std::to_string(options_.token_ttl.count()) +
-                                                          " s is outside 1..21600");
-    if (!config_error_ && forewarn::detail::aws_metadata_disabled())
-        config_error_ = error(errc::unsupported, "the instance metadata service is turned off by AWS_EC2_METADATA_DISABLED");
-    if (options_.rate_limit) bucket_ = rate_limiter::for_host(forewarn::detail::url_authority(endpoint_), options_.clock);
+    if (!x_.config_error() && (options_.token_ttl.count() < 1 || options_.token_ttl.count() > max_token_ttl_seconds))
+        x_.set_config_error(error(errc::invalid_argument, "aws::client_options::token_ttl: " +
+                                                              std::to_string(options_.token_ttl.count()) +
+                                                              " s is outside 1..21600"));
+    if (!x_.config_error() && forewarn::detail::aws_metadata_disabled())
+        x_.set_config_error(
+            error(errc::unsupported, "the instance metadata service is turned off by AWS_EC2_METADATA_DISABLED"));
 }
 
 template <class Transport>
 result<document> basic_instance_metadata_client<Transport>::next(forewarn::clock::time_point not_after) {
-    if (config_error_) return *config_error_;
-    if (last_answer_) {
-        const auto due = forewarn::clock::saturating_add(*last_answer_, options_.poll_interval);
-        if (!pacer_->wait(due, not_after)) return error(errc::cancelled, "cancelled").at_url(endpoint_);
-    }
-    auto doc = fetch();
-    last_answer_ = options_.clock.now();
-    return doc;
+    return x_.next(
+        not_after, key_count, [this](std::size_t k) { return plan(k); },
+        [this](std::size_t k, std::size_t, std::optional<std::chrono::seconds>) { return ask(k); },
+        [this] { return fetch(); }, [this] { return compose(); });
 }
 
 template <class Transport>
 result<document> basic_instance_metadata_client<Transport>::fetch() {
-    if (config_error_) return *config_error_;
+    if (auto v = x_.validate(); !v) return std::move(v).error();
     if (!identity_ && options_.self_name.empty()) (void)identity();  // its failure is identity()'s to report
+    auto read = x_.read_all(
+        key_count, [this](std::size_t k) { return plan(k); },
+        [this](std::size_t k, std::size_t, std::optional<std::chrono::seconds>) { return ask(k); });
+    if (!read) return std::move(read).error();
+    return compose();
+}
+
+template <class Transport>
+result<document> basic_instance_metadata_client<Transport>::compose() {
     document doc;
     doc.origin = cloud::aws;
-
-    auto scheduled = get(scheduled_events_path, "GET events/maintenance/scheduled");
-    if (!scheduled) return std::move(scheduled).error();
-    if (*scheduled) {
-        auto events = parse_scheduled_events((*scheduled)->body);
-        if (!events) return std::move(events).error().at_url(endpoint_ + std::string(scheduled_events_path));
+    if (const auto& scheduled = answers_[0]) {
+        auto events = parse_scheduled_events(scheduled->body);
+        if (!events) return std::move(events).error().at_url(endpoint_ + std::string(key_paths[0]));
         doc.events = std::move(*events);
-        doc.service_time = forewarn::detail::service_time_of(**scheduled);
+        doc.service_time = forewarn::detail::service_time_of(*scheduled);
     }
-    auto spot = get(spot_instance_action_path, "GET spot/instance-action");
-    if (!spot) return std::move(spot).error();
-    if (*spot) {
-        auto e = parse_spot_instance_action((*spot)->body);
-        if (!e) return std::move(e).error().at_url(endpoint_ + std::string(spot_instance_action_path));
+    if (const auto& spot = answers_[1]) {
+        auto e = parse_spot_instance_action(spot->body);
+        if (!e) return std::move(e).error().at_url(endpoint_ + std::string(key_paths[1]));
         doc.events.push_back(std::move(*e));
-        if (!doc.service_time) doc.service_time = forewarn::detail::service_time_of(**spot);
+        if (!doc.service_time) doc.service_time = forewarn::detail::service_time_of(*spot);
     }
-    auto rebalance = get(rebalance_path, "GET events/recommendations/rebalance");
-    if (!rebalance) return std::move(rebalance).error();
-    if (*rebalance) {
-        auto e = parse_rebalance_recommendation((*rebalance)->body);
-        if (!e) return std::move(e).error().at_url(endpoint_ + std::string(rebalance_path));
+    if (const auto& rebalance = answers_[2]) {
+        auto e = parse_rebalance_recommendation(rebalance->body);
+        if (!e) return std::move(e).error().at_url(endpoint_ + std::string(key_paths[2]));
         doc.events.push_back(std::move(*e));
-        if (!doc.service_time) doc.service_time = forewarn::detail::service_time_of(**rebalance);
+        if (!doc.service_time) doc.service_time = forewarn::detail::service_time_of(*rebalance);
     }
     const std::string self = options_.self_name.empty() ? (identity_ ? identity_->name : std::string()) : options_.self_name;
     if (!self.empty())
         for (auto& e : doc.events) e.resources = {self};
+    for (std::size_t k = 0; k < key_count; ++k) composed_[k] = answers_[k];
     return doc;
 }
 
@@ -358,7 +366,7 @@ result<instance_identity> basic_instance_metadata_client<Transport>::identity() 
         identity_ = id;
         return id;
     }
-    if (config_error_) return *config_error_;
+    if (auto v = x_.validate(); !v) return std::move(v).error();
     instance_identity id;
     struct field {
         std::string_view path;

@@ -10,6 +10,7 @@
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/http.hpp>
+#include <forewarn/detail/metadata_exchange.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
@@ -79,8 +80,8 @@ struct client_options {
 
 namespace detail {
 
-/// The error for a status the Scheduled Events endpoint should not send.
-error azure_status_error(int status, std::string_view what, std::string_view api_version);
+/// The error for a status the Scheduled Events endpoint should not send, with what it said.
+error azure_status_error(int status, std::string_view what, std::string_view api_version, std::string_view body = {});
 
 result<azure::instance_identity> azure_parse_instance_identity(std::string_view body);
 
@@ -121,31 +122,32 @@ public:
     /// The full Scheduled Events URL, api-version included.
     std::string url() const { return endpoint_ + "/metadata/scheduledevents?api-version=" + options_.api_version; }
     const client_options& options() const noexcept { return options_; }
-    Transport& transport() noexcept { return transport_; }
-    const Transport& transport() const noexcept { return transport_; }
-    const forewarn::clock& clock() const noexcept { return options_.clock; }
-    const forewarn::logger& log() const noexcept { return options_.log; }
+    Transport& transport() noexcept { return x_.transport(); }
+    const Transport& transport() const noexcept { return x_.transport(); }
+    const forewarn::clock& clock() const noexcept { return x_.clock(); }
+    const forewarn::logger& log() const noexcept { return x_.log(); }
     /// The incarnation of the last document fetched, if any.
     const std::optional<std::string>& last_incarnation() const noexcept { return last_incarnation_; }
 
     /// A configuration that can never work (a malformed endpoint or api-version), or success.
-    result<void> validate() const;
+    result<void> validate() const { return x_.validate(); }
 
     /// Azure takes approvals: true.
     bool can_approve() const noexcept { return true; }
 
     /**
-     * The next document: at once the first time, then `poll_interval` after the last answer,
+     * The next document: at once the first time, then `poll_interval` after the last request,
      * earlier when `not_after` comes first or wake() is called.
      */
     result<document> next(forewarn::clock::time_point not_after = (forewarn::clock::time_point::max)());
 
     /// Ends the wait in progress in next() now (not a request). Thread-safe.
-    void wake() noexcept { pacer_->wake(); }
+    void wake() noexcept { x_.wake(); }
 
     /// GETs and parses the current document once. Only a 200 with a well-formed document
     /// succeeds; 400 is errc::http_status (missing header or api-version), 404 errc::not_found,
-    /// any other status errc::http_status with it, after the retries Azure's rules allow.
+    /// any other status errc::http_status with it, after the retries Azure's rules allow. An
+    /// error's message carries what the service said.
     result<document> fetch();
 
     /**
@@ -161,21 +163,13 @@ public:
 
     /// Makes the in-flight request, any backoff and the wait in next() return errc::cancelled
     /// promptly; sticky until reset().
-    void cancel() noexcept {
-        pacer_->cancel();
-        sleep_->interrupt();
-        transport_.cancel();
-    }
+    void cancel() noexcept { x_.cancel(); }
     /// Clears a cancel() so that the client can be used again.
-    void reset() noexcept {
-        transport_.reset();
-        sleep_->reset();
-        pacer_->reset();
-    }
+    void reset() noexcept { x_.reset(); }
 
 private:
-    // One exchange with retries: a token from the rate limit, the send, the status checked. A 200
-    // is an answer (any 2xx when `any_2xx`: an approval has no body to read); the caller reads the body.
+    // One exchange with retries on the caller's lane. A 200 is an answer (any 2xx when
+    // `any_2xx`: an approval has no body to read); the caller reads the body.
     result<http_response> request(http_method method, std::string url, std::string body, std::string_view what,
                                   bool any_2xx = false) {
         http_request req;
@@ -186,36 +180,40 @@ private:
         req.body = std::move(body);
         req.connect_timeout = options_.connect_timeout;
         req.max_body = options_.max_body;
-        auto attempt = [&]() -> result<http_response> {
-            if (sleep_->interrupted()) return error(errc::cancelled, "cancelled").at_url(req.url);
-            if (bucket_ && !bucket_->acquire(*sleep_))
-                return error(errc::cancelled, "cancelled while rate limited").at_url(req.url);
+        return x_.run(0, [&]() -> result<http_response> {
             req.timeout = answered_ ? options_.poll_timeout : options_.first_call_timeout;
-            const auto started = options_.clock.now();
-            auto r = transport_.send(req);
-            if (options_.log.enabled(log_level::debug))
-                options_.log(log_level::debug, forewarn::detail::request_log_line(req, r, options_.clock.now() - started),
-                             req.url);
-            if (!r) return std::move(r).error().at_url(req.url);
+            auto r = x_.send_once(0, req);
+            if (!r) return r;
             const bool ok = r->status == 200 || (any_2xx && r->status > 200 && r->status <= 299);
-            if (!ok) return forewarn::detail::azure_status_error(r->status, what, options_.api_version).at_url(req.url);
+            if (!ok)
+                return forewarn::detail::azure_status_error(r->status, what, options_.api_version, r->body).at_url(req.url);
             answered_ = true;
             return r;
-        };
-        return policy_.run(attempt, *sleep_, options_.log);
+        });
+    }
+
+    // The one key: the document, read plainly (Scheduled Events cannot hang).
+    result<bool> ask_document() {
+        auto answer = request(http_method::get, url(), {}, "GET scheduledevents");
+        if (!answer) return std::move(answer).error();
+        answer_ = std::move(*answer);
+        return true;
+    }
+
+    result<document> compose() {
+        auto doc = parse_document(answer_.body, options_.api_version);
+        if (!doc) return std::move(doc).error().at_url(url());
+        doc->service_time = forewarn::detail::service_time_of(answer_);
+        last_incarnation_ = doc->incarnation;
+        return doc;
     }
 
     client_options options_;
-    Transport transport_;
     std::string endpoint_;
-    retry_policy policy_;
-    std::unique_ptr<interruptible_sleep> sleep_;  // behind pointers so the client stays movable
-    std::unique_ptr<forewarn::detail::source_pacer> pacer_;
-    std::shared_ptr<rate_limiter> bucket_;
-    std::optional<error> config_error_;
+    forewarn::detail::metadata_exchange<Transport> x_;
+    http_response answer_;  // the last document's answer
     std::optional<std::string> last_incarnation_;
     std::optional<instance_identity> identity_;
-    std::optional<forewarn::clock::time_point> last_answer_;
     bool answered_ = false;
 };
 
@@ -233,56 +231,42 @@ basic_scheduled_events_client<Transport>::~basic_scheduled_events_client() = def
 template <class Transport>
 basic_scheduled_events_client<Transport>::basic_scheduled_events_client(client_options options, Transport transport)
     : options_(std::move(options)),
-      transport_(std::move(transport)),
-      policy_(retry_rules::azure, options_.retry),
-      sleep_(std::make_unique<interruptible_sleep>(options_.clock)),
-      pacer_(std::make_unique<forewarn::detail::source_pacer>(options_.clock)) {
+      x_(std::move(transport), 1,
+         forewarn::detail::exchange_settings{options_.clock, options_.log, options_.rate_limit,
+                                             (std::max)(options_.poll_interval, std::chrono::milliseconds(200))},
+         retry_policy(retry_rules::azure, options_.retry)) {
     static_assert(is_transport_v<Transport>, "Transport must model forewarn::is_transport");
     options_.poll_interval = (std::max)(options_.poll_interval, std::chrono::milliseconds(200));
     auto endpoint = forewarn::detail::azure_resolve_endpoint(options_.endpoint, "azure::client_options::endpoint");
     if (!endpoint) {
-        config_error_ = std::move(endpoint).error();
+        x_.set_config_error(std::move(endpoint).error());
     } else {
         endpoint_ = std::move(*endpoint);
-        if (auto v = validate_api_version(options_.api_version); !v) config_error_ = std::move(v).error();
+        if (auto v = validate_api_version(options_.api_version); !v) x_.set_config_error(std::move(v).error());
     }
-    if (options_.rate_limit) bucket_ = rate_limiter::for_host(forewarn::detail::url_authority(endpoint_), options_.clock);
-}
-
-template <class Transport>
-result<void> basic_scheduled_events_client<Transport>::validate() const {
-    if (config_error_) return *config_error_;
-    return {};
 }
 
 template <class Transport>
 result<document> basic_scheduled_events_client<Transport>::next(forewarn::clock::time_point not_after) {
-    if (config_error_) return *config_error_;
-    if (last_answer_) {
-        const auto due = forewarn::clock::saturating_add(*last_answer_, options_.poll_interval);
-        if (!pacer_->wait(due, not_after)) return error(errc::cancelled, "cancelled").at_url(url());
-    }
-    auto doc = fetch();
-    last_answer_ = options_.clock.now();
-    return doc;
+    return x_.next(
+        not_after, 1, [this](std::size_t) { return forewarn::detail::key_plan::poll(options_.poll_interval); },
+        [this](std::size_t, std::size_t, std::optional<std::chrono::seconds>) { return ask_document(); },
+        [this] { return fetch(); }, [this] { return compose(); });
 }
 
 template <class Transport>
 result<document> basic_scheduled_events_client<Transport>::fetch() {
-    if (config_error_) return *config_error_;
-    const std::string u = url();
-    auto answer = request(http_method::get, u, {}, "GET scheduledevents");
-    if (!answer) return std::move(answer).error();
-    auto doc = parse_document(answer->body, options_.api_version);
-    if (!doc) return std::move(doc).error().at_url(u);
-    doc->service_time = forewarn::detail::service_time_of(*answer);
-    last_incarnation_ = doc->incarnation;
-    return doc;
+    if (auto v = x_.validate(); !v) return std::move(v).error();
+    auto read = x_.read_all(
+        1, [](std::size_t) { return forewarn::detail::key_plan::poll({}); },
+        [this](std::size_t, std::size_t, std::optional<std::chrono::seconds>) { return ask_document(); });
+    if (!read) return std::move(read).error();
+    return compose();
 }
 
 template <class Transport>
 result<void> basic_scheduled_events_client<Transport>::approve(const std::vector<std::string>& ids) {
-    if (config_error_) return *config_error_;
+    if (auto v = x_.validate(); !v) return v;
     if (ids.empty()) return {};
     std::optional<std::string> incarnation;
     if (is_preview_api_version(options_.api_version)) {
@@ -312,7 +296,7 @@ result<instance_identity> basic_scheduled_events_client<Transport>::identity() {
         identity_ = id;
         return id;
     }
-    if (config_error_) return *config_error_;
+    if (auto v = x_.validate(); !v) return std::move(v).error();
     const std::string u = endpoint_ + "/metadata/instance/compute?api-version=" + std::string(instance_api_version);
     auto answer = request(http_method::get, u, {}, "GET instance/compute");
     if (!answer) return std::move(answer).error();

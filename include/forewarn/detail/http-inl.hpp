@@ -20,6 +20,23 @@ FOREWARN_INLINE std::optional<std::chrono::system_clock::time_point> service_tim
     return *t;
 }
 
+FOREWARN_INLINE std::string service_said(std::string_view body) {
+    constexpr std::size_t most = 200;
+    body = trim(body);
+    if (body.empty()) return {};
+    std::string out = ": ";
+    std::size_t n = (std::min)(body.size(), most);
+    // Never cut a UTF-8 sequence: back off to the start of the one at the cut.
+    if (n < body.size())
+        while (n > 0 && (static_cast<unsigned char>(body[n]) & 0xC0) == 0x80) --n;
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto b = static_cast<unsigned char>(body[i]);
+        out += (b < 0x20 || b == 0x7F) ? ' ' : body[i];
+    }
+    if (n < body.size()) out += "...";
+    return out;
+}
+
 FOREWARN_INLINE std::string request_log_line(const http_request& req, const result<http_response>& r,
                                              std::chrono::nanoseconds took) {
     std::string line(to_string(req.method));

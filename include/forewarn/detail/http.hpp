@@ -10,15 +10,22 @@
 #include <forewarn/time.hpp>
 #include <forewarn/transport.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
 /// The service's own time from an answer's Date header (RFC 1123), when it sent a valid one.
 std::optional<std::chrono::system_clock::time_point> service_time_of(const http_response& r);
+
+/// What a service said in an error answer's body, for an error message: ": " and the body on
+/// one line (control bytes as spaces, at most 200 bytes, cut at a UTF-8 boundary), or "" when
+/// it said nothing.
+std::string service_said(std::string_view body);
 
 /// "GET https://... -> 200 (3 ms)" for a debug log line.
 std::string request_log_line(const http_request& req, const result<http_response>& r, std::chrono::nanoseconds took);

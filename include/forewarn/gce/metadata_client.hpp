@@ -7,6 +7,7 @@
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/http.hpp>
+#include <forewarn/detail/metadata_exchange.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
@@ -54,6 +55,10 @@ struct client_options {
     std::chrono::seconds watch_timeout{60};
     /// next(): after a failed request, the pause before the next one (the retries are done).
     std::chrono::milliseconds error_pause{1000};
+    /// next(): how often a key that cannot hang is read again: an answer without an ETag
+    /// (upcoming-maintenance's 503 before its first notice) or a key that does not exist
+    /// (preempted on a VM without it). It never waits for the other keys' hanging GETs.
+    std::chrono::milliseconds poll_interval{5000};
     std::size_t max_body = std::size_t(1) << 20;  ///< a longer answer fails with errc::body_too_large
     retry_options retry;                          ///< backoff for 429, 5xx and transport errors
     bool rate_limit = true;  ///< share the per-host rate limiter (5 requests in any second)
@@ -64,8 +69,8 @@ struct client_options {
      * a third hanging GET beside maintenance-event and preempted: an event with id
      * "upcoming-maintenance". Its odd answers ({}, NONE, the 503 "no notifications have been
      * received yet") mean none, without a retry; an answer without an ETag (the 503) is read again
-     * with a plain GET in every document instead of watched; after a 404 (a machine type without
-     * the key) it is not asked again. An answer that is not an upcoming-maintenance document (or a
+     * every `poll_interval` instead of watched; after a 404 (a machine type without the key) it is
+     * not asked again. An answer that is not an upcoming-maintenance document (or a
      * failed request for it) is logged as a warning and the last good window is kept: it never
      * holds back the maintenance-event and preempted notices.
      */
@@ -140,20 +145,17 @@ public:
     ~basic_metadata_client();
 
     const client_options& options() const noexcept { return options_; }
-    const forewarn::clock& clock() const noexcept { return options_.clock; }
-    const forewarn::logger& log() const noexcept { return options_.log; }
+    const forewarn::clock& clock() const noexcept { return x_.clock(); }
+    const forewarn::logger& log() const noexcept { return x_.log(); }
 
     /// The root URL in use ("http://metadata.google.internal." until a fallback to the IP).
     std::string endpoint() const {
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        return state_->base;
+        std::lock_guard<std::mutex> lock(host_->mutex);
+        return host_->base;
     }
 
     /// A configuration that can never work (a malformed endpoint), or success.
-    result<void> validate() const {
-        if (state_->config_error) return *state_->config_error;
-        return {};
-    }
+    result<void> validate() const { return x_.validate(); }
 
     /// GCE has nothing to approve: false.
     bool can_approve() const noexcept { return false; }
@@ -164,15 +166,17 @@ public:
     }
 
     /**
-     * The next maintenance snapshot: plain GETs the first time (and after wake()), then hanging
-     * GETs that answer on a change, or after `watch_timeout` (shortened to reach `not_after`;
-     * under a second away, a plain GET) with the same content. After a failure, `error_pause`
-     * first.
+     * The next maintenance snapshot: plain GETs the first time (and after wake()); then each key
+     * on its own schedule: a hanging GET where it has an ETag (answering on a change, or after
+     * `watch_timeout`, shortened to reach `not_after`; under a second away, plain GETs), a plain
+     * GET every `poll_interval` where it has none. A document as soon as one key changed (the
+     * other hanging GETs are cut short and keep their values), else once every hanging GET has
+     * answered. After a failure, `error_pause` first.
      */
     result<document> next(forewarn::clock::time_point not_after = (forewarn::clock::time_point::max)());
 
     /// Ends the hanging GETs or the pause in progress in next() now; next() then asks plainly.
-    void wake() noexcept;
+    void wake() noexcept { x_.wake(); }
 
     /// One snapshot with plain GETs: maintenance-event, preempted (a missing preempted key
     /// counts as FALSE) and upcoming-maintenance when asked for, after instance/name when it is
@@ -198,34 +202,24 @@ public:
 
     /// Makes the call in progress (even a hanging GET or a backoff) and every later one return
     /// errc::cancelled promptly, until reset(). Thread-safe.
-    void cancel() noexcept {
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        state_->cancelled = true;
-        state_->pacer->cancel();
-        for (auto& l : state_->lanes) {
-            l.transport.cancel();
-            l.sleep.interrupt();
-        }
-    }
+    void cancel() noexcept { x_.cancel(); }
 
     /// Clears a cancel() so the client can be used again.
-    void reset() noexcept {
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        state_->cancelled = false;
-        state_->pacer->reset();
-        for (auto& l : state_->lanes) {
-            l.transport.reset();
-            l.sleep.reset();
-        }
-    }
+    void reset() noexcept { x_.reset(); }
 
 private:
-    // upcoming-maintenance with a plain GET when asked for (options_.read_upcoming_maintenance):
-    // its answer, nothing (not asked for, or a 404 now or before), or the failure.
-    std::optional<result<metadata_value>> read_upcoming(std::size_t lane_index) {
-        if (!options_.read_upcoming_maintenance || state_->upcoming_absent) return std::nullopt;
-        return get_on(lane_index, upcoming_maintenance_key, upcoming_get_options());
-    }
+    // The keys of this source, in the document's order.
+    static constexpr std::size_t key_count = 3;
+    enum key_index : std::size_t { maintenance = 0, preempted = 1, upcoming = 2 };
+
+    // Where requests go (the default name falls back to the IP once) and the instance's name:
+    // read by every lane, so under a mutex.
+    struct host_state {
+        std::mutex mutex;
+        std::string base;
+        bool base_is_default = false;
+        std::string instance_name;
+    };
 
     static get_options upcoming_get_options() {
         get_options json;
@@ -233,95 +227,100 @@ private:
         return json;
     }
 
-    // The upcoming-maintenance event of an answer (or of its absence). A 404 stops the asking; a
-    // failure or an answer that is not a window keeps the last good event, with a warning:
-    // the other keys' notices never wait for this one.
-    std::optional<event> upcoming_event_from(std::optional<result<metadata_value>>& answer) {
-        if (!answer) return state_->upcoming_event;
-        const std::string url = state_->base + std::string(root_path) + std::string(upcoming_maintenance_key);
-        if (!*answer) {
-            const error& e = answer->error();
+    forewarn::detail::key_plan plan(std::size_t k) const {
+        using forewarn::detail::key_plan;
+        if (k == upcoming && (!options_.read_upcoming_maintenance || upcoming_absent_)) return key_plan::off();
+        // maintenance-event always hangs: an answer without an ETag fails the document.
+        if (k == maintenance || !current_[k].etag.empty()) return key_plan::hang(options_.watch_timeout);
+        return key_plan::poll(options_.poll_interval);
+    }
+
+    // One request for key k on `lane` (a hanging GET of `hang` seconds when set): its answer
+    // kept; true when it differs from what the last document was made of.
+    result<bool> ask(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) {
+        if (k == upcoming) return ask_upcoming(lane, hang);
+        const std::string_view name = k == maintenance ? maintenance_event_key : preempted_key;
+        result<metadata_value> r = hang ? watch_on(lane, name, current_[k].etag, *hang, {}) : get_on(lane, name, {});
+        // preempted, when missing, stands for FALSE (no ETag: polled, not watched).
+        if (k == preempted && !r && r.error().code == errc::not_found) r = metadata_value{"FALSE", {}, {}};
+        if (!r) return std::move(r).error();
+        current_[k] = std::move(*r);
+        return current_[k].value != composed_[k].value || current_[k].etag != composed_[k].etag;
+    }
+
+    // upcoming-maintenance: a 404 stops the asking; a failure or an answer that is not a window
+    // keeps the last good one, with a warning: the other keys' notices never wait for this one.
+    result<bool> ask_upcoming(std::size_t lane, std::optional<std::chrono::seconds> hang) {
+        auto r = hang ? watch_on(lane, upcoming_maintenance_key, current_[upcoming].etag, *hang, upcoming_get_options())
+                      : get_on(lane, upcoming_maintenance_key, upcoming_get_options());
+        const std::string url = endpoint() + std::string(root_path) + std::string(upcoming_maintenance_key);
+        if (!r) {
+            const error& e = r.error();
+            if (e.code == errc::cancelled) return std::move(r).error();
             if (e.code == errc::not_found) {
-                state_->upcoming_absent = true;
-                state_->upcoming_event.reset();
-                options_.log(log_level::info, "instance/upcoming-maintenance does not exist here: not asked again", url);
-                return std::nullopt;
+                upcoming_absent_ = true;
+                current_[upcoming] = {};
+                upcoming_event_.reset();
+                x_.log()(log_level::info, "instance/upcoming-maintenance does not exist here: not asked again", url);
+                return composed_upcoming_event_.has_value();
             }
-            options_.log(log_level::warn,
-                         "instance/upcoming-maintenance could not be read (the last window is kept): " + e.describe(), url);
-            return state_->upcoming_event;
+            x_.log()(log_level::warn,
+                     "instance/upcoming-maintenance could not be read (the last window is kept): " + e.describe(), url);
+            return false;
         }
-        auto window = parse_upcoming_maintenance(200, (*answer)->value);
+        auto window = parse_upcoming_maintenance(200, r->value);
         if (!window) {
-            options_.log(log_level::warn,
-                         "instance/upcoming-maintenance is not a maintenance window (the last one is kept): " +
-                             std::move(window).error().at_url(url).describe(),
-                         url);
-            return state_->upcoming_event;
+            x_.log()(log_level::warn,
+                     "instance/upcoming-maintenance is not a maintenance window (the last one is kept): " +
+                         std::move(window).error().at_url(url).describe(),
+                     url);
+            return false;
         }
-        state_->upcoming_event = *window ? std::optional<event>(to_event(**window)) : std::nullopt;
-        return state_->upcoming_event;
+        upcoming_event_ = *window ? std::optional<event>(to_event(**window)) : std::nullopt;
+        current_[upcoming] = std::move(*r);
+        return current_[upcoming].etag != composed_[upcoming].etag || upcoming_event_ != composed_upcoming_event_;
     }
 
-    static constexpr std::size_t key_count = 3;  // maintenance-event, preempted, upcoming-maintenance
-
-    // One transport and one backoff sleep per concurrent request: next() holds one per key.
-    struct lane {
-        lane(Transport t, const forewarn::clock& c) : transport(std::move(t)), sleep(c) {}
-        Transport transport;
-        interruptible_sleep sleep;
-        bool watching = false;  // a hanging GET of next() runs on it (wake() may cut it)
-    };
-    // What next() last returned: each key's value and ETag (an empty ETag: not watched).
-    struct cursor_state {
-        metadata_value maintenance;
-        metadata_value preempted;  // etag empty: the key does not exist here
-        metadata_value upcoming;   // etag empty: not asked for, absent, or answered without one (the 503)
-    };
-    struct state {
-        state(Transport t, const client_options& o)
-            : lanes{{lane(t, o.clock), lane(t, o.clock), lane(std::move(t), o.clock)}},
-              retry(retry_rules::gce, o.retry),
-              pacer(std::make_unique<forewarn::detail::source_pacer>(o.clock)) {}
-        std::mutex mutex;  // guards base, instance_name, cancelled, woken and the lanes' cancel/reset
-        std::array<lane, key_count> lanes;
-        retry_policy retry;
-        std::unique_ptr<forewarn::detail::source_pacer> pacer;
-        std::string base;
-        bool base_is_default = false;
-        std::optional<error> config_error;
-        std::string instance_name;
-        bool cancelled = false;
-        bool woken = false;
-        bool failed = false;
-        bool upcoming_absent = false;  // upcoming-maintenance answered 404: not asked again
-        std::optional<event> upcoming_event;  // the last good upcoming-maintenance window's event
-        std::optional<cursor_state> cursor;
-    };
-
-    std::optional<error> check_usable() const {
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        if (state_->config_error) return state_->config_error;
-        if (state_->cancelled) return cancelled_error();
-        return std::nullopt;
-    }
-
-    error cancelled_error() const {
-        return error(errc::cancelled, "the client was cancelled").at_url(state_->base + std::string(root_path));
-    }
-
-    bool take_woken() {
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        const bool w = state_->woken;
-        state_->woken = false;
-        return w;
+    // The document of what the keys hold; on success it is what later answers are compared with.
+    result<document> compose() {
+        const metadata_value& m = current_[maintenance];
+        const metadata_value& p = current_[preempted];
+        if (m.etag.empty()) {
+            error e(errc::invalid_document, "instance/maintenance-event answered without an ETag");
+            e.field = "ETag";
+            return std::move(e).at_url(endpoint() + std::string(root_path) + std::string(maintenance_event_key));
+        }
+        auto me = maintenance_event_from(m.value);
+        if (!me) return std::move(me).error();
+        auto pe = preempted_event_from(p.value);
+        if (!pe) return std::move(pe).error();
+        std::optional<event> ue = options_.read_upcoming_maintenance ? upcoming_event_ : std::nullopt;
+        document doc;
+        doc.origin = cloud::gce;
+        // Informative only: the ETags (the cursor is kept here, not in the document).
+        doc.incarnation = m.etag + '/' + p.etag;
+        if (!current_[upcoming].etag.empty()) doc.incarnation += '/' + current_[upcoming].etag;
+        doc.service_time = m.service_time ? m.service_time : p.service_time;
+        std::string name;
+        {
+            std::lock_guard<std::mutex> lock(host_->mutex);
+            name = host_->instance_name;
+        }
+        for (auto* e : {&*me, &*pe, &ue}) {
+            if (!*e) continue;
+            if (!name.empty()) (*e)->resources.push_back(name);
+            doc.events.push_back(std::move(**e));
+        }
+        for (std::size_t k = 0; k < key_count; ++k) composed_[k] = current_[k];
+        composed_upcoming_event_ = upcoming_event_;
+        return doc;
     }
 
     // The instance name, asked once before the first document so that every event names its VM.
     std::optional<error> ensure_name() {
         {
-            std::lock_guard<std::mutex> lock(state_->mutex);
-            if (!state_->instance_name.empty()) return std::nullopt;
+            std::lock_guard<std::mutex> lock(host_->mutex);
+            if (!host_->instance_name.empty()) return std::nullopt;
         }
         auto name = get_on(0, "instance/name", {});
         if (!name) return std::move(name).error();
@@ -331,110 +330,25 @@ private:
             e.field = "instance/name";
             return e;
         }
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        state_->instance_name = std::string(trimmed);
+        std::lock_guard<std::mutex> lock(host_->mutex);
+        host_->instance_name = std::string(trimmed);
         return std::nullopt;
     }
 
-    // Each lane, once it has a change or an error, cuts the other one short.
-    void interrupt_lane(std::size_t i) noexcept {
-        auto& l = state_->lanes[i];
-        l.transport.cancel();
-        l.sleep.interrupt();
+    std::optional<error> check_usable() const {
+        if (auto v = x_.validate(); !v) return v.error();
+        if (x_.cancelled()) return error(errc::cancelled, "the client was cancelled").at_url(endpoint() + std::string(root_path));
+        return std::nullopt;
     }
 
-    // After next() cut a lane short: make them usable again unless the user cancelled.
-    void restore_lanes() noexcept {
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        for (auto& l : state_->lanes) l.watching = false;
-        if (state_->cancelled) return;
-        for (auto& l : state_->lanes) {
-            l.transport.reset();
-            l.sleep.reset();
-        }
-    }
-
-    void set_watching(bool on) {
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        for (auto& l : state_->lanes) l.watching = on;
-    }
-
-    /**
-     * Hanging GETs on every watched key with the cursor's ETags; returns as soon as any changes,
-     * or the current snapshot (same content) when `timeout_sec` passes with no change. A lane cut
-     * short by another one's change (or by wake()) keeps its value and ETag: had it changed
-     * meanwhile, the next call's last_etag returns that at once. A key not watched (no ETag) is
-     * read plainly once the watching ends.
-     */
-    result<document> wait_for_change(std::chrono::seconds timeout_sec) {
-        const cursor_state last = *state_->cursor;
-        const std::array<const metadata_value*, key_count> lasts{{&last.maintenance, &last.preempted, &last.upcoming}};
-        const std::array<std::string_view, key_count> keys{{maintenance_event_key, preempted_key, upcoming_maintenance_key}};
-        std::array<std::optional<result<metadata_value>>, key_count> results;
-        auto watch_lane = [&](std::size_t i) {
-            const get_options opts = i == 2 ? upcoming_get_options() : get_options{};
-            auto r = watch_on(i, keys[i], lasts[i]->etag, timeout_sec, opts);
-            if (!r || r->etag != lasts[i]->etag)
-                for (std::size_t j = 0; j < key_count; ++j)
-                    if (j != i) interrupt_lane(j);
-            results[i] = std::move(r);
-        };
-        std::vector<std::thread> workers;
-        workers.reserve(key_count - 1);
-        set_watching(true);
-        const forewarn::clock& c = options_.clock;
-        for (std::size_t i = 1; i < key_count; ++i) {
-            if (lasts[i]->etag.empty()) continue;
-            c.thread_started();
-            try {
-                workers.emplace_back([&watch_lane, i, c] {
-                    watch_lane(i);
-                    c.thread_ended();
-                });
-            } catch (const std::exception& ex) {
-                c.thread_ended();
-                for (std::size_t j = 0; j < key_count; ++j) interrupt_lane(j);
-                for (auto& w : workers) w.join();
-                restore_lanes();
-                return error(errc::transport, std::string("could not start a watch thread: ") + ex.what());
-            }
-        }
-        watch_lane(0);
-        for (auto& w : workers) w.join();
-        restore_lanes();
-        if (auto e = check_usable()) return *e;
-
-        auto& maintenance_result = *results[0];
-        if (!maintenance_result && maintenance_result.error().code == errc::cancelled)
-            maintenance_result = last.maintenance;
-        if (!maintenance_result) return std::move(maintenance_result).error();
-
-        auto& preempted_result = results[1];
-        if (preempted_result && !*preempted_result && preempted_result->error().code == errc::cancelled)
-            preempted_result = result<metadata_value>(last.preempted);
-        if (!preempted_result || (!*preempted_result && preempted_result->error().code == errc::not_found)) {
-            // Not watched (the key did not exist) or gone while watched: read it plainly.
-            auto p = get_preempted(0);
-            if (!p) return std::move(p).error();
-            preempted_result = std::move(p);
-        }
-        if (!*preempted_result) return std::move(*preempted_result).error();
-
-        auto& upcoming_result = results[2];
-        if (upcoming_result && !*upcoming_result && upcoming_result->error().code == errc::cancelled)
-            upcoming_result = result<metadata_value>(last.upcoming);
-        if (!upcoming_result) upcoming_result = read_upcoming(0);  // not watched: a plain GET
-        return make_document(*maintenance_result, **preempted_result, std::move(upcoming_result));
-    }
-
-    result<metadata_value> get_on(std::size_t lane_index, std::string_view key, const get_options& opts) {
+    result<metadata_value> get_on(std::size_t lane, std::string_view key, const get_options& opts) {
         auto path = forewarn::detail::gce_encode_key(key);
         if (!path) return std::move(path).error();
         std::string query = opts.recursive ? "recursive=true&alt=json" : (opts.json ? "alt=json" : "alt=text");
-        return request(lane_index, *path, query, options_.request_timeout);
+        return request(lane, *path, query, options_.request_timeout);
     }
 
-    result<metadata_value> watch_on(std::size_t lane_index, std::string_view key, std::string_view last_etag,
+    result<metadata_value> watch_on(std::size_t lane, std::string_view key, std::string_view last_etag,
                                     std::chrono::seconds timeout_sec, const get_options& opts) {
         if (timeout_sec.count() < 1) return error(errc::invalid_argument, "timeout_sec must be at least 1 second");
         auto path = forewarn::detail::gce_encode_key(key);
@@ -448,86 +362,40 @@ private:
         query += std::to_string(timeout_sec.count());
         query += opts.recursive ? "&recursive=true&alt=json" : (opts.json ? "&alt=json" : "&alt=text");
         const auto total = std::chrono::duration_cast<std::chrono::milliseconds>(timeout_sec) + options_.watch_margin;
-        return request(lane_index, *path, query, total);
-    }
-
-    // preempted, with a missing key standing for FALSE (no ETag: not watched).
-    result<metadata_value> get_preempted(std::size_t lane_index) {
-        auto p = get_on(lane_index, preempted_key, {});
-        if (!p && p.error().code == errc::not_found) return metadata_value{"FALSE", {}, {}};
-        return p;
-    }
-
-    // The document of the answers; on success they become the cursor. `u`: upcoming-maintenance's
-    // answer, if asked.
-    result<document> make_document(const metadata_value& m, const metadata_value& p,
-                                   std::optional<result<metadata_value>> u) {
-        if (m.etag.empty()) {
-            error e(errc::invalid_document, "instance/maintenance-event answered without an ETag");
-            e.field = "ETag";
-            return std::move(e).at_url(state_->base + std::string(root_path) + std::string(maintenance_event_key));
-        }
-        auto me = maintenance_event_from(m.value);
-        if (!me) return std::move(me).error();
-        auto pe = preempted_event_from(p.value);
-        if (!pe) return std::move(pe).error();
-        std::optional<event> ue = upcoming_event_from(u);
-        document doc;
-        doc.origin = cloud::gce;
-        metadata_value upcoming_answer;  // watched from now on only when it came with an ETag
-        if (u && *u) upcoming_answer = **u;
-        // Informative only: the ETags (the cursor is kept here, not in the document).
-        doc.incarnation = m.etag + '/' + p.etag;
-        if (!upcoming_answer.etag.empty()) doc.incarnation += '/' + upcoming_answer.etag;
-        doc.service_time = m.service_time ? m.service_time : p.service_time;
-        std::string name;
-        {
-            std::lock_guard<std::mutex> lock(state_->mutex);
-            name = state_->instance_name;
-        }
-        for (auto* e : {&*me, &*pe, &ue}) {
-            if (!*e) continue;
-            if (!name.empty()) (*e)->resources.push_back(name);
-            doc.events.push_back(std::move(**e));
-        }
-        state_->cursor = cursor_state{m, p, std::move(upcoming_answer)};
-        return doc;
+        return request(lane, *path, query, total);
     }
 
     // One request with retries, the rate limit, the flavor check and the fallback to the IP.
-    result<metadata_value> request(std::size_t lane_index, const std::string& path, const std::string& query,
+    result<metadata_value> request(std::size_t lane, const std::string& path, const std::string& query,
                                    std::chrono::milliseconds total_timeout) {
         if (auto e = check_usable()) return *e;
-        lane& l = state_->lanes[lane_index];
-        auto attempt = [&]() -> result<metadata_value> {
+        return x_.run(lane, [&]() -> result<metadata_value> {
             std::string base;
             bool may_fall_back = false;
             {
-                std::lock_guard<std::mutex> lock(state_->mutex);
-                if (state_->cancelled) return cancelled_error();
-                base = state_->base;
-                may_fall_back = state_->base_is_default;
+                std::lock_guard<std::mutex> lock(host_->mutex);
+                base = host_->base;
+                may_fall_back = host_->base_is_default;
             }
-            auto r = send_once(l, base, path, query, total_timeout);
+            auto r = send_once(lane, base, path, query, total_timeout);
             if (!r && r.error().code == errc::transport && may_fall_back) {
                 // metadata.google.internal. did not resolve (or connect): the same server
                 // answers at the link-local IP. The flavor check still guards against impostors.
                 {
-                    std::lock_guard<std::mutex> lock(state_->mutex);
-                    if (state_->base_is_default) {
-                        state_->base = std::string(default_ip_endpoint);
-                        state_->base_is_default = false;
+                    std::lock_guard<std::mutex> lock(host_->mutex);
+                    if (host_->base_is_default) {
+                        host_->base = std::string(default_ip_endpoint);
+                        host_->base_is_default = false;
                     }
-                    base = state_->base;
+                    base = host_->base;
                 }
-                r = send_once(l, base, path, query, total_timeout);
+                r = send_once(lane, base, path, query, total_timeout);
             }
             return r;
-        };
-        return state_->retry.run(attempt, l.sleep, options_.log);
+        });
     }
 
-    result<metadata_value> send_once(lane& l, const std::string& base, const std::string& path,
+    result<metadata_value> send_once(std::size_t lane, const std::string& base, const std::string& path,
                                      const std::string& query, std::chrono::milliseconds total_timeout) {
         http_request req;
         req.method = http_method::get;
@@ -537,22 +405,12 @@ private:
         req.url += path;
         req.url += '?';
         req.url += query;
-        if (options_.rate_limit) {
-            auto bucket = rate_limiter::for_host(forewarn::detail::url_authority(base), options_.clock);
-            if (!bucket->acquire(l.sleep))
-                return error(errc::cancelled, "cancelled while waiting for the rate limit").at_url(req.url);
-        }
         req.headers.push_back({"Metadata-Flavor", "Google"});
         req.timeout = total_timeout;
         req.connect_timeout = (std::min)(options_.connect_timeout, total_timeout);
         req.max_body = options_.max_body;
-
-        const auto started = options_.clock.now();
-        auto sent = l.transport.send(req);
-        if (options_.log.enabled(log_level::debug))
-            options_.log(log_level::debug,
-                         forewarn::detail::request_log_line(req, sent, options_.clock.now() - started), req.url);
-        if (!sent) return std::move(sent).error().at_url(req.url);
+        auto sent = x_.send_once(lane, req);
+        if (!sent) return std::move(sent).error();
         http_response& resp = *sent;
         if (!forewarn::detail::gce_has_google_flavor(resp))
             return error(errc::not_metadata_server,
@@ -567,7 +425,8 @@ private:
             return metadata_value{"NONE", {}, forewarn::detail::service_time_of(resp)};
         if (resp.status != 200)
             return error(errc::http_status,
-                         "the metadata server answered " + std::to_string(resp.status) + " for /computeMetadata/v1/" + path,
+                         "the metadata server answered " + std::to_string(resp.status) + " for /computeMetadata/v1/" +
+                             path + forewarn::detail::service_said(resp.body),
                          resp.status)
                 .at_url(req.url);
         metadata_value v;
@@ -578,7 +437,14 @@ private:
     }
 
     client_options options_;
-    std::unique_ptr<state> state_;
+    std::unique_ptr<host_state> host_;
+    forewarn::detail::metadata_exchange<Transport> x_;
+    // Each key's last answer (an empty ETag: not watched), and what the last document was made of.
+    std::array<metadata_value, key_count> current_;
+    std::array<metadata_value, key_count> composed_;
+    bool upcoming_absent_ = false;                  // upcoming-maintenance answered 404: not asked again
+    std::optional<event> upcoming_event_;           // the last good upcoming-maintenance window's event
+    std::optional<event> composed_upcoming_event_;  // the one the last document holds
 };
 
 // The special members are defined out of the class, like every other member, so that compiled
@@ -593,62 +459,48 @@ basic_metadata_client<Transport>::~basic_metadata_client() = default;
 template <class Transport>
 basic_metadata_client<Transport>::basic_metadata_client(client_options options, Transport transport)
     : options_(std::move(options)),
-      state_(std::make_unique<state>(std::move(transport), options_)) {
+      host_(std::make_unique<host_state>()),
+      x_(std::move(transport), key_count + 1,
+         forewarn::detail::exchange_settings{options_.clock, options_.log, options_.rate_limit, options_.error_pause},
+         retry_policy(retry_rules::gce, options_.retry)) {
     static_assert(is_transport_v<Transport>, "Transport must satisfy forewarn::is_transport");
     static_assert(std::is_copy_constructible_v<Transport>,
                   "next() holds a request per key at once, on copies of the transport");
     if (options_.watch_timeout < std::chrono::seconds(1)) options_.watch_timeout = std::chrono::seconds(1);
+    if (options_.poll_interval < std::chrono::milliseconds(200)) options_.poll_interval = std::chrono::milliseconds(200);
     auto resolved = forewarn::detail::gce_resolve_endpoint(options_.endpoint, default_host_endpoint);
     if (resolved) {
-        state_->base = std::move(resolved->base);
-        state_->base_is_default = resolved->is_default;
+        host_->base = std::move(resolved->base);
+        host_->base_is_default = resolved->is_default;
     } else {
-        state_->config_error = std::move(resolved).error();
+        x_.set_config_error(std::move(resolved).error());
     }
-    if (!options_.self_name.empty()) state_->instance_name = options_.self_name;
+    if (!options_.self_name.empty()) host_->instance_name = options_.self_name;
 }
 
 template <class Transport>
 result<document> basic_metadata_client<Transport>::next(forewarn::clock::time_point not_after) {
     if (auto e = check_usable()) return *e;
-    auto& pacer = *state_->pacer;
-    if (state_->failed) {
-        const auto due = forewarn::clock::saturating_add(options_.clock.now(), options_.error_pause);
-        if (!pacer.wait(due, not_after)) return cancelled_error();
-    }
-    result<document> r = error(errc::cancelled, "not asked");
-    const auto left = not_after - options_.clock.now();
-    if (!state_->cursor || take_woken() || left < std::chrono::seconds(1)) {
-        r = fetch();
-    } else {
-        const auto secs = std::chrono::duration_cast<std::chrono::seconds>(left);
-        r = wait_for_change((std::min)(options_.watch_timeout, secs));
-    }
-    state_->failed = !r && r.error().code != errc::cancelled;
+    auto r = x_.next(
+        not_after, key_count, [this](std::size_t k) { return plan(k); },
+        [this](std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) { return ask(k, lane, hang); },
+        [this] { return fetch(); }, [this] { return compose(); });
+    if (!r && r.error().code == errc::cancelled && r.error().url.empty())
+        return error(errc::cancelled, "the client was cancelled").at_url(endpoint() + std::string(root_path));
     return r;
-}
-
-template <class Transport>
-void basic_metadata_client<Transport>::wake() noexcept {
-    std::lock_guard<std::mutex> lock(state_->mutex);
-    state_->woken = true;
-    state_->pacer->wake();
-    for (auto& l : state_->lanes) {
-        if (!l.watching) continue;
-        l.transport.cancel();
-        l.sleep.interrupt();
-    }
 }
 
 template <class Transport>
 result<document> basic_metadata_client<Transport>::fetch() {
     if (auto e = check_usable()) return *e;
     if (auto e = ensure_name()) return *e;
-    auto m = get_on(0, maintenance_event_key, {});
-    if (!m) return std::move(m).error();
-    auto p = get_preempted(0);
-    if (!p) return std::move(p).error();
-    return make_document(*m, *p, read_upcoming(0));
+    auto read = x_.read_all(
+        key_count, [this](std::size_t k) { return plan(k); },
+        [this](std::size_t k, std::size_t lane, std::optional<std::chrono::seconds>) {
+            return ask(k, lane, std::nullopt);
+        });
+    if (!read) return std::move(read).error();
+    return compose();
 }
 
 template <class Transport>
@@ -656,8 +508,8 @@ result<instance_identity> basic_metadata_client<Transport>::identity() {
     if (auto e = ensure_name()) return *e;
     instance_identity id;
     {
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        id.name = state_->instance_name;
+        std::lock_guard<std::mutex> lock(host_->mutex);
+        id.name = host_->instance_name;
     }
     auto num = get_on(0, "instance/id", {});
     if (!num) return std::move(num).error();

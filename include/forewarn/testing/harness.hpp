@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <forewarn/aws/instance_metadata_client.hpp>
 #include <forewarn/azure/scheduled_events_client.hpp>
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
@@ -27,12 +28,16 @@ namespace testing {
 using simulated_azure_client = azure::basic_scheduled_events_client<simulated_transport>;
 /// The GCE client over the in-process emulator.
 using simulated_gce_client = gce::basic_metadata_client<simulated_transport>;
+/// The AWS client over the in-process emulator.
+using simulated_aws_client = aws::basic_instance_metadata_client<simulated_transport>;
 
 /**
  * A test's world on one clock: the emulated services (a testing::scenario), the real clients
- * over testing::simulated_transport, and pollers for any of the scenario's VMs, all waiting on
- * one testing::manual_clock. Nothing sleeps; advance() moves everything and returns once every
- * poller thread (GCE's hanging GETs included) waits again, so what follows can assert on what
+ * over testing::simulated_transport, and pollers over any of them (or any notice source on the
+ * harness's clock) for any of the scenario's VMs, all waiting on one testing::manual_clock.
+ * Nothing sleeps; advance() moves everything and returns once every poller's work is done (each
+ * thread, GCE's hanging GETs included, waits for its next work again; time moves on through a
+ * retry backoff or a rate-limit wait, which only time ends), so what follows can assert on what
  * the handlers saw.
  *
  * Assert on the test's thread, after advance() or wait_idle(), never inside a handler: a failed
@@ -93,21 +98,54 @@ public:
         return o;
     }
 
-    /// An Azure poller for `vm` ("" : the first VM), owned by the harness. Started by start(),
-    /// or at once when the harness runs already.
+    /// AWS client options for `vm` on this harness (the rate limit as for Azure).
+    aws::client_options aws_options(const std::string& vm = {}) const {
+        aws::client_options o;
+        o.endpoint = "http://169.254.169.254";
+        o.self_name = vm.empty() ? first_vm() : vm;
+        o.clock = clock_;
+        o.rate_limit = scenario_->config().vms.size() == 1;
+        return o;
+    }
+
+    /**
+     * A poller over `source` (any notice source on this harness's clock: a simulated client
+     * made with transport(vm) and the options above, a testing::fake_source, your own), owned by
+     * the harness. Started by start(), or at once when the harness runs already.
+     */
+    template <class Source>
+    poller<Source>& add_poller(Source source, poller_handlers h = {}, poller_options o = {}) {
+        auto owned = std::make_unique<entry<Source>>(std::move(source), std::move(h), std::move(o));
+        auto& p = owned->p;
+        pollers_.push_back(std::move(owned));
+        if (running_) {
+            if (auto r = p.start(); !r) start_error_ = r.error();
+            wait_idle();
+        }
+        return p;
+    }
+
+    /// An Azure poller for `vm` ("" : the first VM), owned by the harness.
     poller<simulated_azure_client>& add_azure_poller(const std::string& vm, poller_handlers h = {},
                                                      poller_options o = {},
                                                      std::optional<azure::client_options> client = std::nullopt) {
         auto co = client ? *client : azure_options(vm);
         co.clock = clock_;
-        return add(azure_, simulated_azure_client(co, transport(vm)), std::move(h), std::move(o));
+        return add_poller(simulated_azure_client(co, transport(vm)), std::move(h), std::move(o));
     }
     /// A GCE poller for `vm` ("" : the first VM), owned by the harness.
     poller<simulated_gce_client>& add_gce_poller(const std::string& vm, poller_handlers h = {}, poller_options o = {},
                                                  std::optional<gce::client_options> client = std::nullopt) {
         auto co = client ? *client : gce_options(vm);
         co.clock = clock_;
-        return add(gce_, simulated_gce_client(co, transport(vm)), std::move(h), std::move(o));
+        return add_poller(simulated_gce_client(co, transport(vm)), std::move(h), std::move(o));
+    }
+    /// An AWS poller for `vm` ("" : the first VM), owned by the harness.
+    poller<simulated_aws_client>& add_aws_poller(const std::string& vm, poller_handlers h = {}, poller_options o = {},
+                                                 std::optional<aws::client_options> client = std::nullopt) {
+        auto co = client ? *client : aws_options(vm);
+        co.clock = clock_;
+        return add_poller(simulated_aws_client(co, transport(vm)), std::move(h), std::move(o));
     }
 
     /// Starts every poller and waits until they are idle (their first document handled). False
@@ -115,24 +153,25 @@ public:
     bool start() {
         running_ = true;
         bool ok = true;
-        for_each([&](auto& p) {
-            if (p.running()) return;
-            if (auto r = p.start(); !r) {
+        for (auto& p : pollers_) {
+            if (p->running()) continue;
+            if (auto r = p->start(); !r) {
                 start_error_ = r.error();
                 ok = false;
             }
-        });
+        }
         return wait_idle() && ok;
     }
     /// Stops every poller (each returns promptly, even mid-request).
     void stop() noexcept {
         running_ = false;
-        for_each([](auto& p) { p.stop(); });
+        for (auto& p : pollers_) p->stop();
     }
     const std::optional<error>& last_start_error() const noexcept { return start_error_; }
 
-    /// Waits until every poller thread waits on the clock again; false after `real_timeout`
-    /// (a safety net: a test that would hang fails instead).
+    /// Waits until every poller's work is done (manual_clock::wait_idle(): each thread waits for
+    /// its next work; time moves on through backoffs and rate limits); false after
+    /// `real_timeout` (a safety net: a test that would hang fails instead).
     bool wait_idle(std::chrono::milliseconds real_timeout = std::chrono::seconds(10)) const {
         return clock_.wait_idle(real_timeout);
     }
@@ -152,36 +191,31 @@ public:
         return true;
     }
 
-    std::size_t azure_pollers() const noexcept { return azure_.size(); }
-    std::size_t gce_pollers() const noexcept { return gce_.size(); }
+    /// How many pollers the harness owns.
+    std::size_t pollers() const noexcept { return pollers_.size(); }
 
 private:
-    template <class P>
-    using owned = std::deque<std::unique_ptr<P>>;
-
-    template <class Client>
-    poller<Client>& add(owned<poller<Client>>& list, Client client, poller_handlers h, poller_options o) {
-        list.push_back(std::make_unique<poller<Client>>(std::move(client), std::move(h), std::move(o)));
-        auto& p = *list.back();
-        if (running_) {
-            if (auto r = p.start(); !r) start_error_ = r.error();
-            wait_idle();
-        }
-        return p;
-    }
-
-    template <class F>
-    void for_each(F&& f) {
-        for (auto& p : azure_) f(*p);
-        for (auto& p : gce_) f(*p);
-    }
+    // What the harness does with a poller, whatever its source.
+    struct owned_poller {
+        virtual ~owned_poller() = default;
+        virtual result<void> start() = 0;
+        virtual void stop() noexcept = 0;
+        virtual bool running() const noexcept = 0;
+    };
+    template <class Source>
+    struct entry final : owned_poller {
+        entry(Source s, poller_handlers h, poller_options o) : p(std::move(s), std::move(h), std::move(o)) {}
+        result<void> start() override { return p.start(); }
+        void stop() noexcept override { p.stop(); }
+        bool running() const noexcept override { return p.running(); }
+        poller<Source> p;
+    };
 
     std::string first_vm() const { return scenario_->config().vms.front().name; }
 
     manual_clock clock_;  // before the scenario, which is made on it
     std::shared_ptr<testing::scenario> scenario_;
-    owned<poller<simulated_azure_client>> azure_;
-    owned<poller<simulated_gce_client>> gce_;
+    std::deque<std::unique_ptr<owned_poller>> pollers_;
     std::optional<error> start_error_;
     bool running_ = false;
 };

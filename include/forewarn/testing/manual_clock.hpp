@@ -13,6 +13,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -26,8 +27,15 @@ namespace testing {
  * advance() reaches its deadline. Copies share one time line. Thread-safe.
  *
  * It also knows when the threads that work on it are idle: a thread started by forewarn (the
- * poller's, a GCE watch) is counted from its start, and is idle while it waits on this clock.
- * wait_idle() blocks until all of them are; advance_and_wait() advances, then does the same.
+ * poller's, a GCE watch) is counted from its start, and is idle while it waits on this clock for
+ * its next work. A thread in a retry backoff or a rate-limit wait is not idle: its work goes on
+ * once that wait ends, and only time ends it, so wait_idle() moves time to the end of the
+ * earliest such wait itself and looks again. wait_idle() returns once all of them are idle;
+ * advance_and_wait() advances, then does the same. So "idle" means the work is done.
+ *
+ * A backoff or rate-limit wait by a thread when no counted thread runs (a test that drives a
+ * poller's poll_once() on its own thread) has nobody to move time for it: after
+ * `unattended_wait` of real time with the clock standing still, it moves time to its own end.
  *
  * @code
  * forewarn::testing::manual_clock clock;
@@ -74,14 +82,31 @@ public:
     }
 
     /**
-     * Blocks until every thread started on this clock waits on it (or has ended) and nothing
-     * woke since: the work that the last advance() or notification caused is done. True at once
-     * when no such thread runs. False after `real_timeout`.
+     * Blocks until every thread started on this clock waits on it for its next work (or has
+     * ended) and nothing woke since: the work that the last advance() or notification caused is
+     * done. While the only threads awake are asleep in a backoff or rate-limit wait, time moves
+     * to the end of the earliest such wait (the work needs that time to pass). True at once when
+     * no such thread runs. False after `real_timeout`.
      */
     bool wait_idle(std::chrono::milliseconds real_timeout = std::chrono::seconds(10)) const {
-        std::unique_lock<std::mutex> lock(state_->mutex);
-        return state_->changed.wait_for(lock, real_timeout, [&] { return state_->asleep >= state_->threads; });
+        const auto give_up = std::chrono::steady_clock::now() + real_timeout;
+        for (;;) {
+            std::optional<time_point> busy_until;
+            {
+                std::unique_lock<std::mutex> lock(state_->mutex);
+                if (!state_->changed.wait_until(lock, give_up, [&] { return state_->asleep >= state_->threads; }))
+                    return false;
+                busy_until = state_->earliest_busy_deadline_locked();
+                if (!busy_until) return true;
+            }
+            const auto now = this->now();
+            advance(*busy_until > now ? *busy_until - now : duration(0));
+        }
     }
+
+    /// How long a backoff or rate-limit wait waits in real time, with the clock standing still
+    /// and no counted thread running, before it moves time to its end (see the class comment).
+    static constexpr std::chrono::milliseconds unattended_wait{2000};
 
     /// advance(d), then wait_idle().
     bool advance_and_wait(duration d, std::chrono::milliseconds real_timeout = std::chrono::seconds(10)) const {
@@ -93,6 +118,7 @@ private:
     struct waiter {
         std::shared_ptr<forewarn::detail::wake_signal> signal;
         bool asleep = false;
+        time_point deadline{};
     };
 
     class state final : public clock::implementation,
@@ -113,7 +139,7 @@ private:
             {
                 // Registered before the first look at the time, so no advance() slips between.
                 std::lock_guard<std::mutex> g(mutex);
-                self = waiters.insert(waiters.end(), waiter{signal, false});
+                self = waiters.insert(waiters.end(), waiter{signal, false, deadline});
             }
             // The signal's mutex is held from each look at pred() and the time until the wait
             // releases it: advance() and notify_all() mark this waiter busy under that same
@@ -126,7 +152,17 @@ private:
                     ++sleeps;
                 }
                 changed.notify_all();
-                signal->cv.wait(lock);
+                if (signal->busy() && deadline != (time_point::max)()) {
+                    const auto before = now_ns.load();
+                    if (signal->cv.wait_for(lock, unattended_wait) == std::cv_status::timeout && now_ns.load() == before &&
+                        unattended()) {
+                        lock.unlock();
+                        advance(deadline - now());
+                        lock.lock();
+                    }
+                } else {
+                    signal->cv.wait(lock);
+                }
                 std::lock_guard<std::mutex> g(mutex);
                 if (self->asleep) {  // a spurious wake-up: nobody marked it
                     self->asleep = false;
@@ -152,6 +188,20 @@ private:
                 if (threads > 0) --threads;
             }
             changed.notify_all();
+        }
+
+        // No thread counted on this clock runs: nobody else moves time.
+        bool unattended() const {
+            std::lock_guard<std::mutex> g(mutex);
+            return threads == 0;
+        }
+
+        // The end of the earliest backoff or rate-limit wait of a sleeper, if any.
+        std::optional<time_point> earliest_busy_deadline_locked() const {
+            std::optional<time_point> earliest;
+            for (const auto& w : waiters)
+                if (w.asleep && w.signal->busy() && (!earliest || w.deadline < *earliest)) earliest = w.deadline;
+            return earliest;
         }
 
         // notify_all() on a signal: its sleepers are busy from now on.
