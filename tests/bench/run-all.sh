@@ -13,6 +13,7 @@ src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${FOREWARN_BENCH_BUILD:-$src/build/bench-release}
 jobs=${FOREWARN_BENCH_JOBS:-2}
 
+mkdir -p "$(dirname "$build")"
 echo "[bench] building $build (Release) ..." >&2
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DFOREWARN_BUILD_BENCHMARKS=ON -DFOREWARN_BUILD_EMULATOR=ON \
   -DFOREWARN_BUILD_TESTS=OFF -DFOREWARN_BUILD_EXAMPLES=OFF -DFOREWARN_INSTALL=OFF > "$build.configure.log" 2>&1 ||

@@ -123,7 +123,7 @@ inline const std::vector<flag>& flags() {
              if (e.empty()) s.grace = g;
              return e;
          }},
-        {"interval", "MS", "poll interval in milliseconds: Azure default 1000 (at least 200), AWS default 5000 (at least 1000)",
+        {"interval", "MS", "poll interval in milliseconds: Azure default 1000 (at least 200); AWS default 5000 (at least 1000) for the scheduled events and rebalance (the Spot notice is read every second)",
          [](settings& s, std::string_view v) -> std::string {
              long long n = 0;
              if (!parse_count(v, n) || n == 0) return "--interval needs a positive number of milliseconds";

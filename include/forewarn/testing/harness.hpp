@@ -81,31 +81,15 @@ public:
      * each VM, as IMDS does).
      */
     azure::client_options azure_options(const std::string& vm = {}) const {
-        azure::client_options o;
-        o.endpoint = "http://169.254.169.254";
-        o.self_name = vm.empty() ? first_vm() : vm;
-        o.clock = clock_;
-        o.rate_limit = scenario_->config().vms.size() == 1;
-        return o;
+        return options_for<azure::client_options>("http://169.254.169.254", vm);
     }
     /// GCE client options for `vm` on this harness (the rate limit as for Azure).
     gce::client_options gce_options(const std::string& vm = {}) const {
-        gce::client_options o;
-        o.endpoint = "http://metadata.google.internal";
-        o.self_name = vm.empty() ? first_vm() : vm;
-        o.clock = clock_;
-        o.rate_limit = scenario_->config().vms.size() == 1;
-        return o;
+        return options_for<gce::client_options>("http://metadata.google.internal", vm);
     }
-
     /// AWS client options for `vm` on this harness (the rate limit as for Azure).
     aws::client_options aws_options(const std::string& vm = {}) const {
-        aws::client_options o;
-        o.endpoint = "http://169.254.169.254";
-        o.self_name = vm.empty() ? first_vm() : vm;
-        o.clock = clock_;
-        o.rate_limit = scenario_->config().vms.size() == 1;
-        return o;
+        return options_for<aws::client_options>("http://169.254.169.254", vm);
     }
 
     /**
@@ -210,6 +194,16 @@ private:
         bool running() const noexcept override { return p.running(); }
         poller<Source> p;
     };
+
+    template <class Options>
+    Options options_for(const char* endpoint, const std::string& vm) const {
+        Options o;
+        o.endpoint = endpoint;
+        o.self_name = vm.empty() ? first_vm() : vm;
+        o.clock = clock_;
+        o.rate_limit = scenario_->config().vms.size() == 1;
+        return o;
+    }
 
     std::string first_vm() const { return scenario_->config().vms.front().name; }
 
