@@ -2,7 +2,9 @@
 // One TEST_CASE per defect found by fuzzing, the soak or the security tests, named after the
 // finding (docs/reliability.md lists them with the input that found each). Each one fails on the
 // code as it was before its fix.
+#include <forewarn/aws/instance_metadata_client.hpp>
 #include <forewarn/azure/parse.hpp>
+#include <forewarn/azure/scheduled_events_client.hpp>
 #include <forewarn/detail/json.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/testing/fake_transport.hpp>
@@ -90,5 +92,39 @@ TEST_CASE("fuzz_gce-1: a GCE endpoint without a host (\"http://\") is refused, n
         auto r = forewarn::detail::gce_normalize_endpoint(in, "x");
         REQUIRE(r.has_value());
         CHECK(*r == out);
+    }
+}
+
+TEST_CASE("validate() refused endpoints that fail on every poll: a port past 65535, an unclosed IPv6 bracket, "
+          "a scheme without its ://",
+          "[regression][endpoint]") {
+    // They were accepted, and each poll failed instead of start() (docs/poller.md, docs/azure.md).
+    using t = forewarn::testing::fake_transport;
+    auto check_all = [](const std::string& endpoint) -> std::vector<forewarn::result<void>> {
+        forewarn::azure::client_options a;
+        a.endpoint = endpoint;
+        forewarn::gce::client_options g;
+        g.endpoint = endpoint;
+        forewarn::aws::client_options w;
+        w.endpoint = endpoint;
+        return {forewarn::azure::basic_scheduled_events_client<t>(a).validate(),
+                forewarn::gce::basic_metadata_client<t>(g).validate(),
+                forewarn::aws::basic_instance_metadata_client<t>(w).validate()};
+    };
+    for (const char* bad : {"http://127.0.0.1:99999", "https://[::1", "http//host", "http:/host", "http://host:",
+                            "http://host:0", "http://host:8o", "http://us er@host", "http://user@host",
+                            "http://ho$t", "http://[]:80", "http://[::1]x"}) {
+        for (const auto& r : check_all(bad)) {
+            INFO(bad);
+            REQUIRE_FALSE(r.has_value());
+            CHECK(r.error().code == errc::invalid_argument);
+        }
+    }
+    for (const char* good : {"http://127.0.0.1:8080", "https://[::1]:443", "http://[fd00:ec2::254]", "fd00:ec2::254",
+                             "metadata.google.internal.", "169.254.169.254:80/", "http://my_host-1.example:65535"}) {
+        for (const auto& r : check_all(good)) {
+            INFO(good << ": " << (r ? std::string() : r.error().describe()));
+            CHECK(r.has_value());
+        }
     }
 }

@@ -7,6 +7,8 @@
 
 #include <forewarn/detail/endpoint.hpp>
 
+#include <cctype>
+
 #if FOREWARN_HEADER_DEFINITIONS
 
 FOREWARN_BEGIN_NAMESPACE
@@ -32,10 +34,59 @@ FOREWARN_INLINE void strip_trailing_slashes(std::string& url) {
     while (url.size() > keep && url.back() == '/') url.pop_back();
 }
 
+// What is wrong with a URL's authority ("host", "host:port", "[v6]:port"), or "" when nothing.
+FOREWARN_INLINE std::string authority_problem(std::string_view a) {
+    if (a.empty()) return "endpoint has no host";
+    if (a.find('@') != std::string_view::npos) return "endpoint holds user information ('@'): a metadata service takes none";
+    std::string_view host = a;
+    std::string_view port;
+    bool has_port = false;
+    if (a.front() == '[') {
+        const auto close = a.find(']');
+        if (close == std::string_view::npos) return "endpoint has an IPv6 address without its closing ']'";
+        host = a.substr(1, close - 1);
+        if (host.empty()) return "endpoint has an empty IPv6 address";
+        for (const char c : host)
+            if (!(std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.' || c == '%'))
+                return "endpoint has a malformed IPv6 address";
+        const auto rest = a.substr(close + 1);
+        if (!rest.empty()) {
+            if (rest.front() != ':') return "endpoint has text after its IPv6 address";
+            port = rest.substr(1);
+            has_port = true;
+        }
+    } else {
+        const auto colon = a.find(':');
+        if (colon != std::string_view::npos) {
+            host = a.substr(0, colon);
+            port = a.substr(colon + 1);
+            has_port = true;
+        }
+        if (host.empty()) return "endpoint has no host";
+        for (const char c : host)
+            if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_'))
+                return "endpoint has a host name with a character a host name cannot hold";
+    }
+    if (has_port) {
+        if (port.empty() || port.size() > 5) return "endpoint has a port that is not a number from 1 to 65535";
+        long n = 0;
+        for (const char c : port) {
+            if (c < '0' || c > '9') return "endpoint has a port that is not a number from 1 to 65535";
+            n = n * 10 + (c - '0');
+        }
+        if (n < 1 || n > 65535) return "endpoint has a port that is not a number from 1 to 65535";
+    }
+    return {};
+}
+
 FOREWARN_INLINE result<std::string> normalize_endpoint(std::string_view e, std::string_view what) {
     e = trim(e);
     std::string out;
     if (e.find("://") == std::string_view::npos) {
+        // "http//host", "http:/host": a scheme gone wrong, not a host name.
+        if (e.find("//") != std::string_view::npos || e.find(":/") != std::string_view::npos)
+            return error(errc::invalid_argument, std::string(what) + ": endpoint '" + std::string(e) +
+                                                     "' is not a URL (a scheme must be followed by \"://\")");
         out = "http://";
         // A bare IPv6 address needs brackets to become a URL authority.
         if (e.find(':') != e.rfind(':') && !e.empty() && e.front() != '[') {
@@ -58,7 +109,12 @@ FOREWARN_INLINE result<std::string> normalize_endpoint(std::string_view e, std::
             return error(errc::invalid_argument, std::string(what) + ": endpoint holds a space, control character, '?', '#' or '\\'");
     }
     strip_trailing_slashes(out);
-    if (url_authority(out).empty()) return error(errc::invalid_argument, std::string(what) + ": endpoint has no host");
+    // The authority as written (url_authority() drops user information, which is refused here).
+    std::string_view authority(out);
+    authority.remove_prefix(scheme_end + 3);
+    authority = authority.substr(0, authority.find('/'));
+    if (auto problem = authority_problem(authority); !problem.empty())
+        return error(errc::invalid_argument, std::string(what) + ": " + problem + ": " + out);
     return out;
 }
 

@@ -30,6 +30,11 @@ void strip_trailing_slashes(std::string& url);
  */
 result<std::string> normalize_endpoint(std::string_view e, std::string_view what);
 
+/// What is wrong with a URL authority ("host", "host:port", "[v6]:port"): an empty host, user
+/// information, a character no host name holds, an unclosed IPv6 bracket, a port that is not
+/// 1..65535; "" when nothing is.
+std::string authority_problem(std::string_view authority);
+
 /// The first non-blank of an option and environment variables, as written, with where it came
 /// from; `text` is empty when none is set (the caller's default applies).
 struct chosen_endpoint {
