@@ -7,7 +7,7 @@
 
 #include <forewarn/azure/scheduled_events_client.hpp>
 #include <forewarn/curl_transport.hpp>
-#include <forewarn/detail/json.hpp>  // forewarn's JSON writer, for the --json output
+#include <forewarn/json.hpp>
 #include <forewarn/time.hpp>
 
 #include <cstdio>
@@ -46,55 +46,12 @@ void print_readable(const forewarn::document& doc, const std::string& url) {
     }
 }
 
-// The document with forewarn's names; strings go through the writer, which escapes them.
+// The document in forewarn's one public JSON form (json.hpp): the same event members that
+// forewarn-watch --json prints.
 bool print_json(const forewarn::document& doc) {
-    forewarn::detail::json_writer w;
-    w.begin_object();
-    w.key("incarnation");
-    w.string(doc.incarnation);
-    w.key("events");
-    w.begin_array();
-    for (const auto& e : doc.events) {
-        w.begin_object();
-        w.key("id");
-        w.string(e.id);
-        w.key("type");
-        w.string(forewarn::to_string(e.type));
-        w.key("raw_type");
-        w.string(e.raw_type);
-        w.key("status");
-        w.string(forewarn::to_string(e.status));
-        w.key("raw_status");
-        w.string(e.raw_status);
-        w.key("resource_type");
-        w.string(e.resource_type);
-        w.key("resources");
-        w.begin_array();
-        for (const auto& r : e.resources) w.string(r);
-        w.end_array();
-        w.key("not_before");
-        if (e.not_before)
-            w.string(forewarn::format_iso8601(*e.not_before));
-        else
-            w.null();
-        w.key("description");
-        w.string(e.description);
-        w.key("source");
-        if (e.source)
-            w.string(e.raw_source);
-        else
-            w.null();
-        w.key("duration_in_seconds");
-        if (e.duration_in_seconds)
-            w.int64(*e.duration_in_seconds);
-        else
-            w.null();
-        w.end_object();
-    }
-    w.end_array();
-    w.end_object();
-    if (!w.complete()) return false;
-    std::cout << w.view() << '\n';
+    auto text = forewarn::to_json(doc, forewarn::invalid_utf8::replace);
+    if (!text) return false;
+    std::cout << *text << '\n';
     return true;
 }
 

@@ -6,6 +6,7 @@
 // empty in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
 
 #include <forewarn/event.hpp>
+#include <forewarn/detail/strings.hpp>  // the definitions only: the model includes nothing from detail/
 
 #if FOREWARN_HEADER_DEFINITIONS
 

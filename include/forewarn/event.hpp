@@ -2,7 +2,6 @@
 #pragma once
 
 #include <forewarn/config.hpp>
-#include <forewarn/detail/strings.hpp>
 
 #include <chrono>
 #include <cstdint>

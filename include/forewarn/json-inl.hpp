@@ -40,6 +40,30 @@ FOREWARN_INLINE result<std::string> to_json(const change& c, invalid_utf8 bad) {
     return detail::json_text(w);
 }
 
+FOREWARN_INLINE result<std::string> to_json(const document& d, invalid_utf8 bad) {
+    detail::json_writer w(bad == invalid_utf8::replace);
+    w.begin_object();
+    w.key("cloud");
+    w.string(to_string(d.origin));
+    w.key("incarnation");
+    w.string(d.incarnation);
+    w.key("service_time");
+    if (d.service_time)
+        w.string(format_iso8601(*d.service_time));
+    else
+        w.null();
+    w.key("events");
+    w.begin_array();
+    for (const auto& e : d.events) {
+        w.begin_object();
+        detail::write_event_members(w, e);
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    return detail::json_text(w);
+}
+
 FOREWARN_INLINE result<event> event_from_json(std::string_view text) {
     auto parsed = detail::parse_json(text);
     if (!parsed) return std::move(parsed).error();

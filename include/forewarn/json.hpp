@@ -17,6 +17,9 @@
  * null; `source` null (and no `raw_source`) when the service sent none; `duration_s` as sent
  * (-1: the service does not know) or null when not sent.
  *
+ * A document is `{"cloud":..., "incarnation":..., "service_time": ISO-8601 or null, "events":[...]}`
+ * with each event in the form above.
+ *
  * A change is the event's members after `"change"` (prepare | started | recover | updated) and
  * `"cloud"`, then for a recover `"reason"` (completed | cancelled | unknown) and `"evidence"`
  * (what decided it, in words), then `"incarnation"`.
@@ -44,6 +47,10 @@ result<std::string> to_json(const event& e, invalid_utf8 bad = invalid_utf8::fai
 
 /// The change as one JSON object: what forewarn-watch --json prints per line.
 result<std::string> to_json(const change& c, invalid_utf8 bad = invalid_utf8::fail);
+
+/// The document as one JSON object (see the top of json.hpp): what `forewarn-fetch-once --json`
+/// prints.
+result<std::string> to_json(const document& d, invalid_utf8 bad = invalid_utf8::fail);
 
 /// An event back from its JSON object. Unknown members are ignored (a newer writer may add some).
 result<event> event_from_json(std::string_view text);

@@ -5,7 +5,6 @@
 // no strptime, no std::get_time, so the result never depends on the process's TZ or LC_TIME.
 
 #include <forewarn/config.hpp>
-#include <forewarn/detail/strings.hpp>
 #include <forewarn/result.hpp>
 
 #include <chrono>

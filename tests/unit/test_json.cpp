@@ -47,6 +47,26 @@ TEST_CASE("json: an event in its documented form", "[json][public]") {
           R"(memory-preserving Live Migration operation.","source":"platform","raw_source":"Platform","duration_s":5})");
 }
 
+TEST_CASE("json: a document is its cloud, incarnation, service time and events, each in the event form",
+          "[json][public]") {
+    forewarn::document d;
+    d.origin = forewarn::cloud::azure;
+    d.incarnation = "42";
+    d.service_time = std::chrono::system_clock::time_point(1649716000s);
+    d.events = {full_event()};
+    auto text = forewarn::to_json(d);
+    REQUIRE(text);
+    CHECK(text->rfind(R"({"cloud":"azure","incarnation":"42","service_time":"2022-04-11T22:26:40Z","events":[)", 0) == 0);
+    CHECK(text->find(*forewarn::to_json(full_event())) != std::string::npos);
+    forewarn::document empty;
+    CHECK(*forewarn::to_json(empty) == R"({"cloud":"none","incarnation":"","service_time":null,"events":[]})");
+    d.events[0].description = std::string("bad \xC3 byte");
+    CHECK_FALSE(forewarn::to_json(d));
+    auto replaced = forewarn::to_json(d, forewarn::invalid_utf8::replace);
+    REQUIRE(replaced);
+    CHECK(replaced->find("bad \xEF\xBF\xBD byte") != std::string::npos);
+}
+
 TEST_CASE("json: absent members are null - -1 stays -1", "[json][public]") {
     event e;
     e.id = "maintenance-event:MIGRATE_ON_HOST_MAINTENANCE";

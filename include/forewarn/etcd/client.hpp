@@ -7,6 +7,7 @@
 // What the fleet budget needs, not a general etcd SDK.
 
 #include <forewarn/config.hpp>
+#include <forewarn/detail/strings.hpp>
 #include <forewarn/curl_transport.hpp>
 #include <forewarn/etcd/wire.hpp>
 #include <forewarn/log.hpp>
