@@ -135,32 +135,29 @@ FOREWARN_INLINE void change_tracker::decide(change& c, const document& d, observ
     auto it = evidence_.find(e.id);
     if (it == evidence_.end()) return;
     const evidence& ev = it->second;
-    if (ev.seen_started) return set(c, recover_reason::completed, "seen Started");
-    if (ev.approved) return set(c, recover_reason::completed, "approved by this VM");
-    if (!ev.boot_id.empty() && !options_.boot_id.empty() && ev.boot_id != options_.boot_id)
-        return set(c, recover_reason::completed, "this VM rebooted since it saw the event");
-    const bool by_service = d.service_time.has_value();
-    const clock::wall_time_point judge = by_service ? *d.service_time : when.wall;
-    if (e.not_before && judge >= *e.not_before)
-        return set(c, recover_reason::completed,
-                   by_service ? "NotBefore had passed by the service's clock when it vanished"
-                              : "NotBefore had passed by this VM's clock when it vanished");
-    // Before NotBefore: cancelled only when watched without a gap.
-    if (ev.restored) return set(c, recover_reason::unknown, "last seen before this process started (a gap in watching)");
-    std::chrono::nanoseconds gap(0);
-    if (ev.last_seen_steady) gap = (std::max)(gap, std::chrono::nanoseconds(when.steady - *ev.last_seen_steady));
-    if (ev.last_seen) gap = (std::max)(gap, std::chrono::nanoseconds(when.wall - *ev.last_seen));
-    if (gap > max_gap())
-        return set(c, recover_reason::unknown, "a gap of " + detail::seconds_text(gap) + " in watching");
-    if (ev.last_seen_service && d.service_time) {
-        const std::chrono::nanoseconds served = *d.service_time - *ev.last_seen_service;
-        if (served > max_service_gap())
-            return set(c, recover_reason::unknown,
-                       "a gap of " + detail::seconds_text(served) + " in watching by the service's clock");
+    detail::vanish_evidence v;
+    v.seen_started = ev.seen_started;
+    v.approved = ev.approved;
+    v.rebooted = !ev.boot_id.empty() && !options_.boot_id.empty() && ev.boot_id != options_.boot_id;
+    v.our_time = when.wall;
+    // Was it watched without a gap until now?
+    if (ev.restored) {
+        v.gap = "last seen before this process started (a gap in watching)";
+    } else {
+        std::chrono::nanoseconds gap(0);
+        if (ev.last_seen_steady) gap = (std::max)(gap, std::chrono::nanoseconds(when.steady - *ev.last_seen_steady));
+        if (ev.last_seen) gap = (std::max)(gap, std::chrono::nanoseconds(when.wall - *ev.last_seen));
+        std::chrono::nanoseconds served(0);
+        if (ev.last_seen_service && d.service_time) served = *d.service_time - *ev.last_seen_service;
+        if (gap > max_gap())
+            v.gap = "a gap of " + detail::seconds_text(gap) + " in watching";
+        else if (served > max_service_gap())
+            v.gap = "a gap of " + detail::seconds_text(served) + " in watching by the service's clock";
+        else
+            v.gap = std::string();
     }
-    if (e.status != event_status::scheduled || !e.not_before)
-        return set(c, recover_reason::unknown, "vanished while not Scheduled, without evidence of what happened");
-    set(c, recover_reason::cancelled, "vanished before NotBefore while watched without a gap");
+    auto decided = detail::vanished_reason(e, d, v);
+    set(c, decided.first, std::move(decided.second));
 }
 
 FOREWARN_INLINE void change_tracker::set(change& c, recover_reason r, std::string why) {

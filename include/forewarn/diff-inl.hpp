@@ -12,14 +12,24 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-FOREWARN_INLINE std::pair<recover_reason, std::string> vanished_reason(const event& last, const document& previous,
-                                                                       const document& current) {
-    if (last.status == event_status::started) return {recover_reason::completed, "seen Started"};
-    if (previous.origin == cloud::gce || current.origin == cloud::gce)
-        return {recover_reason::completed, "GCE ends every notice by clearing it"};
-    if (last.not_before && current.service_time && *current.service_time >= *last.not_before)
-        return {recover_reason::completed, "NotBefore had passed by the service's clock when it vanished"};
-    return {recover_reason::unknown, "vanished without evidence of what happened"};
+FOREWARN_INLINE std::pair<recover_reason, std::string> vanished_reason(const event& last, const document& current,
+                                                                       const vanish_evidence& ev) {
+    if (ev.seen_started || last.status == event_status::started) return {recover_reason::completed, "seen Started"};
+    if (ev.approved) return {recover_reason::completed, "approved by this VM"};
+    if (ev.rebooted) return {recover_reason::completed, "this VM rebooted since it saw the event"};
+    if (current.vanished_means_completed)
+        return {recover_reason::completed, "the service ends every notice by clearing it"};
+    const bool by_service = current.service_time.has_value();
+    const auto judge = by_service ? current.service_time : ev.our_time;
+    if (last.not_before && judge && *judge >= *last.not_before)
+        return {recover_reason::completed, by_service ? "NotBefore had passed by the service's clock when it vanished"
+                                                      : "NotBefore had passed by this VM's clock when it vanished"};
+    // Before NotBefore: cancelled only when watched without a gap.
+    if (!ev.gap) return {recover_reason::unknown, "vanished without evidence of what happened"};
+    if (!ev.gap->empty()) return {recover_reason::unknown, *ev.gap};
+    if (last.status != event_status::scheduled || !last.not_before)
+        return {recover_reason::unknown, "vanished while not Scheduled, without evidence of what happened"};
+    return {recover_reason::cancelled, "vanished before NotBefore while watched without a gap"};
 }
 
 }  // namespace detail
@@ -73,7 +83,7 @@ FOREWARN_INLINE std::vector<change> diff(const document& previous, const documen
     for (const auto& e : previous.events) {
         const slot& s = index.find(e.id)->second;
         if (s.before != &e || s.seen || is_final(e.status)) continue;
-        auto [why, evidence] = detail::vanished_reason(e, previous, current);
+        auto [why, evidence] = detail::vanished_reason(e, current, {});
         out.push_back(detail::make_change(current, change_kind::recover, e, why, std::move(evidence)));
     }
     return out;

@@ -89,9 +89,28 @@ inline change make_change(const document& d, change_kind kind, const event& e,
     return c;
 }
 
-/// The reason the two documents alone give for an event of `previous` that `current` lacks.
-std::pair<recover_reason, std::string> vanished_reason(const event& last, const document& previous,
-                                                       const document& current);
+/// What is known about an event that vanished, beyond the document that lacks it. diff() knows
+/// only what the previous document showed; change_tracker knows what spans documents.
+struct vanish_evidence {
+    bool seen_started = false;  ///< it was seen Started
+    bool approved = false;      ///< this VM approved it
+    bool rebooted = false;      ///< this VM rebooted since it saw the event
+    /// This VM's wall clock when it vanished (NotBefore is judged by it when the service sent no Date).
+    std::optional<std::chrono::system_clock::time_point> our_time;
+    /// Whether it was watched without a gap until it vanished: unset when nothing is known
+    /// (diff() alone); otherwise the gap's description when there was one, "" when none.
+    std::optional<std::string> gap;
+};
+
+/**
+ * The one place recover reasons are decided for an event `last` that `current` lacks: completed
+ * when it was seen Started, approved by this VM, the VM rebooted since, the source says a vanished
+ * event is over (document::vanished_means_completed), or its NotBefore had passed (the service's
+ * clock first, else ours); cancelled when it vanished before NotBefore while Scheduled and watched
+ * without a gap; otherwise unknown, with what kept it so.
+ */
+std::pair<recover_reason, std::string> vanished_reason(const event& last, const document& current,
+                                                       const vanish_evidence& ev);
 
 }  // namespace detail
 
@@ -101,11 +120,12 @@ std::pair<recover_reason, std::string> vanished_reason(const event& last, const 
  * marks completed or cancelled), then the events that disappeared, in the order of `previous`
  * (recover).
  *
- * The recover reason is what the two documents alone can tell: completed when the event was
- * last seen Started, when its NotBefore had passed by the service's clock (`service_time`) when
- * it vanished, or on GCE; completed or cancelled when the service says so (a final status);
- * otherwise unknown. change_tracker adds the evidence that spans documents (continuous
- * watching, a reboot, an approval) and is what the poller uses.
+ * The recover reason is what the two documents alone can tell (detail::vanished_reason, the rules
+ * change_tracker uses too): completed when the event was last seen Started, when its NotBefore
+ * had passed by the service's clock (`service_time`) when it vanished, or when the source says a
+ * vanished event is over (`vanished_means_completed`: GCE); completed or cancelled when the
+ * service says so (a final status); otherwise unknown. change_tracker adds the evidence that
+ * spans documents (continuous watching, a reboot, an approval) and is what the poller uses.
  *
  * Only ever call it with documents that were fetched and parsed successfully: a failed poll is
  * not an empty document, so it must not reach diff() (the poller keeps the last good document).

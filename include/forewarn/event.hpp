@@ -93,6 +93,12 @@ struct document {
     /// The service's own time when it answered (its `Date` header), when it sent one: what
     /// NotBefore is judged against when an event disappears.
     std::optional<std::chrono::system_clock::time_point> service_time;
+    /**
+     * The source's word on an event that is missing from this document: true when its service
+     * ends every notice by clearing it and has no other way to say it is over (GCE), so an event
+     * that vanished completed. False (Azure, AWS): the recover reason is judged from evidence.
+     */
+    bool vanished_means_completed = false;
 
     /// The event with this id, or nullptr.
     const event* find(std::string_view event_id) const;

@@ -221,15 +221,19 @@ TEST_CASE("tracker: final statuses from the service decide, and are recovered on
     CHECK(r.at(4s, doc({old})).empty());
 }
 
-TEST_CASE("tracker: GCE events complete when cleared", "[tracker]") {
+TEST_CASE("tracker: events complete when cleared from a source whose documents say a vanished event is over",
+          "[tracker]") {
     rig r;
     event m;
     m.id = "maintenance-event:MIGRATE_ON_HOST_MAINTENANCE";
     m.type = forewarn::event_type::live_migrate;
     m.status = event_status::scheduled;
     r.at(0s, doc({m}, std::nullopt, cloud::gce));
-    const auto c = only_recover(r.at(90s, doc({}, std::nullopt, cloud::gce)));
+    auto cleared = doc({}, std::nullopt, cloud::gce);
+    cleared.vanished_means_completed = true;
+    const auto c = only_recover(r.at(90s, cleared));
     CHECK(c.reason == recover_reason::completed);
+    CHECK(c.evidence == "the service ends every notice by clearing it");
 }
 
 TEST_CASE("tracker: partial delivery keeps what was not delivered for the next document", "[tracker]") {

@@ -113,15 +113,24 @@ TEST_CASE("diff: gone after NotBefore by the service's Date: completed", "[diff]
     CHECK(changes[0].reason == recover_reason::unknown);
 }
 
-TEST_CASE("diff: a GCE event that disappears always completed", "[diff]") {
+TEST_CASE("diff: an event that vanishes from a document whose source says that means over completed - the cloud "
+          "alone decides nothing",
+          "[diff]") {
     event m;
     m.id = "maintenance-event:MIGRATE_ON_HOST_MAINTENANCE";
     m.type = event_type::live_migrate;
     m.raw_type = "MIGRATE_ON_HOST_MAINTENANCE";
     m.status = event_status::scheduled;
-    const auto changes = forewarn::diff(make_doc("e1/p1", {m}, cloud::gce), make_doc("e2/p1", {}, cloud::gce));
+    auto after = make_doc("e2/p1", {}, cloud::gce);
+    after.vanished_means_completed = true;
+    auto changes = forewarn::diff(make_doc("e1/p1", {m}, cloud::gce), after);
     REQUIRE(kinds(changes) == std::vector<change_kind>{change_kind::recover});
     CHECK(changes[0].reason == recover_reason::completed);
+    CHECK(changes[0].evidence == "the service ends every notice by clearing it");
+    after.vanished_means_completed = false;  // a GCE document that does not say so: no guess
+    changes = forewarn::diff(make_doc("e1/p1", {m}, cloud::gce), after);
+    REQUIRE(changes.size() == 1);
+    CHECK(changes[0].reason == recover_reason::unknown);
 }
 
 TEST_CASE("diff: a change of NotBefore, resources, duration or description is updated", "[diff]") {

@@ -348,6 +348,7 @@ TEST_CASE("fetch maps maintenance-event values to events", "[gce]") {
         auto doc = c.fetch();
         REQUIRE(doc);
         CHECK(doc->origin == cloud::gce);
+        CHECK(doc->vanished_means_completed);  // GCE ends every notice by clearing it
         CHECK(doc->incarnation == "m1/p1");
         if (!r.type) {
             CHECK(doc->events.empty());

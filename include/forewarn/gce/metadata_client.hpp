@@ -297,6 +297,8 @@ private:
         std::optional<event> ue = options_.read_upcoming_maintenance ? upcoming_event_ : std::nullopt;
         document doc;
         doc.origin = cloud::gce;
+        // The metadata server ends every notice by clearing it: it cannot say "cancelled".
+        doc.vanished_means_completed = true;
         // Informative only: the ETags (the cursor is kept here, not in the document).
         doc.incarnation = m.etag + '/' + p.etag;
         if (!current_[upcoming].etag.empty()) doc.incarnation += '/' + current_[upcoming].etag;
