@@ -6,6 +6,7 @@
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/coordinator.hpp>
+#include <forewarn/detail/worker.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/log.hpp>
@@ -99,6 +100,74 @@ private:
     std::function<void()> fn_;
 };
 
+/**
+ * The poller's dispatch part: where and how handlers run. Each call is handed to the executor
+ * (in order) or run at once; a handler that throws, or an executor that refuses a task, becomes
+ * errc::handler_failed on report(). report() tells `noted` (health, log) and then on_error, on
+ * the calling thread. Never holds a lock while user code runs.
+ */
+class handler_dispatch {
+public:
+    using executor_type = std::function<void(std::function<void()>)>;
+
+    handler_dispatch(poller_handlers h, executor_type executor, std::function<void(const error&)> noted)
+        : handlers_(std::move(h)), executor_(std::move(executor)), noted_(std::move(noted)) {}
+
+    const poller_handlers& handlers() const noexcept { return handlers_; }
+
+    /// `(handlers.*member)(args...)` where handlers run, when that handler is set.
+    template <class Member, class... A>
+    void post(const char* name, Member member, A... args) {
+        if (!(handlers_.*member)) return;
+        post_task([this, name, member, args...] { call(name, handlers_.*member, args...); });
+    }
+
+    /// Any task where handlers run (a callback given to an approval handle, say).
+    void post_task(std::function<void()> task) {
+        if (!executor_) {
+            task();
+            return;
+        }
+        try {
+            executor_(std::move(task));
+        } catch (const std::exception& ex) {
+            report(error(errc::handler_failed, std::string("the executor refused a task: ") + ex.what()));
+        } catch (...) {
+            report(error(errc::handler_failed, "the executor refused a task"));
+        }
+    }
+
+    /// Runs `f(args...)` here, turning an exception into a report.
+    template <class F, class... A>
+    void call(const char* name, const F& f, A&&... args) noexcept {
+        try {
+            f(std::forward<A>(args)...);
+        } catch (const std::exception& ex) {
+            report(error(errc::handler_failed, std::string(name) + " threw: " + ex.what()));
+        } catch (...) {
+            report(error(errc::handler_failed, std::string(name) + " threw a non-standard exception"));
+        }
+    }
+
+    void report(const error& e) noexcept {
+        try {
+            if (noted_) noted_(e);
+        } catch (...) {
+        }
+        if (!handlers_.on_error) return;
+        try {
+            handlers_.on_error(e);
+        } catch (...) {
+            // on_error itself threw: nothing left to tell, and the poller must go on.
+        }
+    }
+
+private:
+    poller_handlers handlers_;
+    executor_type executor_;
+    std::function<void(const error&)> noted_;
+};
+
 }  // namespace detail
 
 /**
@@ -152,13 +221,10 @@ public:
     void stop() noexcept;
 
     /// True while the poller's thread runs.
-    bool running() const noexcept { return running_.load(); }
+    bool running() const noexcept { return worker_.running(); }
 
     /// True once stop() was called (and before the next start() or poll_once()).
-    bool stop_requested() const {
-        std::lock_guard<std::mutex> lock(signal_->mutex);
-        return stopping_;
-    }
+    bool stop_requested() const { return worker_.stop_requested(); }
 
     /**
      * One cycle for a caller that drives the poller from its own loop (instead of start()): a
@@ -188,7 +254,7 @@ public:
     poller_health health() const {
         std::lock_guard<std::mutex> lock(data_mutex_);
         poller_health h = health_;
-        h.running = running_.load();
+        h.running = worker_.running();
         return h;
     }
 
@@ -198,65 +264,17 @@ public:
 private:
     const logger& log() const { return source_.log(); }
 
-    bool stopping() const {
-        std::lock_guard<std::mutex> lock(signal_->mutex);
-        return stopping_;
-    }
-    void set_stopping(bool v) {
-        std::lock_guard<std::mutex> lock(signal_->mutex);
-        stopping_ = v;
-    }
+    bool stopping() const { return worker_.stop_requested(); }
 
-    void request_stop() noexcept {
+    void report(const error& e) noexcept { dispatch_.report(e); }
+
+    // What report() notes before on_error: the health's last error and a warning in the log.
+    void note(const error& e) {
         {
-            std::lock_guard<std::mutex> lock(signal_->mutex);
-            stopping_ = true;
+            std::lock_guard<std::mutex> lock(data_mutex_);
+            health_.last_error = e;
         }
-        signal_->notify_all();
-        source_.cancel();
-    }
-
-    // Runs `task` where handlers run: here, or on the executor.
-    void dispatch(std::function<void()> task) {
-        if (!options_.executor) {
-            task();
-            return;
-        }
-        try {
-            options_.executor(std::move(task));
-        } catch (const std::exception& ex) {
-            report(error(errc::handler_failed, std::string("the executor refused a task: ") + ex.what()));
-        } catch (...) {
-            report(error(errc::handler_failed, "the executor refused a task"));
-        }
-    }
-
-    void report(const error& e) noexcept {
-        try {
-            {
-                std::lock_guard<std::mutex> lock(data_mutex_);
-                health_.last_error = e;
-            }
-            if (log().enabled(log_level::warn)) log()(log_level::warn, e.describe(), e.url, e.event_id);
-        } catch (...) {
-        }
-        if (!handlers_.on_error) return;
-        try {
-            handlers_.on_error(e);
-        } catch (...) {
-            // on_error itself threw: nothing left to tell, and the poller must go on.
-        }
-    }
-
-    template <class F, class... A>
-    void call(const char* name, const F& f, A&&... args) noexcept {
-        try {
-            f(std::forward<A>(args)...);
-        } catch (const std::exception& ex) {
-            report(error(errc::handler_failed, std::string(name) + " threw: " + ex.what()));
-        } catch (...) {
-            report(error(errc::handler_failed, std::string(name) + " threw a non-standard exception"));
-        }
+        if (log().enabled(log_level::warn)) log()(log_level::warn, e.describe(), e.url, e.event_id);
     }
 
     bool cancelled_by_stop(const error& e) const { return e.code == errc::cancelled && stopping(); }
@@ -332,8 +350,8 @@ private:
     void run_completions() {
         auto done = approver_.take_completions();
         for (auto& c : done) {
-            auto task = [this, c = std::move(c)] { call("approval outcome callback", c.first, c.second); };
-            dispatch(std::move(task));
+            auto task = [this, c = std::move(c)] { dispatch_.call("approval outcome callback", c.first, c.second); };
+            dispatch_.post_task(std::move(task));
         }
     }
 
@@ -368,7 +386,7 @@ private:
                 for (const auto& id : due) ids += (ids.empty() ? "" : ",") + id;
                 log()(log_level::info, "dry run: would approve " + ids + " (nothing sent)", {}, ids);
             }
-            if (handlers_.on_would_approve) dispatch([this, due] { call("on_would_approve", handlers_.on_would_approve, due); });
+            dispatch_.post("on_would_approve", &poller_handlers::on_would_approve, due);
             return;
         }
         auto r = source_.approve(due);
@@ -394,7 +412,7 @@ private:
             for (const auto& id : due) ids += (ids.empty() ? "" : ",") + id;
             log()(log_level::info, "approved " + ids, {}, ids);
         }
-        if (handlers_.on_approved) dispatch([this, due] { call("on_approved", handlers_.on_approved, due); });
+        dispatch_.post("on_approved", &poller_handlers::on_approved, due);
     }
 
     // Hands each change to its handler; returns how many were handed on before a stop.
@@ -403,21 +421,10 @@ private:
         for (const auto& c : changes) {
             if (stopping()) break;
             switch (c.kind) {
-            case change_kind::prepare: {
-                auto handle = approver_.handle(c.event.id);
-                if (handlers_.on_prepare)
-                    dispatch([this, c, handle] { call("on_prepare", handlers_.on_prepare, c, handle); });
-                break;
-            }
-            case change_kind::started:
-                if (handlers_.on_started) dispatch([this, c] { call("on_started", handlers_.on_started, c); });
-                break;
-            case change_kind::recover:
-                if (handlers_.on_recover) dispatch([this, c] { call("on_recover", handlers_.on_recover, c); });
-                break;
-            case change_kind::updated:
-                if (handlers_.on_updated) dispatch([this, c] { call("on_updated", handlers_.on_updated, c); });
-                break;
+            case change_kind::prepare: dispatch_.post("on_prepare", &poller_handlers::on_prepare, c, approver_.handle(c.event.id)); break;
+            case change_kind::started: dispatch_.post("on_started", &poller_handlers::on_started, c); break;
+            case change_kind::recover: dispatch_.post("on_recover", &poller_handlers::on_recover, c); break;
+            case change_kind::updated: dispatch_.post("on_updated", &poller_handlers::on_updated, c); break;
             }
             ++n;
         }
@@ -473,16 +480,13 @@ private:
     }
 
     void run() {
-        poller_thread_.store(std::this_thread::get_id());
         while (!stopping()) cycle(true);
         approver_.stop_coordinator();
-        poller_thread_.store(std::thread::id());
-        running_.store(false);
     }
 
     Source source_;
-    poller_handlers handlers_;
     poller_options options_;
+    detail::handler_dispatch dispatch_;  // where handlers run
 
     mutable std::mutex data_mutex_;  // tracker_, approver_, health_ (read by other threads' accessors)
     change_tracker tracker_;
@@ -490,12 +494,7 @@ private:
     poller_health health_;
 
     std::shared_ptr<detail::poller_waker> waker_;
-    std::shared_ptr<detail::wake_signal> signal_;  // stopping_ lives under its mutex
-    bool stopping_ = false;
-    std::mutex control_mutex_;  // start() and stop() from different threads
-    std::thread thread_;
-    std::atomic<bool> running_{false};
-    std::atomic<std::thread::id> poller_thread_{};
+    detail::worker worker_;  // the poller's thread: start, stop, join
     std::optional<forewarn::clock::time_point> next_identity_try_;
     std::chrono::milliseconds identity_backoff_{500};
     bool state_loaded_ = false;
@@ -504,9 +503,10 @@ private:
 
 template <class Source>
 basic_poller<Source>::basic_poller(Source source, poller_handlers h, poller_options o)
-    : source_(std::move(source)), handlers_(std::move(h)), options_(std::move(o)),
+    : source_(std::move(source)), options_(std::move(o)),
+      dispatch_(std::move(h), options_.executor, [this](const error& e) { note(e); }),
       tracker_(options_.tracking), approver_(options_.approval, options_.coordinator),
-      waker_(std::make_shared<detail::poller_waker>()), signal_(std::make_shared<detail::wake_signal>()) {
+      waker_(std::make_shared<detail::poller_waker>()) {
     Source* s = &source_;
     waker_->set([s] { s->wake(); });
     std::weak_ptr<detail::poller_waker> weak = waker_;
@@ -524,58 +524,36 @@ basic_poller<Source>::~basic_poller() {
 
 template <class Source>
 result<void> basic_poller<Source>::start() {
-    std::lock_guard<std::mutex> control(control_mutex_);
     if (auto v = source_.validate(); !v) return std::move(v).error();
-    if (thread_.joinable()) {
-        if (running_.load() && !stop_requested()) return error(errc::invalid_argument, "the poller is already running");
-        thread_.join();  // stopped from a handler: the thread has ended or is about to
-    }
-    set_stopping(false);
+    if (worker_.running() && !worker_.stop_requested()) return error(errc::invalid_argument, "the poller is already running");
     source_.reset();
-    running_.store(true);
-    const forewarn::clock& c = source_.clock();
-    c.thread_started();
-    try {
-        thread_ = std::thread([this, c] {
-            run();
-            c.thread_ended();
-        });
-    } catch (const std::exception& ex) {
-        running_.store(false);
-        c.thread_ended();
-        return error(errc::io_error, std::string("cannot start the poller's thread: ") + ex.what());
+    auto r = worker_.start(source_.clock(), [this] { run(); }, [this] { source_.cancel(); });
+    if (!r) {
+        error e = std::move(r).error();
+        e.message = "cannot start the poller's thread: " + e.message;
+        return e;
     }
     return {};
 }
 
 template <class Source>
 void basic_poller<Source>::stop() noexcept {
-    if (poller_thread_.load() == std::this_thread::get_id()) {
-        request_stop();
-        return;
-    }
-    // Under the control mutex, so that a start() racing on another thread cannot clear the
-    // request and leave this call joining a thread that was never asked to stop.
-    std::lock_guard<std::mutex> control(control_mutex_);
-    request_stop();
-    if (thread_.joinable()) thread_.join();
+    worker_.stop();
 }
 
 template <class Source>
 result<std::size_t> basic_poller<Source>::poll_once() {
-    if (running_.load()) return error(errc::invalid_argument, "poll_once() while the poller runs its own thread");
+    if (worker_.running()) return error(errc::invalid_argument, "poll_once() while the poller runs its own thread");
     if (auto v = source_.validate(); !v) return std::move(v).error();
-    set_stopping(false);
-    source_.reset();
-    poller_thread_.store(std::this_thread::get_id());
-    auto r = cycle(false);
-    poller_thread_.store(std::thread::id());
-    return r;
+    return worker_.run_here([this] {
+        source_.reset();
+        return cycle(false);
+    });
 }
 
 template <class Source>
 void basic_poller<Source>::approve_due() {
-    if (running_.load()) return;
+    if (worker_.running()) return;
     run_approvals();
     save_if_dirty();
     run_completions();

@@ -19,6 +19,7 @@
 #include <forewarn/coordinator.hpp>
 #include <forewarn/curl_transport.hpp>
 #include <forewarn/detail/event_json.hpp>
+#include <forewarn/detail/worker.hpp>
 #include <forewarn/etcd/client.hpp>
 #include <forewarn/fleet.hpp>
 #include <forewarn/json.hpp>
@@ -61,7 +62,7 @@ class basic_maintenance_budget final : public approval_coordinator {
 public:
     explicit basic_maintenance_budget(budget_options options, Transport transport = Transport())
         : options_(std::move(options)), client_(options_.etcd, transport), view_client_(options_.etcd, transport),
-          signal_(std::make_shared<detail::wake_signal>()) {}
+          signal_(std::make_shared<detail::wake_signal>()), worker_(signal_) {}
     ~basic_maintenance_budget() override { stop(); }
 
     basic_maintenance_budget(const basic_maintenance_budget&) = delete;
@@ -84,30 +85,16 @@ public:
             std::lock_guard<std::mutex> lock(signal_->mutex);
             ctx_ = context;
             self_key_ = detail::encode_key_part(context.self);
-            stopping_ = false;
             observed_ = false;
         }
         client_.reset();
-        ctx_.clock.thread_started();
-        try {
-            thread_ = std::thread([this] { run(); });
-        } catch (...) {
-            ctx_.clock.thread_ended();
-            return error(errc::unknown, "could not start the fleet budget's thread");
-        }
+        auto r = worker_.start(ctx_.clock, [this] { run(); }, [this] { client_.cancel(); });
+        if (!r) return error(errc::unknown, "could not start the fleet budget's thread: " + r.error().message);
         return {};
     }
 
     /// Ends the budget's thread. The slot and the lease stay in etcd: a restart finds them.
-    void stop() noexcept override {
-        {
-            std::lock_guard<std::mutex> lock(signal_->mutex);
-            stopping_ = true;
-        }
-        signal_->notify_all();
-        client_.cancel();
-        if (thread_.joinable()) thread_.join();
-    }
+    void stop() noexcept override { worker_.stop(); }
 
     void observe(const std::vector<local_event>& events) override {
         bool changed = false;
@@ -212,10 +199,7 @@ private:
         auto backoff = std::chrono::milliseconds(500);
         for (;;) {
             clock::time_point next;
-            {
-                std::lock_guard<std::mutex> lock(signal_->mutex);
-                if (stopping_) break;
-            }
+            if (worker_.stop_requested()) break;
             auto r = step();
             const auto now = ctx_.clock.now();
             {
@@ -233,9 +217,8 @@ private:
             if (!r && r.error().code != errc::cancelled && ctx_.log.enabled(log_level::warn))
                 ctx_.log(log_level::warn, "fleet budget: " + r.error().describe(), r.error().url);
             std::unique_lock<std::mutex> lock(signal_->mutex);
-            ctx_.clock.wait_until(signal_, lock, next, [this] { return stopping_ || dirty_; });
+            ctx_.clock.wait_until(signal_, lock, next, [this] { return worker_.stop_requested_locked() || dirty_; });
         }
-        ctx_.clock.thread_ended();
     }
 
     // One round: the lease, the slot, the published view. Returns when to come back.
@@ -548,12 +531,11 @@ private:
     basic_client<Transport> view_client_;  // fleet(), under view_mutex_
     std::mutex view_mutex_;
     std::shared_ptr<detail::wake_signal> signal_;
-    std::thread thread_;
+    detail::worker worker_;  // the budget's thread (its stop flag under signal_->mutex)
 
     // Under signal_->mutex:
     coordinator_context ctx_;
     std::string self_key_;
-    bool stopping_ = false;
     bool dirty_ = false;
     bool observed_ = false;  // observe() was called since start()
     std::vector<local_event> local_;
