@@ -6,7 +6,7 @@
 #   WestNO_0  Azure, --approve leader: first in Resources, so the elected leader; it approves
 #   WestNO_1  Azure, --approve leader: a follower; it sees everything and approves nothing here
 #   gce       GCE, hanging GETs on instance/maintenance-event and instance/preempted
-# Exits 0 once the leader and the GCE watcher have seen every change (about 15 s), non-zero on
+# Exits 0 once the three watchers have seen every change (about 15 s), non-zero on
 # any failure or after 50 s; every process it started is stopped on every way out.
 #
 # usage: examples/demo.sh [BUILD_DIR]     (or FOREWARN_BUILD_DIR=...; default: the first build
@@ -86,8 +86,11 @@ tail --version 2>/dev/null | grep -q GNU && follow+=(--pid="${pids[0]}")
     > >(label "[emulator]" "$c_emu") &
 pids+=($!)
 
+# The follower approves nothing. How many lines it prints depends on its polls (an event the
+# leader approved between two of them is first seen Started: no prepare line), so it runs until
+# it has printed the scenario's last change, the Redeploy's end, and is then told to stop.
 "$watch" --cloud azure --endpoint "$url" --self WestNO_1 --approve leader --interval 500 \
-    > >(label "[WestNO_1 follower]" "$c_follower") 2>&1 &
+    > >(tee "$work/follower.out" | label "[WestNO_1 follower]" "$c_follower") 2>&1 &
 follower_pid=$!
 pids+=($follower_pid)
 "$watch" --cloud gce --endpoint "$url" --exit-after 2 > >(label "[gce]" "$c_gce") 2>&1 &
@@ -98,15 +101,20 @@ pids+=($gce_pid)
 leader_pid=$!
 pids+=($leader_pid)
 
-# Wait for both to see all their changes, at most 50 s.
+# Wait for the three to see all their changes, at most 50 s.
 status=0
+follower_done() { grep -q "redeploy .*(cancelled)" "$work/follower.out" 2>/dev/null; }
 for _ in $(seq 1 500); do
-    leader_done=0 gce_done=0
-    kill -0 "$leader_pid" 2>/dev/null || leader_done=1
-    kill -0 "$gce_pid" 2>/dev/null || gce_done=1
-    ((leader_done && gce_done)) && break
+    running=0
+    for pid in "$leader_pid" "$gce_pid"; do kill -0 "$pid" 2>/dev/null && running=1; done
+    follower_done || running=1
+    ((running)) || break
     sleep 0.1
 done
+follower_done || { echo "demo: the follower did not see the Redeploy end within 50 s" >&2; status=1; }
+# The follower runs until told: SIGTERM, which it handles by stopping cleanly (exit 0).
+kill -TERM "$follower_pid" 2>/dev/null || true
+wait "$follower_pid" 2>/dev/null || { echo "demo: the follower did not exit cleanly on SIGTERM" >&2; status=1; }
 for pid in "$leader_pid" "$gce_pid"; do
     if kill -0 "$pid" 2>/dev/null; then
         echo "demo: a watcher did not see every change within 50 s" >&2
@@ -116,9 +124,6 @@ for pid in "$leader_pid" "$gce_pid"; do
         status=1
     fi
 done
-# The follower runs until told: SIGTERM, which it handles by stopping cleanly (exit 0).
-kill -TERM "$follower_pid" 2>/dev/null || true
-wait "$follower_pid" 2>/dev/null || { echo "demo: the follower did not exit cleanly on SIGTERM" >&2; status=1; }
 sleep 0.3  # let the labelled output drain before the summary
 echo
 if ((status == 0)); then
