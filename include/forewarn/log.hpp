@@ -54,8 +54,16 @@ struct logger {
                     std::string_view event_id = {}) const noexcept;
 };
 
+// Short bodies that need nothing more stay here (the rule: docs/architecture.md).
+inline void logger::operator()(log_level l, std::string_view message, std::string_view url,
+                                        std::string_view event_id) const noexcept {
+    if (!enabled(l)) return;
+    try {
+        sink(log_record{l, message, url, event_id});
+    } catch (...) {
+        // A sink that throws loses its line; forewarn goes on.
+    }
+}
+
 FOREWARN_END_NAMESPACE
 
-#if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/log-inl.hpp>
-#endif

@@ -563,11 +563,23 @@ void basic_poller<Source>::approve_due() {
 template <class Source>
 using poller = basic_poller<Source>;
 
+// Short bodies that need nothing more stay here (the rule: docs/architecture.md).
+namespace detail {
+
+inline void poller_waker::set(std::function<void()> f) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fn_ = std::move(f);
+}
+
+inline void poller_waker::operator()() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (fn_) fn_();
+}
+
+}  // namespace detail
+
 FOREWARN_END_NAMESPACE
 
 #define FOREWARN_POLLER_DEFINED
 #include <forewarn/detail/extern_templates.hpp>
 
-#if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/poller-inl.hpp>
-#endif

@@ -85,8 +85,12 @@ template <class T>
 concept transport = is_transport_v<T>;
 #endif
 
+// Short bodies that need nothing more stay here (the rule: docs/architecture.md).
+inline const std::string* find_header(const http_headers& headers, std::string_view name) noexcept {
+    for (const auto& h : headers)
+        if (detail::iequals(h.name, name)) return &h.value;
+    return nullptr;
+}
+
 FOREWARN_END_NAMESPACE
 
-#if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/transport-inl.hpp>
-#endif

@@ -26,14 +26,16 @@ namespace detail {
 
 /// An explicit endpoint beats $AWS_EC2_METADATA_SERVICE_ENDPOINT (the AWS SDKs' variable), which
 /// beats aws::ipv6_endpoint when `ipv6`, else aws::default_endpoint.
-result<std::string> aws_resolve_endpoint(std::string_view option, std::string_view option_name, bool ipv6);
+inline result<std::string> aws_resolve_endpoint(std::string_view option, std::string_view option_name, bool ipv6) {
+    const auto chosen = choose_endpoint(option, option_name, {"AWS_EC2_METADATA_SERVICE_ENDPOINT"});
+    if (chosen.text.empty()) return std::string(ipv6 ? aws::ipv6_endpoint : aws::default_endpoint);
+    return normalize_endpoint(chosen.text, chosen.source);
+}
 
 /// $AWS_EC2_METADATA_DISABLED=true (any case), as the AWS SDKs read it: IMDS must not be asked.
 inline bool aws_metadata_disabled() { return iequals(trim(getenv_string("AWS_EC2_METADATA_DISABLED")), "true"); }
 
 }  // namespace detail
+
 FOREWARN_END_NAMESPACE
 
-#if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/aws/endpoint-inl.hpp>
-#endif

@@ -20,11 +20,13 @@ namespace detail {
 
 /// An explicit endpoint beats $FOREWARN_AZURE_ENDPOINT, which beats $SCHEDULEDEVENTSIP (the
 /// variable the Azure samples keep a discovered address in), which beats azure::default_endpoint.
-result<std::string> azure_resolve_endpoint(std::string_view option, std::string_view option_name);
+inline result<std::string> azure_resolve_endpoint(std::string_view option, std::string_view option_name) {
+    const auto chosen = choose_endpoint(option, option_name, {"FOREWARN_AZURE_ENDPOINT", "SCHEDULEDEVENTSIP"});
+    if (chosen.text.empty()) return std::string(azure::default_endpoint);
+    return normalize_endpoint(chosen.text, chosen.source);
+}
 
 }  // namespace detail
+
 FOREWARN_END_NAMESPACE
 
-#if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/azure/endpoint-inl.hpp>
-#endif
