@@ -526,8 +526,8 @@ template <class Source>
 result<void> basic_poller<Source>::start() {
     if (auto v = source_.validate(); !v) return std::move(v).error();
     if (worker_.running() && !worker_.stop_requested()) return error(errc::invalid_argument, "the poller is already running");
-    source_.reset();
-    auto r = worker_.start(source_.clock(), [this] { run(); }, [this] { source_.cancel(); });
+    auto r = worker_.start(
+        source_.clock(), [this] { run(); }, [this] { source_.cancel(); }, [this] { source_.reset(); });
     if (!r) {
         error e = std::move(r).error();
         e.message = "cannot start the poller's thread: " + e.message;

@@ -10,6 +10,7 @@
 #include "catch.hpp"
 
 #include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -143,6 +144,23 @@ TEST_CASE("emulated AWS: a poller reports completed and canceled scheduled event
     REQUIRE(events.size() == 2);
     CHECK(events[0].state == "completed");
     CHECK(events[1].state == "canceled");
+}
+
+TEST_CASE("emulated AWS: poll_once() with nothing changed returns - each notice path asked once, none again and "
+          "again",
+          "[aws][emulator][regression]") {
+    // A round whose deadline had passed asked the first path over and over (every key was due
+    // at the deadline, and the first won every tie), so a second poll_once() never returned.
+    world w;
+    forewarn::poller<client> p(w.make());
+    REQUIRE(p.poll_once().has_value());
+    w.s->clear_requests();
+    auto second = std::async(std::launch::async, [&] { return p.poll_once(); });
+    const bool returned = second.wait_for(10s) == std::future_status::ready;
+    if (!returned) p.source().cancel();  // unstick it, so that the test fails instead of hanging
+    REQUIRE(returned);
+    REQUIRE(second.get().has_value());
+    CHECK(w.s->requests().size() == 3);  // the three notice paths, once each
 }
 
 TEST_CASE("emulated AWS: faults by service name reach the client and its retries", "[aws][emulator][fault]") {

@@ -331,9 +331,13 @@ private:
                 }
             }
         };
+        bool finished = false;
         auto finish = [&] {
+            if (finished) return;
+            finished = true;
             cut_hanging();
-            for (auto& w : workers) w.join();
+            for (auto& w : workers)
+                if (w.joinable()) w.join();
             // The lanes cut short are usable again, unless the client itself was cancelled.
             std::lock_guard<std::mutex> lock(s_->signal->mutex);
             if (s_->cancelled) return;
@@ -343,6 +347,11 @@ private:
             }
         };
 
+        // Should anything below throw (an allocation), the lane threads are still cut and joined.
+        struct join_on_exit {
+            decltype(finish)& f;
+            ~join_on_exit() { f(); }
+        } joiner{finish};
         for (const auto k : hanging) {
             c.thread_started();
             try {
@@ -364,6 +373,7 @@ private:
         std::vector<bool> asked(keys, false);
         std::optional<error> failure;
         bool woken = false;
+        bool changed = false;
         for (;;) {
             std::size_t pick = keys;
             {
@@ -378,8 +388,11 @@ private:
                 auto earliest = (clock::time_point::max)();
                 for (const auto k : polled) {
                     pending = pending || !asked[k];
-                    const auto due = (std::min)(forewarn::clock::saturating_add(s_->asked_at[k], plans[k].every), not_after);
-                    if (due < earliest) {
+                    // `not_after` brings forward only a key not asked yet in this round: one asked
+                    // already waits for its own cadence (else it would be asked again and again).
+                    auto due = forewarn::clock::saturating_add(s_->asked_at[k], plans[k].every);
+                    if (!asked[k]) due = (std::min)(due, not_after);
+                    if (due < earliest || (due == earliest && pick != keys && asked[pick] && !asked[k])) {
                         earliest = due;
                         pick = k;
                     }
@@ -401,16 +414,32 @@ private:
                 failure = std::move(r).error();
                 break;
             }
-            if (*r) break;  // a change: the round is over
+            if (*r) {
+                changed = true;
+                break;  // a change: the round is over
+            }
         }
         finish();
         if (cancelled()) return cancelled_error();
-        if (failure) return *failure;
+        woken = woken || take_woken();
+        for (const auto k : hanging) changed = changed || outcomes[k].changed;
+        // A test transport's copies may share one cancel flag: wake() cutting a hanging lane
+        // then cancels the polled request too. That is the wake, not a failure.
+        if (failure && failure->code == errc::cancelled && woken) failure.reset();
+        std::optional<error> lane_failure;
         for (const auto k : hanging) {
             auto& o = outcomes[k];
-            if (o.failure && o.failure->code != errc::cancelled) return *o.failure;
+            if (o.failure && o.failure->code != errc::cancelled && !lane_failure) lane_failure = o.failure;
         }
-        if (woken || take_woken()) return fetch();
+        if (failure) return *failure;
+        if (lane_failure) {
+            // A change found by another key is not thrown away for it: the next round asks the
+            // failed key again (and fails then, if it still does).
+            if (!changed) return *lane_failure;
+            if (log().enabled(log_level::warn))
+                log()(log_level::warn, "a key failed while another changed: " + lane_failure->describe(), lane_failure->url);
+        }
+        if (woken) return fetch();
         return compose();
     }
 

@@ -36,14 +36,18 @@ public:
     /**
      * Starts the thread: `loop()` runs once on it (looping while !stop_requested()), then the
      * thread ends. stop() calls `interrupt()` after raising the flag, to cut short what the loop
-     * waits for (a request). Fails when it runs already and no stop was asked.
+     * waits for (a request). `prepare()` runs first, once an earlier thread is joined (clearing
+     * an interrupt then can no longer reach that thread). Fails when it runs already and no
+     * stop was asked.
      */
-    result<void> start(const forewarn::clock& c, std::function<void()> loop, std::function<void()> interrupt) {
+    result<void> start(const forewarn::clock& c, std::function<void()> loop, std::function<void()> interrupt,
+                       const std::function<void()>& prepare = {}) {
         std::lock_guard<std::mutex> control(control_);
         if (thread_.joinable()) {
             if (running_.load() && !stop_requested()) return error(errc::invalid_argument, "already running");
             thread_.join();  // asked to stop from its own thread: it has ended or is about to
         }
+        if (prepare) prepare();
         set_stop(false);
         interrupt_ = std::move(interrupt);
         running_.store(true);

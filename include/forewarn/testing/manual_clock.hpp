@@ -91,16 +91,19 @@ public:
     bool wait_idle(std::chrono::milliseconds real_timeout = std::chrono::seconds(10)) const {
         const auto give_up = std::chrono::steady_clock::now() + real_timeout;
         for (;;) {
-            std::optional<time_point> busy_until;
+            std::optional<time_point> step_to;
             {
                 std::unique_lock<std::mutex> lock(state_->mutex);
                 if (!state_->changed.wait_until(lock, give_up, [&] { return state_->asleep >= state_->threads; }))
                     return false;
-                busy_until = state_->earliest_busy_deadline_locked();
-                if (!busy_until) return true;
+                if (!state_->earliest_busy_deadline_locked()) return true;
+                if (std::chrono::steady_clock::now() >= give_up) return false;  // work that never ends
+                // Time moves in order: to the earliest deadline of any sleeper, so a waiter due
+                // before the backoff ends runs at its own time, not late.
+                step_to = state_->earliest_deadline_locked();
             }
             const auto now = this->now();
-            advance(*busy_until > now ? *busy_until - now : duration(0));
+            advance(*step_to > now ? *step_to - now : duration(0));
         }
     }
 
@@ -153,12 +156,18 @@ private:
                 }
                 changed.notify_all();
                 if (signal->busy() && deadline != (time_point::max)()) {
-                    const auto before = now_ns.load();
-                    if (signal->cv.wait_for(lock, unattended_wait) == std::cv_status::timeout && now_ns.load() == before &&
-                        unattended()) {
-                        lock.unlock();
-                        advance(deadline - now());
-                        lock.lock();
+                    // Woken (not a time-out), or alone with time standing still: look again.
+                    // A time-out with someone else around keeps waiting, uncounted as a wake-up.
+                    for (;;) {
+                        const auto before = now_ns.load();
+                        if (signal->cv.wait_for(lock, unattended_wait) == std::cv_status::no_timeout) break;
+                        if (now_ns.load() == before && unattended()) {
+                            lock.unlock();
+                            advance(deadline - now());
+                            lock.lock();
+                            break;
+                        }
+                        if (pred() || now() >= deadline) break;
                     }
                 } else {
                     signal->cv.wait(lock);
@@ -194,6 +203,14 @@ private:
         bool unattended() const {
             std::lock_guard<std::mutex> g(mutex);
             return threads == 0;
+        }
+
+        // The earliest deadline of any sleeper.
+        std::optional<time_point> earliest_deadline_locked() const {
+            std::optional<time_point> earliest;
+            for (const auto& w : waiters)
+                if (w.asleep && (!earliest || w.deadline < *earliest)) earliest = w.deadline;
+            return earliest;
         }
 
         // The end of the earliest backoff or rate-limit wait of a sleeper, if any.
