@@ -21,11 +21,11 @@
 #include <chrono>
 #include <cstddef>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -58,6 +58,76 @@ struct exchange_settings {
 };
 
 /**
+ * The schedule of a source's keys: the rounds of next(), its wake(), cancel() and reset(). Not a
+ * template (compiled once, in libforewarn in compiled mode): it reaches the lanes through `lane_hooks`.
+ */
+class key_rounds {
+public:
+    /// How the schedule reaches the lanes: cut one (cancel its request and backoff) or reset it.
+    struct lane_hooks {
+        std::size_t count = 1;
+        std::function<void(std::size_t)> cut;
+        std::function<void(std::size_t)> reset;
+    };
+    using plan_fn = std::function<key_plan(std::size_t)>;
+    /// ask(k, lane, hang): one request for key k (a hanging GET of `*hang` seconds when set).
+    using ask_fn = std::function<result<bool>(std::size_t, std::size_t, std::optional<std::chrono::seconds>)>;
+    using document_fn = std::function<result<document>()>;
+
+    key_rounds(exchange_settings settings, lane_hooks lanes);
+
+    const forewarn::clock& clock() const noexcept { return settings_.clock; }
+    const logger& log() const noexcept { return settings_.log; }
+
+    bool cancelled() const;
+    void wake() noexcept;
+    void cancel() noexcept;
+    void reset() noexcept;
+
+    /// Every key that is not off, once, plainly, in order (a document's first reading).
+    result<void> read_all(std::size_t keys, const plan_fn& plan, const ask_fn& ask);
+
+    /**
+     * The next document on the keys' own schedules. The first call, the one after wake() and the
+     * one after a failure (which waits `error_pause` first) call `fetch()`, a plain reading of
+     * every key. Otherwise one round: each hanging key's GET on a lane thread of its own, each
+     * polled key asked on this thread when its time comes (a key not asked yet in this round no
+     * later than `not_after`). The round ends when a key answers with a change (the others are
+     * cut short and keep their last answer) or an error, or when every hanging GET has answered
+     * and every polled key has been asked once; then `compose()` makes the document of what the
+     * keys hold. `ask` stores the key's answer and says whether it changed since it was last
+     * composed; a key cut short answers errc::cancelled and keeps what it had.
+     */
+    result<document> next(clock::time_point not_after, std::size_t keys, const plan_fn& plan, const ask_fn& ask,
+                          const document_fn& fetch, const document_fn& compose);
+
+private:
+    // What one hanging lane left for the round.
+    struct hang_outcome {
+        bool done = false;
+        bool changed = false;
+        std::optional<error> failure;
+    };
+
+    error cancelled_error() const { return error(errc::cancelled, "cancelled"); }
+    void prepare_keys(std::size_t keys);
+    bool take_woken();
+    bool pause_until(clock::time_point until);  // until `until`, wake() or cancel(); false when cancelled
+    result<document> round(clock::time_point not_after, std::size_t keys, const plan_fn& plan, const ask_fn& ask,
+                           const document_fn& fetch, const document_fn& compose);
+
+    exchange_settings settings_;
+    lane_hooks lanes_;
+    std::shared_ptr<wake_signal> signal_;  // its mutex guards the flags below
+    bool cancelled_ = false;
+    bool woken_ = false;
+    std::vector<bool> watching_;  // per lane: a hanging GET of a round runs on it (wake() cuts it)
+    bool synced_ = false;  // a document was had, and nothing failed since
+    bool failed_ = false;
+    std::vector<clock::time_point> asked_at_;  // each key's last ask (rounds and read_all)
+};
+
+/**
  * One client's dealings with its metadata service. `lanes` transports (the first the one given,
  * the others copies of it) each with its own backoff sleep: lane 0 serves plain requests on the
  * caller's thread, lane k + 1 the hanging GET of key k. Movable (the state is behind a pointer);
@@ -70,8 +140,8 @@ public:
         : s_(std::make_unique<state>(std::move(transport), (std::max)(lanes, std::size_t(1)), std::move(settings),
                                      std::move(policy))) {}
 
-    const forewarn::clock& clock() const noexcept { return s_->settings.clock; }
-    const logger& log() const noexcept { return s_->settings.log; }
+    const forewarn::clock& clock() const noexcept { return s_->rounds.clock(); }
+    const logger& log() const noexcept { return s_->rounds.log(); }
     Transport& transport() noexcept { return s_->lanes.front()->transport; }
     const Transport& transport() const noexcept { return s_->lanes.front()->transport; }
 
@@ -83,17 +153,14 @@ public:
         return {};
     }
 
-    bool cancelled() const {
-        std::lock_guard<std::mutex> lock(s_->signal->mutex);
-        return s_->cancelled;
-    }
+    bool cancelled() const { return s_->rounds.cancelled(); }
 
     /// One send on `lane`: the rate limit of the URL's host, the send, its debug line. The
     /// status is not looked at; a failed send names the URL.
     result<http_response> send_once(std::size_t lane, const http_request& req) {
         auto& l = *s_->lanes.at(lane);
         if (l.sleep.interrupted()) return error(errc::cancelled, "cancelled").at_url(req.url);
-        if (s_->settings.rate_limit) {
+        if (s_->rate_limit) {
             auto bucket = rate_limiter::for_host(url_authority(req.url), clock());
             if (!bucket->acquire(l.sleep)) return error(errc::cancelled, "cancelled while rate limited").at_url(req.url);
         }
@@ -125,91 +192,25 @@ public:
 
     /// Ends the wait or the hanging GETs in progress in next(); the next document is then read
     /// at once with plain GETs. Not sticky beyond that.
-    void wake() noexcept {
-        {
-            std::lock_guard<std::mutex> lock(s_->signal->mutex);
-            s_->woken = true;
-            for (auto& l : s_->lanes) {
-                if (!l->watching) continue;
-                l->transport.cancel();
-                l->sleep.interrupt();
-            }
-        }
-        s_->signal->notify_all();
-    }
-
+    void wake() noexcept { s_->rounds.wake(); }
     /// The request in flight, any backoff and every wait return errc::cancelled promptly; sticky
     /// until reset().
-    void cancel() noexcept {
-        {
-            std::lock_guard<std::mutex> lock(s_->signal->mutex);
-            s_->cancelled = true;
-            for (auto& l : s_->lanes) {
-                l->transport.cancel();
-                l->sleep.interrupt();
-            }
-        }
-        s_->signal->notify_all();
-    }
+    void cancel() noexcept { s_->rounds.cancel(); }
+    void reset() noexcept { s_->rounds.reset(); }
 
-    void reset() noexcept {
-        std::lock_guard<std::mutex> lock(s_->signal->mutex);
-        s_->cancelled = false;
-        s_->woken = false;
-        for (auto& l : s_->lanes) {
-            l->transport.reset();
-            l->sleep.reset();
-        }
-    }
-
-    /**
-     * Reads every key that is not off once, plainly, in order (a document's first reading).
-     * `plan(k) -> key_plan`; `ask(k, lane, hang) -> result<bool>` (hang: nullopt for a plain GET).
-     */
+    /// key_rounds::read_all: `plan(k) -> key_plan`, `ask(k, lane, hang) -> result<bool>`.
     template <class Plan, class Ask>
     result<void> read_all(std::size_t keys, Plan&& plan, Ask&& ask) {
-        prepare_keys(keys);
-        for (std::size_t k = 0; k < keys; ++k) {
-            if (plan(k).how == key_plan::mode::off) continue;
-            auto r = ask(k, std::size_t(0), std::optional<std::chrono::seconds>());
-            s_->asked_at[k] = clock().now();
-            if (!r) return std::move(r).error();
-        }
-        s_->synced = true;
-        return {};
+        return s_->rounds.read_all(keys, std::forward<Plan>(plan), std::forward<Ask>(ask));
     }
 
-    /**
-     * The next document on the keys' own schedules. The first call, the one after wake() and the
-     * one after a failure (which waits `error_pause` first) call `fetch()`, a plain reading of
-     * every key. Otherwise one round: each hanging key's GET on a lane thread of its own, each
-     * polled key asked on this thread when its time comes (never later than `not_after`). The
-     * round ends when a key answers with a change (the others are cut short and keep their last
-     * answer) or an error, or when every hanging GET has answered and every polled key has been
-     * asked once; then `compose()` makes the document of what the keys hold.
-     *
-     * `ask(k, lane, hang)`: one request for key k (a hanging GET of `*hang` seconds when set),
-     * storing the key's answer; true when its value changed since it was last composed. A key cut
-     * short answers errc::cancelled and keeps what it had.
-     */
+    /// key_rounds::next, after the configuration error.
     template <class Plan, class Ask, class Fetch, class Compose>
     result<document> next(clock::time_point not_after, std::size_t keys, Plan&& plan, Ask&& ask, Fetch&& fetch,
                           Compose&& compose) {
         if (s_->config_error) return *s_->config_error;
-        if (s_->failed) {
-            const auto due = forewarn::clock::saturating_add(clock().now(), s_->settings.error_pause);
-            if (!pause_until((std::min)(due, not_after))) return cancelled_error();
-        }
-        if (cancelled()) return cancelled_error();
-        result<document> r = cancelled_error();
-        if (!s_->synced || take_woken()) {
-            r = fetch();
-        } else {
-            r = round(not_after, keys, plan, ask, fetch, compose);
-        }
-        if (!r) s_->synced = false;
-        s_->failed = !r && r.error().code != errc::cancelled;
-        return r;
+        return s_->rounds.next(not_after, keys, std::forward<Plan>(plan), std::forward<Ask>(ask),
+                               std::forward<Fetch>(fetch), std::forward<Compose>(compose));
     }
 
 private:
@@ -217,234 +218,43 @@ private:
         lane_state(Transport t, const forewarn::clock& c) : transport(std::move(t)), sleep(c) {}
         Transport transport;
         interruptible_sleep sleep;
-        bool watching = false;  // a hanging GET of a round runs on it (wake() may cut it)
     };
 
     struct state {
         state(Transport t, std::size_t n, exchange_settings s, retry_policy p)
-            : settings(std::move(s)), policy(std::move(p)), signal(std::make_shared<wake_signal>()) {
+            : policy(std::move(p)), rate_limit(s.rate_limit),
+              rounds(s, key_rounds::lane_hooks{n, [this](std::size_t i) { cut(i); }, [this](std::size_t i) { reset(i); }}) {
             lanes.reserve(n);
             for (std::size_t i = 1; i < n; ++i) {
                 if constexpr (std::is_copy_constructible_v<Transport>) {
-                    lanes.push_back(std::make_unique<lane_state>(Transport(t), settings.clock));
+                    lanes.push_back(std::make_unique<lane_state>(Transport(t), s.clock));
                 }
             }
-            lanes.insert(lanes.begin(), std::make_unique<lane_state>(std::move(t), settings.clock));
+            lanes.insert(lanes.begin(), std::make_unique<lane_state>(std::move(t), s.clock));
         }
-        exchange_settings settings;
+        void cut(std::size_t i) noexcept {
+            if (i >= lanes.size()) return;
+            lanes[i]->transport.cancel();
+            lanes[i]->sleep.interrupt();
+        }
+        void reset(std::size_t i) noexcept {
+            if (i >= lanes.size()) return;
+            lanes[i]->transport.reset();
+            lanes[i]->sleep.reset();
+        }
         retry_policy policy;
+        bool rate_limit;
         std::vector<std::unique_ptr<lane_state>> lanes;
-        std::shared_ptr<wake_signal> signal;  // its mutex guards the flags below and the lanes' watching
-        bool cancelled = false;
-        bool woken = false;
-        bool synced = false;  // a document was had, and nothing failed since
-        bool failed = false;
+        key_rounds rounds;  // after the lanes it reaches through its hooks
         std::optional<error> config_error;
-        std::vector<clock::time_point> asked_at;  // each key's last ask (rounds and read_all)
     };
-
-    error cancelled_error() const { return error(errc::cancelled, "cancelled"); }
-
-    void prepare_keys(std::size_t keys) {
-        if (s_->asked_at.size() != keys) s_->asked_at.assign(keys, clock().now());
-    }
-
-    bool take_woken() {
-        std::lock_guard<std::mutex> lock(s_->signal->mutex);
-        const bool w = s_->woken;
-        s_->woken = false;
-        return w;
-    }
-
-    // Waits until `until`, wake() or cancel(); false when cancelled.
-    bool pause_until(clock::time_point until) {
-        std::unique_lock<std::mutex> lock(s_->signal->mutex);
-        clock().wait_until(s_->signal, lock, until, [this] { return s_->woken || s_->cancelled; });
-        return !s_->cancelled;
-    }
-
-    // What one hanging lane left for the round.
-    struct hang_outcome {
-        bool done = false;
-        bool changed = false;
-        std::optional<error> failure;
-    };
-
-    template <class Plan, class Ask, class Fetch, class Compose>
-    result<document> round(clock::time_point not_after, std::size_t keys, Plan& plan, Ask& ask, Fetch& fetch,
-                           Compose& compose) {
-        using std::chrono::seconds;
-        prepare_keys(keys);
-        const auto start = clock().now();
-        std::vector<key_plan> plans(keys);
-        std::vector<std::size_t> hanging;
-        std::vector<std::size_t> polled;
-        for (std::size_t k = 0; k < keys; ++k) {
-            plans[k] = plan(k);
-            if (plans[k].how == key_plan::mode::hang) hanging.push_back(k);
-            if (plans[k].how == key_plan::mode::poll) polled.push_back(k);
-        }
-        // A hanging GET is a whole number of seconds: under one second left, read plainly.
-        const auto left = not_after - start;
-        if (!hanging.empty() && left < seconds(1)) return fetch();
-        if (!hanging.empty() && s_->lanes.size() < keys + 1)
-            return error(errc::invalid_argument, "metadata_exchange: a hanging key needs a lane of its own");
-
-        std::vector<hang_outcome> outcomes(keys);
-        std::size_t hanging_left = hanging.size();
-        bool stop = false;  // a hanging key changed or failed: the round is over
-        const forewarn::clock& c = clock();
-        std::vector<std::thread> workers;
-        workers.reserve(hanging.size());
-        {
-            std::lock_guard<std::mutex> lock(s_->signal->mutex);
-            for (const auto k : hanging) s_->lanes[k + 1]->watching = true;
-        }
-        auto hang_key = [&](std::size_t k) {
-            const auto longest = std::chrono::duration_cast<seconds>(plans[k].every);
-            const auto until_deadline = std::chrono::duration_cast<seconds>(not_after - start);
-            auto r = ask(k, k + 1, std::optional<seconds>((std::max)(seconds(1), (std::min)(longest, until_deadline))));
-            {
-                std::lock_guard<std::mutex> lock(s_->signal->mutex);
-                auto& o = outcomes[k];
-                o.done = true;
-                if (!r) {
-                    o.failure = std::move(r).error();
-                } else {
-                    o.changed = *r;
-                }
-                if (o.changed || (o.failure && !(o.failure->code == errc::cancelled && s_->lanes[k + 1]->watching == false)))
-                    stop = true;
-                --hanging_left;
-            }
-            s_->signal->notify_all();
-        };
-        auto cut_hanging = [&] {
-            std::lock_guard<std::mutex> lock(s_->signal->mutex);
-            for (const auto k : hanging) {
-                auto& l = *s_->lanes[k + 1];
-                if (!l.watching) continue;
-                l.watching = false;
-                if (!outcomes[k].done) {
-                    l.transport.cancel();
-                    l.sleep.interrupt();
-                }
-            }
-        };
-        bool finished = false;
-        auto finish = [&] {
-            if (finished) return;
-            finished = true;
-            cut_hanging();
-            for (auto& w : workers)
-                if (w.joinable()) w.join();
-            // The lanes cut short are usable again, unless the client itself was cancelled.
-            std::lock_guard<std::mutex> lock(s_->signal->mutex);
-            if (s_->cancelled) return;
-            for (const auto k : hanging) {
-                s_->lanes[k + 1]->transport.reset();
-                s_->lanes[k + 1]->sleep.reset();
-            }
-        };
-
-        // Should anything below throw (an allocation), the lane threads are still cut and joined.
-        struct join_on_exit {
-            decltype(finish)& f;
-            ~join_on_exit() { f(); }
-        } joiner{finish};
-        for (const auto k : hanging) {
-            c.thread_started();
-            try {
-                workers.emplace_back([&hang_key, k, c] {
-                    hang_key(k);
-                    c.thread_ended();
-                });
-            } catch (const std::exception& ex) {
-                c.thread_ended();
-                {
-                    std::lock_guard<std::mutex> lock(s_->signal->mutex);
-                    hanging_left -= hanging.size() - workers.size();
-                }
-                finish();
-                return error(errc::transport, std::string("could not start a watch thread: ") + ex.what());
-            }
-        }
-
-        std::vector<bool> asked(keys, false);
-        std::optional<error> failure;
-        bool woken = false;
-        bool changed = false;
-        for (;;) {
-            std::size_t pick = keys;
-            {
-                std::unique_lock<std::mutex> lock(s_->signal->mutex);
-                if (s_->cancelled || stop) break;
-                if (s_->woken) {
-                    woken = true;
-                    s_->woken = false;
-                    break;
-                }
-                bool pending = false;
-                auto earliest = (clock::time_point::max)();
-                for (const auto k : polled) {
-                    pending = pending || !asked[k];
-                    // `not_after` brings forward only a key not asked yet in this round: one asked
-                    // already waits for its own cadence (else it would be asked again and again).
-                    auto due = forewarn::clock::saturating_add(s_->asked_at[k], plans[k].every);
-                    if (!asked[k]) due = (std::min)(due, not_after);
-                    if (due < earliest || (due == earliest && pick != keys && asked[pick] && !asked[k])) {
-                        earliest = due;
-                        pick = k;
-                    }
-                }
-                if (hanging_left == 0 && !pending) break;  // the round is complete
-                const auto now = c.now();
-                if (pick == keys || now < earliest) {
-                    const std::size_t left_before = hanging_left;
-                    c.wait_until(s_->signal, lock, earliest, [&] {
-                        return s_->cancelled || s_->woken || stop || hanging_left != left_before;
-                    });
-                    continue;
-                }
-            }
-            auto r = ask(pick, std::size_t(0), std::optional<seconds>());
-            s_->asked_at[pick] = c.now();
-            asked[pick] = true;
-            if (!r) {
-                failure = std::move(r).error();
-                break;
-            }
-            if (*r) {
-                changed = true;
-                break;  // a change: the round is over
-            }
-        }
-        finish();
-        if (cancelled()) return cancelled_error();
-        woken = woken || take_woken();
-        for (const auto k : hanging) changed = changed || outcomes[k].changed;
-        // A test transport's copies may share one cancel flag: wake() cutting a hanging lane
-        // then cancels the polled request too. That is the wake, not a failure.
-        if (failure && failure->code == errc::cancelled && woken) failure.reset();
-        std::optional<error> lane_failure;
-        for (const auto k : hanging) {
-            auto& o = outcomes[k];
-            if (o.failure && o.failure->code != errc::cancelled && !lane_failure) lane_failure = o.failure;
-        }
-        if (failure) return *failure;
-        if (lane_failure) {
-            // A change found by another key is not thrown away for it: the next round asks the
-            // failed key again (and fails then, if it still does).
-            if (!changed) return *lane_failure;
-            if (log().enabled(log_level::warn))
-                log()(log_level::warn, "a key failed while another changed: " + lane_failure->describe(), lane_failure->url);
-        }
-        if (woken) return fetch();
-        return compose();
-    }
 
     std::unique_ptr<state> s_;
 };
 
 }  // namespace detail
 FOREWARN_END_NAMESPACE
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/detail/metadata_exchange-inl.hpp>
+#endif
