@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
-#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>

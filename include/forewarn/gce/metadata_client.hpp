@@ -24,13 +24,11 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
-#include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -253,7 +251,8 @@ private:
     result<bool> ask_upcoming(std::size_t lane, std::optional<std::chrono::seconds> hang) {
         auto r = hang ? watch_on(lane, upcoming_maintenance_key, current_[upcoming].etag, *hang, upcoming_get_options())
                       : get_on(lane, upcoming_maintenance_key, upcoming_get_options());
-        const std::string url = endpoint() + std::string(root_path) + std::string(upcoming_maintenance_key);
+        // The URL for a log line only: built when one is written, not on every answer.
+        auto url = [this] { return endpoint() + std::string(root_path) + std::string(upcoming_maintenance_key); };
         if (!r) {
             const error& e = r.error();
             if (e.code == errc::cancelled) return std::move(r).error();
@@ -261,19 +260,19 @@ private:
                 upcoming_absent_ = true;
                 current_[upcoming] = {};
                 upcoming_event_.reset();
-                x_.log()(log_level::info, "instance/upcoming-maintenance does not exist here: not asked again", url);
+                x_.log()(log_level::info, "instance/upcoming-maintenance does not exist here: not asked again", url());
                 return composed_upcoming_event_.has_value();
             }
             x_.log()(log_level::warn,
-                     "instance/upcoming-maintenance could not be read (the last window is kept): " + e.describe(), url);
+                     "instance/upcoming-maintenance could not be read (the last window is kept): " + e.describe(), url());
             return false;
         }
         auto window = parse_upcoming_maintenance(200, r->value);
         if (!window) {
             x_.log()(log_level::warn,
                      "instance/upcoming-maintenance is not a maintenance window (the last one is kept): " +
-                         std::move(window).error().at_url(url).describe(),
-                     url);
+                         std::move(window).error().at_url(url()).describe(),
+                     url());
             return false;
         }
         upcoming_event_ = *window ? std::optional<event>(to_event(**window)) : std::nullopt;
