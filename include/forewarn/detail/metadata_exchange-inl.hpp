@@ -16,7 +16,7 @@ namespace detail {
 
 FOREWARN_INLINE key_rounds::key_rounds(exchange_settings settings, lane_hooks lanes)
     : settings_(std::move(settings)), lanes_(std::move(lanes)), signal_(std::make_shared<wake_signal>()),
-      watching_(lanes_.count, false) {}
+      watching_(lanes_.count, 0) {}
 
 FOREWARN_INLINE bool key_rounds::cancelled() const {
     std::lock_guard<std::mutex> lock(signal_->mutex);
@@ -28,7 +28,7 @@ FOREWARN_INLINE void key_rounds::wake() noexcept {
         std::lock_guard<std::mutex> lock(signal_->mutex);
         woken_ = true;
         for (std::size_t i = 0; i < watching_.size(); ++i)
-            if (watching_[i]) lanes_.cut(i);
+            if (watching_[i]) cut_lane(i);
     }
     signal_->notify_all();
 }
@@ -37,7 +37,7 @@ FOREWARN_INLINE void key_rounds::cancel() noexcept {
     {
         std::lock_guard<std::mutex> lock(signal_->mutex);
         cancelled_ = true;
-        for (std::size_t i = 0; i < lanes_.count; ++i) lanes_.cut(i);
+        for (std::size_t i = 0; i < lanes_.count; ++i) cut_lane(i);
     }
     signal_->notify_all();
 }
@@ -46,7 +46,7 @@ FOREWARN_INLINE void key_rounds::reset() noexcept {
     std::lock_guard<std::mutex> lock(signal_->mutex);
     cancelled_ = false;
     woken_ = false;
-    for (std::size_t i = 0; i < lanes_.count; ++i) lanes_.reset(i);
+    for (std::size_t i = 0; i < lanes_.count; ++i) reset_lane(i);
 }
 
 FOREWARN_INLINE void key_rounds::prepare_keys(std::size_t keys) {
@@ -66,7 +66,7 @@ FOREWARN_INLINE bool key_rounds::pause_until(clock::time_point until) {
     return !cancelled_;
 }
 
-FOREWARN_INLINE result<void> key_rounds::read_all(std::size_t keys, const plan_fn& plan, const ask_fn& ask) {
+FOREWARN_INLINE result<void> key_rounds::read_all(std::size_t keys, plan_fn plan, ask_fn ask) {
     prepare_keys(keys);
     for (std::size_t k = 0; k < keys; ++k) {
         if (plan(k).how == key_plan::mode::off) continue;
@@ -78,9 +78,8 @@ FOREWARN_INLINE result<void> key_rounds::read_all(std::size_t keys, const plan_f
     return {};
 }
 
-FOREWARN_INLINE result<document> key_rounds::next(clock::time_point not_after, std::size_t keys, const plan_fn& plan,
-                                                 const ask_fn& ask, const document_fn& fetch,
-                                                 const document_fn& compose) {
+FOREWARN_INLINE result<document> key_rounds::next(clock::time_point not_after, std::size_t keys, plan_fn plan, ask_fn ask,
+                                                 document_fn fetch, document_fn compose, hang_driver hangs) {
     if (failed_) {
         const auto due = forewarn::clock::saturating_add(settings_.clock.now(), settings_.error_pause);
         if (!pause_until((std::min)(due, not_after))) return cancelled_error();
@@ -90,106 +89,122 @@ FOREWARN_INLINE result<document> key_rounds::next(clock::time_point not_after, s
     if (!synced_ || take_woken()) {
         r = fetch();
     } else {
-        r = round(not_after, keys, plan, ask, fetch, compose);
+        r = round(not_after, keys, plan, ask, fetch, compose, hangs);
     }
     if (!r) synced_ = false;
     failed_ = !r && r.error().code != errc::cancelled;
     return r;
 }
 
-FOREWARN_INLINE result<document> key_rounds::round(clock::time_point not_after, std::size_t keys, const plan_fn& plan,
-                                              const ask_fn& ask, const document_fn& fetch, const document_fn& compose) {
+FOREWARN_INLINE void key_rounds::hang_one(round_state& st, std::size_t k) {
     using std::chrono::seconds;
-    prepare_keys(keys);
-    const auto start = settings_.clock.now();
-    std::vector<key_plan> plans(keys);
-    std::vector<std::size_t> hanging;
-    std::vector<std::size_t> polled;
-    for (std::size_t k = 0; k < keys; ++k) {
-        plans[k] = plan(k);
-        if (plans[k].how == key_plan::mode::hang) hanging.push_back(k);
-        if (plans[k].how == key_plan::mode::poll) polled.push_back(k);
-    }
-    // A hanging GET is a whole number of seconds: under one second left, read plainly.
-    const auto left = not_after - start;
-    if (!hanging.empty() && left < seconds(1)) return fetch();
-    if (!hanging.empty() && lanes_.count < keys + 1)
-        return error(errc::invalid_argument, "metadata_exchange: a hanging key needs a lane of its own");
-
-    std::vector<hang_outcome> outcomes(keys);
-    std::size_t hanging_left = hanging.size();
-    bool stop = false;  // a hanging key changed or failed: the round is over
-    const forewarn::clock& c = settings_.clock;
-    std::vector<std::thread> workers;
-    workers.reserve(hanging.size());
+    const auto longest = std::chrono::duration_cast<seconds>(st.plans[k].every);
+    const auto until_deadline = std::chrono::duration_cast<seconds>(st.not_after - st.start);
+    auto r = (*st.ask)(k, k + 1, std::optional<seconds>((std::max)(seconds(1), (std::min)(longest, until_deadline))));
     {
         std::lock_guard<std::mutex> lock(signal_->mutex);
-        for (const auto k : hanging) watching_[k + 1] = true;
+        auto& o = st.outcomes[k];
+        o.done = true;
+        if (!r) {
+            o.failure = std::move(r).error();
+        } else {
+            o.changed = *r;
+        }
+        if (o.changed || (o.failure && !(o.failure->code == errc::cancelled && watching_[k + 1] == 0)))
+            st.stop = true;
+        --st.hanging_left;
     }
-    auto hang_key = [&](std::size_t k) {
-        const auto longest = std::chrono::duration_cast<seconds>(plans[k].every);
-        const auto until_deadline = std::chrono::duration_cast<seconds>(not_after - start);
-        auto r = ask(k, k + 1, std::optional<seconds>((std::max)(seconds(1), (std::min)(longest, until_deadline))));
+    signal_->notify_all();
+}
+
+FOREWARN_INLINE result<void> key_rounds::drive_hanging(key_rounds& self, round_state& st, bool begin) {
+    const forewarn::clock& c = self.settings_.clock;
+    if (begin) {
         {
-            std::lock_guard<std::mutex> lock(signal_->mutex);
-            auto& o = outcomes[k];
-            o.done = true;
-            if (!r) {
-                o.failure = std::move(r).error();
-            } else {
-                o.changed = *r;
+            std::lock_guard<std::mutex> lock(self.signal_->mutex);
+            for (const auto k : st.hanging) self.watching_[k + 1] = 1;
+        }
+        st.threads.reserve(st.hanging.size());
+        for (const auto k : st.hanging) {
+            c.thread_started();
+            try {
+                st.threads.emplace_back([&self, &st, k, c] {
+                    self.hang_one(st, k);
+                    c.thread_ended();
+                });
+            } catch (const std::exception& ex) {
+                c.thread_ended();
+                {
+                    std::lock_guard<std::mutex> lock(self.signal_->mutex);
+                    st.hanging_left -= st.hanging.size() - st.threads.size();
+                }
+                drive_hanging(self, st, false);
+                return error(errc::transport, std::string("could not start a watch thread: ") + ex.what());
             }
-            if (o.changed || (o.failure && !(o.failure->code == errc::cancelled && watching_[k + 1] == false)))
-                stop = true;
-            --hanging_left;
         }
-        signal_->notify_all();
-    };
-    auto cut_hanging = [&] {
-        std::lock_guard<std::mutex> lock(signal_->mutex);
-        for (const auto k : hanging) {
-            if (!watching_[k + 1]) continue;
-            watching_[k + 1] = false;
-            if (!outcomes[k].done) lanes_.cut(k + 1);
+        return {};
+    }
+    if (st.finished) return {};
+    st.finished = true;
+    {
+        std::lock_guard<std::mutex> lock(self.signal_->mutex);
+        for (const auto k : st.hanging) {
+            if (!self.watching_[k + 1]) continue;
+            self.watching_[k + 1] = 0;
+            if (!st.outcomes[k].done) self.cut_lane(k + 1);
         }
-    };
-    bool finished = false;
-    auto finish = [&] {
-        if (finished) return;
-        finished = true;
-        cut_hanging();
-        for (auto& w : workers)
-            if (w.joinable()) w.join();
-        // The lanes cut short are usable again, unless the client itself was cancelled.
-        std::lock_guard<std::mutex> lock(signal_->mutex);
-        if (cancelled_) return;
-        for (const auto k : hanging) lanes_.reset(k + 1);
-    };
+    }
+    for (auto& t : st.threads)
+        if (t.joinable()) t.join();
+    // The lanes cut short are usable again, unless the client itself was cancelled.
+    std::lock_guard<std::mutex> lock(self.signal_->mutex);
+    if (self.cancelled_) return {};
+    for (const auto k : st.hanging) self.reset_lane(k + 1);
+    return {};
+}
+
+FOREWARN_INLINE result<document> key_rounds::round(clock::time_point not_after, std::size_t keys, plan_fn plan, ask_fn ask,
+                                              document_fn fetch, document_fn compose, hang_driver hangs) {
+    using std::chrono::seconds;
+    prepare_keys(keys);
+    round_state st;
+    st.start = settings_.clock.now();
+    st.not_after = not_after;
+    st.ask = &ask;
+    st.plans.resize(keys);
+    std::vector<std::size_t> polled;
+    for (std::size_t k = 0; k < keys; ++k) {
+        st.plans[k] = plan(k);
+        if (st.plans[k].how == key_plan::mode::hang) st.hanging.push_back(k);
+        if (st.plans[k].how == key_plan::mode::poll) polled.push_back(k);
+    }
+    if (!st.hanging.empty()) {
+        if (!hangs) return error(errc::invalid_argument, "metadata_exchange: a hanging key needs next<true>()");
+        // A hanging GET is a whole number of seconds: under one second left, read plainly.
+        if (not_after - st.start < seconds(1)) return fetch();
+        if (lanes_.count < keys + 1)
+            return error(errc::invalid_argument, "metadata_exchange: a hanging key needs a lane of its own");
+    }
+    st.outcomes.resize(keys);
+    st.hanging_left = st.hanging.size();
 
     // Should anything below throw (an allocation), the lane threads are still cut and joined.
-    struct join_on_exit {
-        decltype(finish)& f;
-        ~join_on_exit() { f(); }
-    } joiner{finish};
-    for (const auto k : hanging) {
-        c.thread_started();
-        try {
-            workers.emplace_back([&hang_key, k, c] {
-                hang_key(k);
-                c.thread_ended();
-            });
-        } catch (const std::exception& ex) {
-            c.thread_ended();
-            {
-                std::lock_guard<std::mutex> lock(signal_->mutex);
-                hanging_left -= hanging.size() - workers.size();
-            }
-            finish();
-            return error(errc::transport, std::string("could not start a watch thread: ") + ex.what());
+    struct end_hanging {
+        key_rounds& self;
+        round_state& st;
+        hang_driver hangs;
+        void operator()() {
+            if (hangs) hangs(self, st, false);
         }
+        ~end_hanging() { (*this)(); }
+    } end{*this, st, st.hanging.empty() ? nullptr : hangs};
+    if (end.hangs) {
+        auto started = hangs(*this, st, true);
+        if (!started) return std::move(started).error();
     }
 
-    std::vector<bool> asked(keys, false);
+    const forewarn::clock& c = settings_.clock;
+    std::vector<std::size_t> asked(keys, 0);  // flags; one vector type for all the round's lists
     std::optional<error> failure;
     bool woken = false;
     bool changed = false;
@@ -197,7 +212,7 @@ FOREWARN_INLINE result<document> key_rounds::round(clock::time_point not_after, 
         std::size_t pick = keys;
         {
             std::unique_lock<std::mutex> lock(signal_->mutex);
-            if (cancelled_ || stop) break;
+            if (cancelled_ || st.stop) break;
             if (woken_) {
                 woken = true;
                 woken_ = false;
@@ -209,26 +224,26 @@ FOREWARN_INLINE result<document> key_rounds::round(clock::time_point not_after, 
                 pending = pending || !asked[k];
                 // `not_after` brings forward only a key not asked yet in this round: one asked
                 // already waits for its own cadence (else it would be asked again and again).
-                auto due = forewarn::clock::saturating_add(asked_at_[k], plans[k].every);
+                auto due = forewarn::clock::saturating_add(asked_at_[k], st.plans[k].every);
                 if (!asked[k]) due = (std::min)(due, not_after);
                 if (due < earliest || (due == earliest && pick != keys && asked[pick] && !asked[k])) {
                     earliest = due;
                     pick = k;
                 }
             }
-            if (hanging_left == 0 && !pending) break;  // the round is complete
+            if (st.hanging_left == 0 && !pending) break;  // the round is complete
             const auto now = c.now();
             if (pick == keys || now < earliest) {
-                const std::size_t left_before = hanging_left;
+                const std::size_t left_before = st.hanging_left;
                 c.wait_until(signal_, lock, earliest, [&] {
-                    return cancelled_ || woken_ || stop || hanging_left != left_before;
+                    return cancelled_ || woken_ || st.stop || st.hanging_left != left_before;
                 });
                 continue;
             }
         }
         auto r = ask(pick, std::size_t(0), std::optional<seconds>());
         asked_at_[pick] = c.now();
-        asked[pick] = true;
+        asked[pick] = 1;
         if (!r) {
             failure = std::move(r).error();
             break;
@@ -238,17 +253,17 @@ FOREWARN_INLINE result<document> key_rounds::round(clock::time_point not_after, 
             break;  // a change: the round is over
         }
     }
-    finish();
+    end();
     if (cancelled()) return cancelled_error();
     woken = woken || take_woken();
-    for (const auto k : hanging) changed = changed || outcomes[k].changed;
+    for (const auto k : st.hanging) changed = changed || st.outcomes[k].changed;
     // A test transport's copies may share one cancel flag: wake() cutting a hanging lane
     // then cancels the polled request too. That is the wake, not a failure.
     if (failure && failure->code == errc::cancelled && woken) failure.reset();
-    std::optional<error> lane_failure;
-    for (const auto k : hanging) {
-        auto& o = outcomes[k];
-        if (o.failure && o.failure->code != errc::cancelled && !lane_failure) lane_failure = o.failure;
+    const error* lane_failure = nullptr;
+    for (const auto k : st.hanging) {
+        auto& o = st.outcomes[k];
+        if (o.failure && o.failure->code != errc::cancelled && !lane_failure) lane_failure = &*o.failure;
     }
     if (failure) return *failure;
     if (lane_failure) {

@@ -9,6 +9,7 @@
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/detail/function_ref.hpp>
 #include <forewarn/detail/http.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
@@ -20,11 +21,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -63,15 +65,20 @@ struct exchange_settings {
 class key_rounds {
 public:
     /// How the schedule reaches the lanes: cut one (cancel its request and backoff) or reset it.
+    /// `cut(context, lane)` and `reset(context, lane)`: the lanes' owner is `context`.
     struct lane_hooks {
         std::size_t count = 1;
-        std::function<void(std::size_t)> cut;
-        std::function<void(std::size_t)> reset;
+        void* context = nullptr;
+        void (*cut)(void*, std::size_t) noexcept = nullptr;
+        void (*reset)(void*, std::size_t) noexcept = nullptr;
     };
-    using plan_fn = std::function<key_plan(std::size_t)>;
+    // Callbacks of one call (not kept): references, not std::function.
+    using plan_fn = function_ref<key_plan(std::size_t)>;
     /// ask(k, lane, hang): one request for key k (a hanging GET of `*hang` seconds when set).
-    using ask_fn = std::function<result<bool>(std::size_t, std::size_t, std::optional<std::chrono::seconds>)>;
-    using document_fn = std::function<result<document>()>;
+    using ask_fn = function_ref<result<bool>(std::size_t, std::size_t, std::optional<std::chrono::seconds>)>;
+    using document_fn = function_ref<result<document>()>;
+    struct round_state;
+    using hang_driver = result<void> (*)(key_rounds&, round_state&, bool begin);
 
     key_rounds(exchange_settings settings, lane_hooks lanes);
 
@@ -84,7 +91,7 @@ public:
     void reset() noexcept;
 
     /// Every key that is not off, once, plainly, in order (a document's first reading).
-    result<void> read_all(std::size_t keys, const plan_fn& plan, const ask_fn& ask);
+    result<void> read_all(std::size_t keys, plan_fn plan, ask_fn ask);
 
     /**
      * The next document on the keys' own schedules. The first call, the one after wake() and the
@@ -97,30 +104,51 @@ public:
      * keys hold. `ask` stores the key's answer and says whether it changed since it was last
      * composed; a key cut short answers errc::cancelled and keeps what it had.
      */
-    result<document> next(clock::time_point not_after, std::size_t keys, const plan_fn& plan, const ask_fn& ask,
-                          const document_fn& fetch, const document_fn& compose);
+    result<document> next(clock::time_point not_after, std::size_t keys, plan_fn plan, ask_fn ask, document_fn fetch,
+                          document_fn compose, hang_driver hangs);
+
+    /// One round's bookkeeping (a hanging lane's thread writes it under the signal's mutex).
+    struct round_state {
+        // What one hanging lane left for the round.
+        struct hang_outcome {
+            bool done = false;
+            bool changed = false;
+            std::optional<error> failure;
+        };
+        clock::time_point start;
+        clock::time_point not_after;
+        const ask_fn* ask = nullptr;
+        std::vector<key_plan> plans;
+        std::vector<std::size_t> hanging;
+        std::vector<hang_outcome> outcomes;
+        std::size_t hanging_left = 0;
+        bool stop = false;  // a hanging key changed or failed: the round is over
+        bool finished = false;
+        std::vector<std::thread> threads;
+    };
+    /// The hanging GETs of a round, on lane threads: `begin` starts them, then (once) they are cut
+    /// and joined. Only a client with a hanging key names it (metadata_exchange::next<true>),
+    /// so a program whose clients only poll never compiles lane threads.
+    static result<void> drive_hanging(key_rounds& self, round_state& st, bool begin);
 
 private:
-    // What one hanging lane left for the round.
-    struct hang_outcome {
-        bool done = false;
-        bool changed = false;
-        std::optional<error> failure;
-    };
+    void hang_one(round_state& st, std::size_t k);
 
     error cancelled_error() const { return error(errc::cancelled, "cancelled"); }
     void prepare_keys(std::size_t keys);
     bool take_woken();
     bool pause_until(clock::time_point until);  // until `until`, wake() or cancel(); false when cancelled
-    result<document> round(clock::time_point not_after, std::size_t keys, const plan_fn& plan, const ask_fn& ask,
-                           const document_fn& fetch, const document_fn& compose);
+    void cut_lane(std::size_t i) noexcept { lanes_.cut(lanes_.context, i); }
+    void reset_lane(std::size_t i) noexcept { lanes_.reset(lanes_.context, i); }
+    result<document> round(clock::time_point not_after, std::size_t keys, plan_fn plan, ask_fn ask, document_fn fetch,
+                           document_fn compose, hang_driver hangs);
 
     exchange_settings settings_;
     lane_hooks lanes_;
     std::shared_ptr<wake_signal> signal_;  // its mutex guards the flags below
     bool cancelled_ = false;
     bool woken_ = false;
-    std::vector<bool> watching_;  // per lane: a hanging GET of a round runs on it (wake() cuts it)
+    std::vector<std::size_t> watching_;  // per lane, 1: a hanging GET of a round runs on it (wake() cuts it)
     bool synced_ = false;  // a document was had, and nothing failed since
     bool failed_ = false;
     std::vector<clock::time_point> asked_at_;  // each key's last ask (rounds and read_all)
@@ -141,8 +169,8 @@ public:
 
     const forewarn::clock& clock() const noexcept { return s_->rounds.clock(); }
     const logger& log() const noexcept { return s_->rounds.log(); }
-    Transport& transport() noexcept { return s_->lanes.front()->transport; }
-    const Transport& transport() const noexcept { return s_->lanes.front()->transport; }
+    Transport& transport() noexcept { return s_->lane(0).transport; }
+    const Transport& transport() const noexcept { return s_->lane(0).transport; }
 
     /// A configuration that can never work: every call fails with it.
     void set_config_error(error e) { s_->config_error = std::move(e); }
@@ -157,7 +185,7 @@ public:
     /// One send on `lane`: the rate limit of the URL's host, the send, its debug line. The
     /// status is not looked at; a failed send names the URL.
     result<http_response> send_once(std::size_t lane, const http_request& req) {
-        auto& l = *s_->lanes.at(lane);
+        auto& l = s_->lane(lane);
         if (l.sleep.interrupted()) return error(errc::cancelled, "cancelled").at_url(req.url);
         if (s_->rate_limit) {
             auto bucket = rate_limiter::for_host(url_authority(req.url), clock());
@@ -174,7 +202,7 @@ public:
     /// `attempt()` under the retry policy, its backoff on `lane`'s sleep (which cancel() cuts).
     template <class Attempt>
     auto run(std::size_t lane, Attempt&& attempt) -> decltype(attempt()) {
-        return s_->policy.run(std::forward<Attempt>(attempt), s_->lanes.at(lane)->sleep, log());
+        return s_->policy.run(std::forward<Attempt>(attempt), s_->lane(lane).sleep, log());
     }
 
     /// send_once() with retries; `check(http_response&) -> result<T>` judges each answer.
@@ -203,13 +231,16 @@ public:
         return s_->rounds.read_all(keys, std::forward<Plan>(plan), std::forward<Ask>(ask));
     }
 
-    /// key_rounds::next, after the configuration error.
-    template <class Plan, class Ask, class Fetch, class Compose>
+    /// key_rounds::next, after the configuration error. `MayHang`: a key may be planned as a
+    /// hanging GET (GCE); a client whose keys only poll leaves it false and compiles no lane threads.
+    template <bool MayHang = false, class Plan, class Ask, class Fetch, class Compose>
     result<document> next(clock::time_point not_after, std::size_t keys, Plan&& plan, Ask&& ask, Fetch&& fetch,
                           Compose&& compose) {
         if (s_->config_error) return *s_->config_error;
+        key_rounds::hang_driver hangs = nullptr;
+        if constexpr (MayHang) hangs = &key_rounds::drive_hanging;
         return s_->rounds.next(not_after, keys, std::forward<Plan>(plan), std::forward<Ask>(ask),
-                               std::forward<Fetch>(fetch), std::forward<Compose>(compose));
+                               std::forward<Fetch>(fetch), std::forward<Compose>(compose), hangs);
     }
 
 private:
@@ -220,30 +251,37 @@ private:
     };
 
     struct state {
+        // A transport that cannot be copied gives one lane (a hanging key then fails clearly).
+        static std::size_t lanes_for(std::size_t n) { return std::is_copy_constructible_v<Transport> ? n : 1; }
         state(Transport t, std::size_t n, exchange_settings s, retry_policy p)
-            : policy(std::move(p)), rate_limit(s.rate_limit),
-              rounds(s, key_rounds::lane_hooks{n, [this](std::size_t i) { cut(i); }, [this](std::size_t i) { reset(i); }}) {
-            lanes.reserve(n);
-            for (std::size_t i = 1; i < n; ++i) {
-                if constexpr (std::is_copy_constructible_v<Transport>) {
-                    lanes.push_back(std::make_unique<lane_state>(Transport(t), s.clock));
-                }
+            : policy(std::move(p)), rate_limit(s.rate_limit), lane_count(lanes_for(n)),
+              lanes(std::make_unique<std::optional<lane_state>[]>(lane_count)),
+              rounds(s, key_rounds::lane_hooks{lane_count, this, &state::cut_hook, &state::reset_hook}) {
+            if constexpr (std::is_copy_constructible_v<Transport>) {
+                for (std::size_t i = 1; i < lane_count; ++i) lanes[i].emplace(Transport(t), s.clock);
             }
-            lanes.insert(lanes.begin(), std::make_unique<lane_state>(std::move(t), s.clock));
+            lanes[0].emplace(std::move(t), s.clock);
         }
+        lane_state& lane(std::size_t i) {
+            if (i >= lane_count) throw std::out_of_range("metadata_exchange: no such lane");
+            return *lanes[i];
+        }
+        static void cut_hook(void* self, std::size_t i) noexcept { static_cast<state*>(self)->cut(i); }
+        static void reset_hook(void* self, std::size_t i) noexcept { static_cast<state*>(self)->reset(i); }
         void cut(std::size_t i) noexcept {
-            if (i >= lanes.size()) return;
+            if (i >= lane_count) return;
             lanes[i]->transport.cancel();
             lanes[i]->sleep.interrupt();
         }
         void reset(std::size_t i) noexcept {
-            if (i >= lanes.size()) return;
+            if (i >= lane_count) return;
             lanes[i]->transport.reset();
             lanes[i]->sleep.reset();
         }
         retry_policy policy;
         bool rate_limit;
-        std::vector<std::unique_ptr<lane_state>> lanes;
+        std::size_t lane_count;
+        std::unique_ptr<std::optional<lane_state>[]> lanes;  // not a vector: a lane never moves
         key_rounds rounds;  // after the lanes it reaches through its hooks
         std::optional<error> config_error;
     };

@@ -482,7 +482,7 @@ basic_metadata_client<Transport>::basic_metadata_client(client_options options, 
 template <class Transport>
 result<document> basic_metadata_client<Transport>::next(forewarn::clock::time_point not_after) {
     if (auto e = check_usable()) return *e;
-    auto r = x_.next(
+    auto r = x_.template next<true>(
         not_after, key_count, [this](std::size_t k) { return plan(k); },
         [this](std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) { return ask(k, lane, hang); },
         [this] { return fetch(); }, [this] { return compose(); });
