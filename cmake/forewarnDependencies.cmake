@@ -4,7 +4,12 @@
 include_guard(GLOBAL)
 
 find_package(Threads REQUIRED)
-find_package(CURL REQUIRED)
+# The default transport: WinHTTP on Windows (part of the system), libcurl elsewhere.
+if(WIN32)
+  find_package(CURL QUIET)  # curl_transport stays usable where libcurl is installed
+else()
+  find_package(CURL REQUIRED)
+endif()
 
 include(forewarnRapidJSON)
 if(NOT TARGET RapidJSON::RapidJSON)

@@ -16,12 +16,12 @@
 
 FOREWARN_BEGIN_NAMESPACE
 
-template class FOREWARN_API azure::basic_scheduled_events_client<curl_transport>;
-template class FOREWARN_API gce::basic_metadata_client<curl_transport>;
-template class FOREWARN_API aws::basic_instance_metadata_client<curl_transport>;
+template class FOREWARN_API azure::basic_scheduled_events_client<default_transport>;
+template class FOREWARN_API gce::basic_metadata_client<default_transport>;
+template class FOREWARN_API aws::basic_instance_metadata_client<default_transport>;
 
-template class FOREWARN_API basic_poller<azure::basic_scheduled_events_client<curl_transport>>;
-template class FOREWARN_API basic_poller<gce::basic_metadata_client<curl_transport>>;
-template class FOREWARN_API basic_poller<aws::basic_instance_metadata_client<curl_transport>>;
+template class FOREWARN_API basic_poller<azure::basic_scheduled_events_client<default_transport>>;
+template class FOREWARN_API basic_poller<gce::basic_metadata_client<default_transport>>;
+template class FOREWARN_API basic_poller<aws::basic_instance_metadata_client<default_transport>>;
 
 FOREWARN_END_NAMESPACE

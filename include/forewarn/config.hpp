@@ -23,7 +23,7 @@
 #endif
 
 // Compiled mode (CMake option FOREWARN_COMPILED_LIB, docs/building.md): the library libforewarn
-// holds the default instantiations (the clients over curl_transport, the pollers over them), and
+// holds the default instantiations (the clients over default_transport, the pollers over them), and
 // a user's translation unit declares them `extern template` (detail/extern_templates.hpp) instead
 // of compiling them again. Header-only, the default, is untouched. FOREWARN_BUILDING_LIB is
 // defined only while libforewarn itself is compiled.

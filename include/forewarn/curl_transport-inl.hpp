@@ -31,29 +31,6 @@ FOREWARN_INLINE long curl_millis(std::chrono::milliseconds d) noexcept {
     return static_cast<long>(ms);
 }
 
-FOREWARN_INLINE bool valid_header_name(std::string_view name) noexcept {
-    if (name.empty()) return false;
-    for (const char c : name) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u <= 0x20 || u >= 0x7f) return false;
-        if (std::string_view("\"(),/:;<=>?@[\\]{}").find(c) != std::string_view::npos) return false;
-    }
-    return true;
-}
-
-FOREWARN_INLINE bool valid_header_value(std::string_view value) noexcept {
-    for (const char c : value)
-        if (c == '\r' || c == '\n' || c == '\0') return false;
-    return true;
-}
-
-FOREWARN_INLINE bool http_url(std::string_view url) noexcept {
-    const auto scheme = url.find("://");
-    if (scheme == std::string_view::npos) return false;
-    const auto s = url.substr(0, scheme);
-    return iequals(s, "http") || iequals(s, "https");
-}
-
 FOREWARN_INLINE size_t curl_exchange::on_header(char* data, size_t size, size_t count, void* userdata) {
     auto& x = *static_cast<curl_exchange*>(userdata);
     const size_t n = size * count;
@@ -226,25 +203,12 @@ FOREWARN_INLINE result<http_response> curl_transport::state::send(const http_req
         return error(errc::transport, std::string("curl_global_init failed: ") + curl_easy_strerror(init));
     if (easy == nullptr || multi == nullptr) return error(errc::transport, "could not create libcurl handles");
 
-    if (!detail::http_url(request.url))
-        return error(errc::invalid_argument, "URL must start with http:// or https://: " + request.url);
-    if (request.url.find_first_of(std::string_view("\r\n\0 ", 4)) != std::string::npos)
-        return error(errc::invalid_argument, "URL contains a space or a control character");
-    if (request.timeout.count() <= 0) return error(errc::invalid_argument, "request timeout must be positive");
-    if (request.connect_timeout.count() <= 0)
-        return error(errc::invalid_argument, "request connect_timeout must be positive");
+    if (auto bad = detail::check_request(request)) return std::move(*bad);
 
     detail::curl_slist_owner headers;
     bool has_user_agent = false;
     bool has_content_type = false;
     for (const auto& h : request.headers) {
-        if (detail::iequals(h.name, "X-Forwarded-For"))
-            return error(errc::invalid_argument,
-                         "X-Forwarded-For is never sent: the metadata service rejects requests that carry it");
-        if (!detail::valid_header_name(h.name))
-            return error(errc::invalid_argument, "invalid header name \"" + h.name + "\"");
-        if (!detail::valid_header_value(h.value))
-            return error(errc::invalid_argument, "header " + h.name + " has a CR, LF or NUL in its value");
         has_user_agent = has_user_agent || detail::iequals(h.name, "User-Agent");
         has_content_type = has_content_type || detail::iequals(h.name, "Content-Type");
         // "Name;" is libcurl's spelling of a header sent with an empty value.

@@ -5,6 +5,7 @@
 // include <forewarn/fwd.hpp> instead.
 
 #include <forewarn/config.hpp>
+#include <forewarn/detail/http.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/transport.hpp>
@@ -51,15 +52,6 @@ CURLcode curl_global_once() noexcept;
 
 /// Clamps a duration to the `long` milliseconds libcurl takes (long is 32 bits on Windows).
 long curl_millis(std::chrono::milliseconds d) noexcept;
-
-/// A header name is a token: no separators, controls or spaces (RFC 9110 5.1).
-bool valid_header_name(std::string_view name) noexcept;
-
-/// A header value must not smuggle a second header line (CR, LF) or a NUL.
-bool valid_header_value(std::string_view value) noexcept;
-
-/// "http://" or "https://" (any case): libcurl is also restricted to them, this gives a clear error.
-bool http_url(std::string_view url) noexcept;
 
 /// State of one exchange, reached from libcurl's C callbacks through their userdata pointer.
 struct curl_exchange {

@@ -139,7 +139,7 @@ result<void> probe_aws(Transport& t, const std::string& base, std::chrono::milli
  * if (found && found->found == forewarn::cloud::gce) { ... }
  * @endcode
  */
-template <class Transport = curl_transport>
+template <class Transport = default_transport>
 result<detection> detect_cloud(const detect_options& options = {}, Transport transport = Transport()) {
     static_assert(is_transport_v<Transport>, "Transport must satisfy forewarn::is_transport");
     auto azure_base = detail::azure_resolve_endpoint(options.azure_endpoint, "detect_options::azure_endpoint");

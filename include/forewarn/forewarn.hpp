@@ -19,7 +19,7 @@
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/coordinator.hpp>
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/default_transport.hpp>
 #include <forewarn/detect.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>

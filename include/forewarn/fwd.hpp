@@ -30,6 +30,17 @@ struct is_transport;
 
 class curl_transport;
 struct curl_transport_options;
+class winhttp_transport;
+struct winhttp_transport_options;
+
+/// The transport the clients use when none is named: WinHTTP on Windows (no libcurl needed),
+/// libcurl elsewhere. <forewarn/default_transport.hpp> (or forewarn.hpp) defines it. The one
+/// place that chooses by platform, with detail/extern_templates.hpp and default_transport.hpp.
+#if defined(_WIN32)
+using default_transport = winhttp_transport;
+#else
+using default_transport = curl_transport;
+#endif
 
 struct retry_options;
 class retry_policy;
@@ -91,7 +102,7 @@ struct client_options;
 struct get_options;
 struct metadata_value;
 struct instance_identity;
-template <class Transport = curl_transport>
+template <class Transport = default_transport>
 class basic_metadata_client;
 using metadata_client = basic_metadata_client<>;
 }  // namespace gce

@@ -20,7 +20,7 @@
 
 #include <forewarn/config.hpp>
 #include <forewarn/detail/event_json.hpp>
-#include <forewarn/detail/file_io.hpp>
+#include <forewarn/platform/files.hpp>
 #include <forewarn/detail/json.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/json.hpp>
@@ -108,7 +108,7 @@ public:
 
     /// The saved state; errc::not_found when the file does not exist (a first run).
     result<poller_state> load() override {
-        auto text = detail::read_small_file(path_);
+        auto text = platform::read_small_file(path_);
         if (!text) return std::move(text).error();
         auto st = read(*text);
         if (!st) {
@@ -127,7 +127,7 @@ public:
             e.message = "cannot save the state file " + path_ + ": " + e.message;
             return e;
         }
-        return detail::write_file_atomically(path_, *text);
+        return platform::write_file_atomically(path_, *text);
     }
 
     /// The file's text for a state; an error when a string in it is not valid UTF-8.

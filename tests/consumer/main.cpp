@@ -11,6 +11,11 @@
 #error "compiled mode: <forewarn/forewarn.hpp> brought RapidJSON into a user's translation unit"
 #endif
 
+// On Windows the default transport is WinHTTP: nothing of libcurl reaches a user's program.
+#if defined(_WIN32) && defined(CURLINC_CURL_H)
+#error "on Windows, <forewarn/forewarn.hpp> brought libcurl into a user's translation unit"
+#endif
+
 #include <cstdio>
 #include <string>
 
@@ -72,14 +77,14 @@ int main() {
     check(!bad, "a string DocumentIncarnation is rejected");
     if (!bad) std::printf("rejected as expected: %s\n", bad.error().describe().c_str());
 
-    // libcurl is really linked: a transport is created, and a cancelled one refuses to send
-    // (sticky cancel) without touching the network.
-    forewarn::curl_transport transport;
+    // The default transport (libcurl; WinHTTP on Windows) is really linked: a transport is
+    // created, and a cancelled one refuses to send (sticky cancel) without touching the network.
+    forewarn::default_transport transport;
     transport.cancel();
     forewarn::http_request request;
     request.url = "http://127.0.0.1:9/";
     const auto sent = transport.send(request);
-    check(!sent && sent.error().code == forewarn::errc::cancelled, "a cancelled curl_transport returns errc::cancelled");
+    check(!sent && sent.error().code == forewarn::errc::cancelled, "a cancelled default_transport returns errc::cancelled");
 
     // A poller over the default client, started and stopped (in compiled mode both come from
     // libforewarn). Nothing listens on port 9: the first poll fails and stop() ends it promptly.

@@ -8,18 +8,20 @@ Each block is announced on the line before it by how it compiles:
 
 MODE is `program` (a whole program with main(): its own executable), `file` (namespace-scope
 code), `body` (statements: the body of a function) or `members` (declarations: the body of a
-struct). PRE items are lines of C++ put before the block at namespace scope (an #include, the
+struct), optionally followed by `on windows`: such a block is compiled only by the Windows build
+(tests/windows/CMakeLists.txt), every other block only by the Linux build (tests/docs/). PRE items are lines of C++ put before the block at namespace scope (an #include, the
 declaration of a name the text leaves to the reader). A block without the comment, or with
 another MODE, stops the configure: every block is compiled, or the docs go stale.
 
-usage: snippets.py DOCS_DIR OUT_DIR   prints one line per program ("program NAME"), then "combined"
+usage: snippets.py DOCS_DIR OUT_DIR [windows|posix]   prints one line per program ("program NAME"),
+       then "combined"; the platform defaults to posix
 """
 import pathlib
 import re
 import sys
 
 BLOCK = re.compile(r"^```cpp\n(.*?)^```", re.S | re.M)
-NOTE = re.compile(r"<!--\s*compiled:\s*(program|file|body|members)\s*(?:;(.*?))?-->")
+NOTE = re.compile(r"<!--\s*compiled:\s*(program|file|body|members)(?:\s+on\s+(windows|posix))?\s*(?:;(.*?))?-->")
 
 
 def split_includes(code):
@@ -36,6 +38,7 @@ def write_if_changed(path, text):
 
 def main():
     docs, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+    platform = sys.argv[3] if len(sys.argv) > 3 else "posix"
     out.mkdir(parents=True, exist_ok=True)
     includes, parts, problems = [], [], []
     for md in sorted(docs.glob("*.md")):
@@ -48,7 +51,9 @@ def main():
             if not note:
                 problems.append(f"{where}: a ```cpp block without '<!-- compiled: MODE -->' on the line before it")
                 continue
-            mode, pre = note.group(1), [p.strip() for p in (note.group(2) or "").split("|") if p.strip()]
+            if (note.group(2) or "posix") != platform:
+                continue  # the other platform's build compiles it
+            mode, pre = note.group(1), [p.strip() for p in (note.group(3) or "").split("|") if p.strip()]
             ident = re.sub(r"[^a-z0-9]", "_", f"{md.stem}_{line}")
             origin = f"// {where}\n"
             if mode == "program":

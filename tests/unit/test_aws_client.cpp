@@ -8,6 +8,7 @@
 #include <forewarn/testing/manual_clock.hpp>
 
 #include "catch.hpp"
+#include "scoped_env.hpp"
 
 #include <chrono>
 #include <cstdlib>
@@ -126,29 +127,6 @@ std::size_t count(const std::vector<http_request>& log, http_method m, const std
     return n;
 }
 
-// Sets or clears an environment variable for one scope.
-class scoped_env {
-public:
-    scoped_env(const char* name, const char* value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = old;
-        if (value)
-            ::setenv(name, value, 1);
-        else
-            ::unsetenv(name);
-    }
-    ~scoped_env() {
-        if (old_)
-            ::setenv(name_, old_->c_str(), 1);
-        else
-            ::unsetenv(name_);
-    }
-    scoped_env(const scoped_env&) = delete;
-    scoped_env& operator=(const scoped_env&) = delete;
-
-private:
-    const char* name_;
-    std::optional<std::string> old_;
-};
 
 }  // namespace
 

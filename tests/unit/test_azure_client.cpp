@@ -4,6 +4,7 @@
 #include <forewarn/testing/fake_transport.hpp>
 
 #include "catch.hpp"
+#include "scoped_env.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -48,29 +49,6 @@ std::optional<std::string> header(const http_request& r, std::string_view name) 
     return std::nullopt;
 }
 
-// Sets or clears an environment variable for one scope (tests may be POSIX-only).
-class scoped_env {
-public:
-    scoped_env(const char* name, const char* value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = old;
-        if (value)
-            ::setenv(name, value, 1);
-        else
-            ::unsetenv(name);
-    }
-    ~scoped_env() {
-        if (old_)
-            ::setenv(name_, old_->c_str(), 1);
-        else
-            ::unsetenv(name_);
-    }
-    scoped_env(const scoped_env&) = delete;
-    scoped_env& operator=(const scoped_env&) = delete;
-
-private:
-    const char* name_;
-    std::optional<std::string> old_;
-};
 
 }  // namespace
 

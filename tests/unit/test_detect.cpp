@@ -4,6 +4,7 @@
 #include <forewarn/testing/fake_transport.hpp>
 
 #include "catch.hpp"
+#include "scoped_env.hpp"
 
 #include <chrono>
 #include <cstdlib>
@@ -242,10 +243,11 @@ TEST_CASE("detect_cloud finds AWS by an IMDSv2 session token - Azure or GCE at i
 }
 
 TEST_CASE("detect_cloud skips AWS when AWS_EC2_METADATA_DISABLED is true", "[detect][aws]") {
-    ::setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
     fake_transport t = world(nobody, nobody, real_aws);
-    auto d = forewarn::detect_cloud(test_options(), t);
-    ::unsetenv("AWS_EC2_METADATA_DISABLED");
+    auto d = [&] {
+        scoped_env disabled("AWS_EC2_METADATA_DISABLED", "true");
+        return forewarn::detect_cloud(test_options(), t);
+    }();
     REQUIRE(d);
     CHECK(d->found == cloud::none);
     CHECK(d->aws_error.code == errc::unsupported);

@@ -4,6 +4,7 @@
 #include <forewarn/testing/fake_transport.hpp>
 
 #include "catch.hpp"
+#include "scoped_env.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -62,29 +63,6 @@ http_response answer(int status, std::string body, http_headers headers) {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-// Sets or unsets an environment variable for one scope and restores it after.
-class env_guard {
-public:
-    env_guard(const char* name, const char* value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = std::string(old);
-        if (value)
-            ::setenv(name, value, 1);
-        else
-            ::unsetenv(name);
-    }
-    ~env_guard() {
-        if (old_)
-            ::setenv(name_, old_->c_str(), 1);
-        else
-            ::unsetenv(name_);
-    }
-    env_guard(const env_guard&) = delete;
-    env_guard& operator=(const env_guard&) = delete;
-
-private:
-    const char* name_;
-    std::optional<std::string> old_;
-};
 
 // A handler that stands for a hanging GET: it returns only when the transport is cancelled.
 // Bounded so that a broken cancel fails the test instead of hanging it.
@@ -536,22 +514,22 @@ TEST_CASE("endpoint precedence: option, then FOREWARN_GCE_ENDPOINT, then GCE_MET
     auto o = test_options();
     o.endpoint.clear();
     SECTION("nothing set: the metadata host name") {
-        env_guard a("FOREWARN_GCE_ENDPOINT", nullptr), b("GCE_METADATA_HOST", nullptr);
+        scoped_env a("FOREWARN_GCE_ENDPOINT", nullptr), b("GCE_METADATA_HOST", nullptr);
         client c(o, fake_transport());
         CHECK(c.endpoint() == "http://metadata.google.internal.");
     }
     SECTION("GCE_METADATA_HOST is a host:port") {
-        env_guard a("FOREWARN_GCE_ENDPOINT", nullptr), b("GCE_METADATA_HOST", "10.1.2.3:8080");
+        scoped_env a("FOREWARN_GCE_ENDPOINT", nullptr), b("GCE_METADATA_HOST", "10.1.2.3:8080");
         client c(o, fake_transport());
         CHECK(c.endpoint() == "http://10.1.2.3:8080");
     }
     SECTION("FOREWARN_GCE_ENDPOINT beats GCE_METADATA_HOST") {
-        env_guard a("FOREWARN_GCE_ENDPOINT", "http://127.0.0.1:9000/"), b("GCE_METADATA_HOST", "10.1.2.3:8080");
+        scoped_env a("FOREWARN_GCE_ENDPOINT", "http://127.0.0.1:9000/"), b("GCE_METADATA_HOST", "10.1.2.3:8080");
         client c(o, fake_transport());
         CHECK(c.endpoint() == "http://127.0.0.1:9000");
     }
     SECTION("the option beats both") {
-        env_guard a("FOREWARN_GCE_ENDPOINT", "http://127.0.0.1:9000"), b("GCE_METADATA_HOST", "10.1.2.3:8080");
+        scoped_env a("FOREWARN_GCE_ENDPOINT", "http://127.0.0.1:9000"), b("GCE_METADATA_HOST", "10.1.2.3:8080");
         o.endpoint = "http://emulator.test:81/computeMetadata/v1/";
         fake_transport t;
         t.respond(200, "vm", google());
@@ -561,7 +539,7 @@ TEST_CASE("endpoint precedence: option, then FOREWARN_GCE_ENDPOINT, then GCE_MET
         CHECK(t.requests()[0].url == "http://emulator.test:81/computeMetadata/v1/instance/name?alt=text");
     }
     SECTION("a bad endpoint fails every call without a request") {
-        env_guard a("FOREWARN_GCE_ENDPOINT", "ftp://x"), b("GCE_METADATA_HOST", nullptr);
+        scoped_env a("FOREWARN_GCE_ENDPOINT", "ftp://x"), b("GCE_METADATA_HOST", nullptr);
         fake_transport t;
         client c(o, t);
         auto v = c.get("instance/name");
@@ -574,7 +552,7 @@ TEST_CASE("endpoint precedence: option, then FOREWARN_GCE_ENDPOINT, then GCE_MET
 }
 
 TEST_CASE("the default host name falls back to 169.254.169.254 when it does not resolve", "[gce]") {
-    env_guard a("FOREWARN_GCE_ENDPOINT", nullptr), b("GCE_METADATA_HOST", nullptr);
+    scoped_env a("FOREWARN_GCE_ENDPOINT", nullptr), b("GCE_METADATA_HOST", nullptr);
     auto o = test_options();
     o.endpoint.clear();
     fake_transport t;
@@ -601,7 +579,7 @@ TEST_CASE("an explicit endpoint never falls back to another host", "[gce]") {
 }
 
 TEST_CASE("a page that is not the metadata server does not trigger the fallback", "[gce]") {
-    env_guard a("FOREWARN_GCE_ENDPOINT", nullptr), b("GCE_METADATA_HOST", nullptr);
+    scoped_env a("FOREWARN_GCE_ENDPOINT", nullptr), b("GCE_METADATA_HOST", nullptr);
     auto o = test_options();
     o.endpoint.clear();
     fake_transport t;

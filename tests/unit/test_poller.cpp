@@ -761,7 +761,7 @@ TEST_CASE("poller: text that JSON cannot hold is reported, never a broken state 
     REQUIRE(p.poll_once());
     REQUIRE_FALSE(rec.errs().empty());
     CHECK(rec.errs().back().message.find("not valid UTF-8") != std::string::npos);
-    auto text = forewarn::detail::read_small_file(f.path);
+    auto text = forewarn::platform::read_small_file(f.path);
     REQUIRE(text);
     auto st = forewarn::state_file::read(*text);
     REQUIRE(st);  // the old file, whole

@@ -9,8 +9,6 @@
 #include <fstream>
 #include <string>
 
-#include <unistd.h>
-
 using namespace std::chrono_literals;
 using forewarn::poller_state;
 using forewarn::saved_event;
@@ -111,13 +109,13 @@ TEST_CASE("state_file: save and load through a file - no file is not_found", "[s
 }
 
 TEST_CASE("state_file: a write replaces the whole file or nothing - no temporary file is left", "[state][file_io]") {
-    const auto dir = std::filesystem::temp_directory_path() / ("forewarn-test-file_io-" + std::to_string(::getpid()));
+    const auto dir = std::filesystem::temp_directory_path() / ("forewarn-test-file_io-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     const auto path = dir / "state.json";
-    REQUIRE(forewarn::detail::write_file_atomically(path, "first"));
-    REQUIRE(forewarn::detail::write_file_atomically(path, "second, longer"));
-    CHECK(forewarn::detail::read_small_file(path).value() == "second, longer");
+    REQUIRE(forewarn::platform::write_file_atomically(path, "first"));
+    REQUIRE(forewarn::platform::write_file_atomically(path, "second, longer"));
+    CHECK(forewarn::platform::read_small_file(path).value() == "second, longer");
     std::size_t files = 0;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
         INFO(entry.path().string());
@@ -127,10 +125,10 @@ TEST_CASE("state_file: a write replaces the whole file or nothing - no temporary
     CHECK(files == 1);
 
     // A directory that cannot be written (a missing one here): a clear error, the old file intact.
-    auto failed = forewarn::detail::write_file_atomically(dir / "missing" / "state.json", "lost");
+    auto failed = forewarn::platform::write_file_atomically(dir / "missing" / "state.json", "lost");
     REQUIRE_FALSE(failed);
     CHECK(failed.error().code == forewarn::errc::io_error);
     CHECK(failed.error().message.find("cannot create") != std::string::npos);
-    CHECK(forewarn::detail::read_small_file(path).value() == "second, longer");
+    CHECK(forewarn::platform::read_small_file(path).value() == "second, longer");
     std::filesystem::remove_all(dir);
 }

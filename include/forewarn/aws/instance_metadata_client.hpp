@@ -2,8 +2,8 @@
 #pragma once
 
 // The AWS EC2 instance metadata (IMDSv2) client: a notice source for Spot interruptions,
-// rebalance recommendations and scheduled events. It names curl_transport only through fwd.hpp:
-// include <forewarn/curl_transport.hpp> (or <forewarn/forewarn.hpp>) to use the default transport.
+// rebalance recommendations and scheduled events. It names its default transport only through
+// fwd.hpp: include <forewarn/default_transport.hpp> (or <forewarn/forewarn.hpp>) to use it.
 
 #include <forewarn/aws/endpoint.hpp>
 #include <forewarn/aws/parse.hpp>
@@ -104,7 +104,7 @@ namespace aws {
  * per-host rate limit. The token is never logged. One thread uses a client at a time; wake(),
  * cancel() and reset() may come from any thread.
  */
-template <class Transport = curl_transport>
+template <class Transport = default_transport>
 class basic_instance_metadata_client {
 public:
     using transport_type = Transport;
@@ -398,7 +398,8 @@ result<instance_identity> basic_instance_metadata_client<Transport>::identity() 
     return id;
 }
 
-/// The client over libcurl. Include <forewarn/curl_transport.hpp> to use it.
+/// The client over the default transport (WinHTTP on Windows, libcurl elsewhere). Include
+/// <forewarn/default_transport.hpp> to use it.
 using instance_metadata_client = basic_instance_metadata_client<>;
 
 }  // namespace aws

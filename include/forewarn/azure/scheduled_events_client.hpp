@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The Azure Scheduled Events client. It names curl_transport only through fwd.hpp: include
-// <forewarn/curl_transport.hpp> (or <forewarn/forewarn.hpp>) to use the default transport, so
+// The Azure Scheduled Events client. It names its default transport only through fwd.hpp: include
+// <forewarn/default_transport.hpp> (or <forewarn/forewarn.hpp>) to use it, so
 // that a program with its own transport never pulls in libcurl.
 
 #include <forewarn/azure/endpoint.hpp>
@@ -106,7 +106,7 @@ namespace azure {
  *     std::cerr << doc.error().describe() << '\n';
  * @endcode
  */
-template <class Transport = curl_transport>
+template <class Transport = default_transport>
 class basic_scheduled_events_client {
 public:
     using transport_type = Transport;
@@ -306,7 +306,8 @@ result<instance_identity> basic_scheduled_events_client<Transport>::identity() {
     return id;
 }
 
-/// The client over libcurl. Include <forewarn/curl_transport.hpp> to use it.
+/// The client over the default transport (WinHTTP on Windows, libcurl elsewhere). Include
+/// <forewarn/default_transport.hpp> to use it.
 using scheduled_events_client = basic_scheduled_events_client<>;
 
 }  // namespace azure

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// No include guard on purpose: poller.hpp, curl_transport.hpp and each client header include this
+// No include guard on purpose: poller.hpp, each transport header and each client header include this
 // file last, and each inclusion declares the default instantiations whose templates are all
 // defined by then, once each, whatever order a user includes the headers in.
 //
@@ -12,48 +12,55 @@
 
 #if FOREWARN_EXTERN_TEMPLATES
 
-#if defined(FOREWARN_CURL_TRANSPORT_DEFINED) && defined(FOREWARN_AZURE_CLIENT_DEFINED) && \
+// The default transport's header is in: WinHTTP's on Windows, libcurl's elsewhere (fwd.hpp).
+#if !defined(FOREWARN_DEFAULT_TRANSPORT_DEFINED) && \
+    ((defined(_WIN32) && defined(FOREWARN_WINHTTP_TRANSPORT_DEFINED)) || \
+     (!defined(_WIN32) && defined(FOREWARN_CURL_TRANSPORT_DEFINED)))
+#define FOREWARN_DEFAULT_TRANSPORT_DEFINED
+#endif
+
+#if defined(FOREWARN_DEFAULT_TRANSPORT_DEFINED) && defined(FOREWARN_AZURE_CLIENT_DEFINED) && \
     !defined(FOREWARN_EXTERN_AZURE_CLIENT)
 #define FOREWARN_EXTERN_AZURE_CLIENT
 FOREWARN_BEGIN_NAMESPACE
-extern template class FOREWARN_API azure::basic_scheduled_events_client<curl_transport>;
+extern template class FOREWARN_API azure::basic_scheduled_events_client<default_transport>;
 FOREWARN_END_NAMESPACE
 #endif
 
-#if defined(FOREWARN_CURL_TRANSPORT_DEFINED) && defined(FOREWARN_GCE_CLIENT_DEFINED) && \
+#if defined(FOREWARN_DEFAULT_TRANSPORT_DEFINED) && defined(FOREWARN_GCE_CLIENT_DEFINED) && \
     !defined(FOREWARN_EXTERN_GCE_CLIENT)
 #define FOREWARN_EXTERN_GCE_CLIENT
 FOREWARN_BEGIN_NAMESPACE
-extern template class FOREWARN_API gce::basic_metadata_client<curl_transport>;
+extern template class FOREWARN_API gce::basic_metadata_client<default_transport>;
 FOREWARN_END_NAMESPACE
 #endif
 
-#if defined(FOREWARN_CURL_TRANSPORT_DEFINED) && defined(FOREWARN_AWS_CLIENT_DEFINED) && \
+#if defined(FOREWARN_DEFAULT_TRANSPORT_DEFINED) && defined(FOREWARN_AWS_CLIENT_DEFINED) && \
     !defined(FOREWARN_EXTERN_AWS_CLIENT)
 #define FOREWARN_EXTERN_AWS_CLIENT
 FOREWARN_BEGIN_NAMESPACE
-extern template class FOREWARN_API aws::basic_instance_metadata_client<curl_transport>;
+extern template class FOREWARN_API aws::basic_instance_metadata_client<default_transport>;
 FOREWARN_END_NAMESPACE
 #endif
 
 #if defined(FOREWARN_POLLER_DEFINED) && defined(FOREWARN_EXTERN_AZURE_CLIENT) && !defined(FOREWARN_EXTERN_AZURE_POLLER)
 #define FOREWARN_EXTERN_AZURE_POLLER
 FOREWARN_BEGIN_NAMESPACE
-extern template class FOREWARN_API basic_poller<azure::basic_scheduled_events_client<curl_transport>>;
+extern template class FOREWARN_API basic_poller<azure::basic_scheduled_events_client<default_transport>>;
 FOREWARN_END_NAMESPACE
 #endif
 
 #if defined(FOREWARN_POLLER_DEFINED) && defined(FOREWARN_EXTERN_GCE_CLIENT) && !defined(FOREWARN_EXTERN_GCE_POLLER)
 #define FOREWARN_EXTERN_GCE_POLLER
 FOREWARN_BEGIN_NAMESPACE
-extern template class FOREWARN_API basic_poller<gce::basic_metadata_client<curl_transport>>;
+extern template class FOREWARN_API basic_poller<gce::basic_metadata_client<default_transport>>;
 FOREWARN_END_NAMESPACE
 #endif
 
 #if defined(FOREWARN_POLLER_DEFINED) && defined(FOREWARN_EXTERN_AWS_CLIENT) && !defined(FOREWARN_EXTERN_AWS_POLLER)
 #define FOREWARN_EXTERN_AWS_POLLER
 FOREWARN_BEGIN_NAMESPACE
-extern template class FOREWARN_API basic_poller<aws::basic_instance_metadata_client<curl_transport>>;
+extern template class FOREWARN_API basic_poller<aws::basic_instance_metadata_client<default_transport>>;
 FOREWARN_END_NAMESPACE
 #endif
 

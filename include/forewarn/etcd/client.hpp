@@ -8,7 +8,7 @@
 
 #include <forewarn/config.hpp>
 #include <forewarn/detail/strings.hpp>
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/default_transport.hpp>
 #include <forewarn/etcd/wire.hpp>
 #include <forewarn/log.hpp>
 #include <forewarn/result.hpp>
@@ -250,8 +250,8 @@ private:
     std::string token_;
 };
 
-/// The client over libcurl.
-using client = basic_client<curl_transport>;
+/// The client over the default transport (WinHTTP on Windows, libcurl elsewhere).
+using client = basic_client<default_transport>;
 
 }  // namespace etcd
 FOREWARN_END_NAMESPACE

@@ -17,7 +17,7 @@
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/coordinator.hpp>
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/default_transport.hpp>
 #include <forewarn/detail/event_json.hpp>
 #include <forewarn/detail/worker.hpp>
 #include <forewarn/etcd/client.hpp>
@@ -553,8 +553,8 @@ private:
     std::string published_;
 };
 
-/// The budget over libcurl.
-using maintenance_budget = basic_maintenance_budget<curl_transport>;
+/// The budget over the default transport (WinHTTP on Windows, libcurl elsewhere).
+using maintenance_budget = basic_maintenance_budget<default_transport>;
 
 }  // namespace etcd
 FOREWARN_END_NAMESPACE

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The GCE metadata client. It names curl_transport only through fwd.hpp: include
-// <forewarn/curl_transport.hpp> (or <forewarn/forewarn.hpp>) to use the default transport.
+// The GCE metadata client. It names its default transport only through fwd.hpp: include
+// <forewarn/default_transport.hpp> (or <forewarn/forewarn.hpp>) to use it.
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
@@ -130,7 +130,7 @@ struct instance_identity {
  * next() runs the second and third hanging GETs on threads of their own, on copies of the
  * transport.
  */
-// The default, curl_transport, is given in fwd.hpp, where this template is declared first.
+// The default, default_transport, is given in fwd.hpp, where this template is declared first.
 template <class Transport>
 class basic_metadata_client {
 public:
@@ -536,7 +536,7 @@ result<instance_identity> basic_metadata_client<Transport>::identity() {
     return id;
 }
 
-/// The metadata client over libcurl (include <forewarn/curl_transport.hpp> or forewarn.hpp).
+/// The metadata client over the default transport (include <forewarn/default_transport.hpp> or forewarn.hpp).
 using metadata_client = basic_metadata_client<>;
 
 }  // namespace gce

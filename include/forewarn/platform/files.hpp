@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Small files read whole and replaced atomically and durably: the state file's and the agent's
+// hook journal's I/O, on POSIX and on Windows (the platform's half: posix_files.hpp,
+// windows_files.hpp). Paths are std::filesystem paths; a UTF-8 std::string converts with
+// std::filesystem::u8path, and Windows opens them by their wide name, so non-ASCII works.
+
+#include <forewarn/config.hpp>
+#include <forewarn/result.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+FOREWARN_BEGIN_NAMESPACE
+namespace platform {
+
+/// Reads a whole file of at most `max_bytes`; errc::not_found when it does not exist, errc::io_error
+/// when it cannot be read or is larger.
+inline result<std::string> read_small_file(const std::filesystem::path& path, std::uintmax_t max_bytes = 16u << 20) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return error(errc::not_found, "no file at " + path.u8string());
+    const auto size = std::filesystem::file_size(path, ec);
+    if (ec) return error(errc::io_error, "cannot read " + path.u8string() + ": " + ec.message());
+    if (size > max_bytes) return error(errc::io_error, path.u8string() + " is larger than " + std::to_string(max_bytes) + " bytes");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return error(errc::io_error, "cannot open " + path.u8string());
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) return error(errc::io_error, "cannot read " + path.u8string());
+    return text;
+}
+
+/**
+ * Writes `text` to `path` atomically and durably: a temporary file in the same directory, written
+ * and flushed to the disk, then renamed over the old one (and, on POSIX, the directory flushed so
+ * that the rename itself survives a power cut; on Windows MoveFileExW's WRITE_THROUGH does that).
+ * A crash or power cut leaves either the old content or the new, never an empty or half-written
+ * file, and a failure (errc::io_error, naming the file) leaves the old file as it was.
+ */
+result<void> write_file_atomically(const std::filesystem::path& path, std::string_view text);
+
+}  // namespace platform
+FOREWARN_END_NAMESPACE
+
+#if defined(_WIN32)
+#include <forewarn/platform/windows_files.hpp>
+#else
+#include <forewarn/platform/posix_files.hpp>
+#endif

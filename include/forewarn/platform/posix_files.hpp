@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The POSIX half of <forewarn/platform/files.hpp>: open, write, fsync, rename, fsync the directory.
+
+#include <forewarn/platform/files.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+FOREWARN_BEGIN_NAMESPACE
+namespace platform {
+namespace posix {
+
+// Writes all of `text` to `fd`, retrying short writes and EINTR.
+inline bool write_all(int fd, std::string_view text) noexcept {
+    while (!text.empty()) {
+        const ::ssize_t n = ::write(fd, text.data(), text.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        text.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+// fsync that retries EINTR.
+inline bool sync_fd(int fd) noexcept {
+    while (::fsync(fd) != 0)
+        if (errno != EINTR) return false;
+    return true;
+}
+
+}  // namespace posix
+
+inline result<void> write_file_atomically(const std::filesystem::path& path, std::string_view text) {
+    // A name no other writer uses at the same moment: this process's id and a counter (no
+    // <random>: it costs every includer ~10% of its compile time).
+    static std::atomic<unsigned long> counter{0};
+    std::filesystem::path tmp = path;
+    tmp += ".tmp-" + std::to_string(static_cast<unsigned long long>(::getpid())) + "-" +
+           std::to_string(counter.fetch_add(1));
+    auto give_up = [&](std::string what) -> result<void> {
+        std::error_code ignored;
+        std::filesystem::remove(tmp, ignored);
+        return error(errc::io_error, std::move(what));
+    };
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return error(errc::io_error, "cannot create " + tmp.string() + ": " + std::strerror(errno));
+    const bool written = posix::write_all(fd, text) && posix::sync_fd(fd);
+    const int write_errno = errno;
+    const bool closed = ::close(fd) == 0;
+    if (!written || !closed)
+        return give_up("cannot write " + tmp.string() + ": " + std::strerror(written ? errno : write_errno));
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) return give_up("cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message());
+    std::filesystem::path dir = path.parent_path();
+    if (dir.empty()) dir = ".";
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return error(errc::io_error, "cannot open " + dir.string() + " to flush it: " + std::strerror(errno));
+    const bool synced = posix::sync_fd(dfd);
+    const int sync_errno = errno;
+    ::close(dfd);
+    if (!synced) return error(errc::io_error, "cannot flush " + dir.string() + ": " + std::strerror(sync_errno));
+    return {};
+}
+
+}  // namespace platform
+FOREWARN_END_NAMESPACE
