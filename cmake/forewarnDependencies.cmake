@@ -5,9 +5,7 @@ include_guard(GLOBAL)
 
 find_package(Threads REQUIRED)
 # The default transport: WinHTTP on Windows (part of the system), libcurl elsewhere.
-if(WIN32)
-  find_package(CURL QUIET)  # curl_transport stays usable where libcurl is installed
-else()
+if(NOT WIN32)
   find_package(CURL REQUIRED)
 endif()
 

@@ -108,7 +108,7 @@ public:
 
     /// The saved state; errc::not_found when the file does not exist (a first run).
     result<poller_state> load() override {
-        auto text = platform::read_small_file(path_);
+        auto text = platform::read_small_file(platform::path_from_utf8(path_));
         if (!text) return std::move(text).error();
         auto st = read(*text);
         if (!st) {
@@ -127,7 +127,7 @@ public:
             e.message = "cannot save the state file " + path_ + ": " + e.message;
             return e;
         }
-        return platform::write_file_atomically(path_, *text);
+        return platform::write_file_atomically(platform::path_from_utf8(path_), *text);
     }
 
     /// The file's text for a state; an error when a string in it is not valid UTF-8.

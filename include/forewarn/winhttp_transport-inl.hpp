@@ -142,8 +142,12 @@ FOREWARN_INLINE void winhttp_transport::cancel() noexcept {
     if (!state_) return;
     state_->cancelled.store(true, std::memory_order_release);
     // Raised after the flag: a send() that registers its exchange later sees the flag first.
-    std::lock_guard<std::mutex> lock(state_->mutex);
-    if (state_->current) state_->current->cancel();
+    try {
+        std::lock_guard<std::mutex> lock(state_->mutex);
+        if (state_->current) state_->current->cancel();
+    } catch (...) {
+        // A lock that cannot be taken (a system error): the send in flight ends at its deadline.
+    }
 }
 
 FOREWARN_INLINE void winhttp_transport::reset() noexcept {
@@ -201,6 +205,7 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
     const std::wstring host(parts.lpszHostName, parts.dwHostNameLength);
     std::wstring path(parts.lpszUrlPath, parts.dwUrlPathLength);
     if (parts.lpszExtraInfo != nullptr) path.append(parts.lpszExtraInfo, parts.dwExtraInfoLength);
+    if (const auto fragment = path.find(L'#'); fragment != std::wstring::npos) path.resize(fragment);  // never sent
     if (path.empty()) path = L"/";
     const bool secure = parts.nScheme == INTERNET_SCHEME_HTTPS;
     const std::string authority(detail::url_authority(request.url));
@@ -239,25 +244,34 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
             return fail(e, "cannot set up the request to " + authority);
         }
     }
-    DWORD feature = WINHTTP_DISABLE_REDIRECTS;
+    // No redirects followed, and no cookie store (WinHTTP would send back what a server set).
+    DWORD feature = WINHTTP_DISABLE_REDIRECTS | WINHTTP_DISABLE_COOKIES;
     DWORD policy = WINHTTP_OPTION_REDIRECT_POLICY_NEVER;
     DWORD header_cap = static_cast<DWORD>((std::min<std::size_t>)(options.max_header_bytes, 0x7fffffff));
     auto millis = [](milliseconds d) {
         return static_cast<int>((std::min<milliseconds::rep>)((std::max<milliseconds::rep>)(d.count(), 1), INT32_MAX));
     };
+    // WinHttpSetTimeouts leaves the wait for the response headers at WinHTTP's 90 s: a GCE hanging
+    // GET or Azure's slow first call waits longer than that, so it gets the total timeout too.
+    DWORD receive_response = static_cast<DWORD>(millis(request.timeout));
     if (!::WinHttpSetOption(req.h, WINHTTP_OPTION_DISABLE_FEATURE, &feature, sizeof(feature)) ||
+        !::WinHttpSetOption(req.h, WINHTTP_OPTION_RECEIVE_RESPONSE_TIMEOUT, &receive_response, sizeof(receive_response)) ||
         !::WinHttpSetOption(req.h, WINHTTP_OPTION_REDIRECT_POLICY, &policy, sizeof(policy)) ||
         !::WinHttpSetOption(req.h, WINHTTP_OPTION_MAX_RESPONSE_HEADER_SIZE, &header_cap, sizeof(header_cap)) ||
         !::WinHttpSetTimeouts(req.h, millis(request.connect_timeout), millis(request.connect_timeout),
                               millis(request.timeout), millis(request.timeout)))
         return fail(::GetLastError(), "cannot set up the request to " + authority);
 
-    std::wstring header_block;
-    for (const auto& h : request.headers) header_block += platform::to_wide(h.name + ": " + h.value + "\r\n");
-    if (!header_block.empty() &&
-        !::WinHttpAddRequestHeaders(req.h, header_block.c_str(), static_cast<DWORD>(header_block.size()),
-                                    WINHTTP_ADDREQ_FLAG_ADD | WINHTTP_ADDREQ_FLAG_REPLACE))
-        return fail(::GetLastError(), "cannot set the headers of the request to " + authority);
+    // One header per call (REPLACE takes one at a time): each added as given, an empty value too,
+    // except User-Agent, which replaces the session's.
+    for (const auto& h : request.headers) {
+        const std::wstring line = platform::to_wide(h.name + ": " + h.value);
+        const DWORD how = detail::iequals(h.name, "User-Agent") && !detail::trim(h.value).empty()
+                              ? WINHTTP_ADDREQ_FLAG_ADD | WINHTTP_ADDREQ_FLAG_REPLACE
+                              : WINHTTP_ADDREQ_FLAG_ADD;
+        if (!::WinHttpAddRequestHeaders(req.h, line.c_str(), static_cast<DWORD>(line.size()), how))
+            return fail(::GetLastError(), "cannot set the header " + h.name + " of the request to " + authority);
+    }
     x->request_body = request.body;
 
     // From here cancel() reaches this exchange; the flag is checked after registering, so a
@@ -344,8 +358,10 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
                           &raw_size, WINHTTP_NO_HEADER_INDEX);
     if (raw_size > 0) {
         std::wstring raw(raw_size / sizeof(wchar_t) + 1, L'\0');
-        if (::WinHttpQueryHeaders(req.h, WINHTTP_QUERY_RAW_HEADERS_CRLF, WINHTTP_HEADER_NAME_BY_INDEX, raw.data(),
-                                  &raw_size, WINHTTP_NO_HEADER_INDEX)) {
+        if (!::WinHttpQueryHeaders(req.h, WINHTTP_QUERY_RAW_HEADERS_CRLF, WINHTTP_HEADER_NAME_BY_INDEX, raw.data(),
+                                   &raw_size, WINHTTP_NO_HEADER_INDEX))
+            return fail(::GetLastError(), "cannot read the response headers from " + authority);
+        {
             raw.resize(raw_size / sizeof(wchar_t));
             const std::string text = platform::to_utf8(raw);
             if (text.size() > options.max_header_bytes)
@@ -367,16 +383,20 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
             }
         }
     }
-    std::optional<std::uint64_t> promised;  // Content-Length, when the server sent a valid one
-    if (const auto* length = response.header("Content-Length")) {
+    // Content-Length, when the server sent a valid one and the status may have a body (not 1xx,
+    // 204 or 304: libcurl's rule).
+    std::optional<std::uint64_t> promised;
+    const bool may_have_body = response.status >= 200 && response.status != 204 && response.status != 304;
+    if (const auto* length = response.header("Content-Length"); length != nullptr && may_have_body) {
         std::uint64_t n = 0;
         bool digits = !length->empty();
         for (const char c : *length) {
-            if (c < '0' || c > '9' || n > (std::numeric_limits<std::uint64_t>::max)() / 10) {
+            const auto d = static_cast<std::uint64_t>(c - '0');
+            if (c < '0' || c > '9' || n > ((std::numeric_limits<std::uint64_t>::max)() - d) / 10) {
                 digits = false;
                 break;
             }
-            n = n * 10 + static_cast<std::uint64_t>(c - '0');
+            n = n * 10 + d;
         }
         if (digits) promised = n;
         if (digits && n > request.max_body)

@@ -132,3 +132,25 @@ TEST_CASE("state_file: a write replaces the whole file or nothing - no temporary
     CHECK(forewarn::platform::read_small_file(path).value() == "second, longer");
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("state_file: a path with non-ASCII characters is the file of that name", "[state][file_io]") {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("forewarn-test-utf8-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+    std::filesystem::create_directories(dir);
+    const std::string name = forewarn::platform::utf8_name(dir) + "/\xc3\xa9tat-Z\xc3\xbcrich-\xe6\x9d\xb1\xe4\xba\xac.json";
+    state_file f(name);
+    REQUIRE(f.save(sample()));
+    // The file is there under its real (Unicode) name, not a code page's reading of the bytes.
+    const auto expected = forewarn::platform::path_from_utf8(name);
+    CHECK(std::filesystem::exists(expected));
+    std::size_t files = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        CHECK(entry.path().filename() == expected.filename());
+        ++files;
+    }
+    CHECK(files == 1);
+    auto st = f.load();
+    REQUIRE(st);
+    CHECK(st->delivered == sample().delivered);
+    std::filesystem::remove_all(dir);
+}

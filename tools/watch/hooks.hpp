@@ -317,7 +317,7 @@ public:
     /// Loads the file; a missing one is empty, an unreadable one is reported and started afresh.
     std::string load() {
         if (path_.empty()) return {};
-        auto text = forewarn::platform::read_small_file(path_);
+        auto text = forewarn::platform::read_small_file(forewarn::platform::path_from_utf8(path_));
         if (!text) return text.error().code == forewarn::errc::not_found ? std::string() : text.error().describe();
         auto doc = forewarn::detail::parse_json(*text);
         if (!doc || !doc->IsObject()) return "the hook journal " + path_ + " is not what forewarn-watch writes: started afresh";
@@ -408,7 +408,7 @@ private:
         }
         w.end_object();
         w.end_object();
-        auto r = forewarn::platform::write_file_atomically(path_, w.str());
+        auto r = forewarn::platform::write_file_atomically(forewarn::platform::path_from_utf8(path_), w.str());
         return r ? std::string() : r.error().describe();
     }
 

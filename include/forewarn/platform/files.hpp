@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string_view>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -20,25 +21,43 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace platform {
 
+/// A path from its UTF-8 name (std::filesystem::u8path, which C++20 deprecates): on Windows the
+/// wide name, not the ANSI code page's reading of the bytes.
+inline std::filesystem::path path_from_utf8(std::string_view name) {
+#if defined(__cpp_char8_t)
+    return std::filesystem::path(std::u8string(name.begin(), name.end()));
+#else
+    return std::filesystem::u8path(name.begin(), name.end());
+#endif
+}
+
+/// A path's name in UTF-8, for messages (u8string() is a std::u8string in C++20).
+inline std::string utf8_name(const std::filesystem::path& p) {
+    const auto s = p.u8string();
+    return std::string(s.begin(), s.end());
+}
+
 /// Reads a whole file of at most `max_bytes`; errc::not_found when it does not exist, errc::io_error
 /// when it cannot be read or is larger.
 inline result<std::string> read_small_file(const std::filesystem::path& path, std::uintmax_t max_bytes = 16u << 20) {
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) return error(errc::not_found, "no file at " + path.u8string());
+    const std::string name = utf8_name(path);
+    if (!std::filesystem::exists(path, ec)) return error(errc::not_found, "no file at " + name);
     const auto size = std::filesystem::file_size(path, ec);
-    if (ec) return error(errc::io_error, "cannot read " + path.u8string() + ": " + ec.message());
-    if (size > max_bytes) return error(errc::io_error, path.u8string() + " is larger than " + std::to_string(max_bytes) + " bytes");
+    if (ec) return error(errc::io_error, "cannot read " + name + ": " + ec.message());
+    if (size > max_bytes) return error(errc::io_error, name + " is larger than " + std::to_string(max_bytes) + " bytes");
     std::ifstream in(path, std::ios::binary);
-    if (!in) return error(errc::io_error, "cannot open " + path.u8string());
+    if (!in) return error(errc::io_error, "cannot open " + name);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) return error(errc::io_error, "cannot read " + path.u8string());
+    if (in.bad()) return error(errc::io_error, "cannot read " + name);
     return text;
 }
 
 /**
  * Writes `text` to `path` atomically and durably: a temporary file in the same directory, written
- * and flushed to the disk, then renamed over the old one (and, on POSIX, the directory flushed so
- * that the rename itself survives a power cut; on Windows MoveFileExW's WRITE_THROUGH does that).
+ * and flushed to the disk, then renamed over the old one (on POSIX the directory is flushed too, so
+ * that the rename itself survives a power cut; on Windows the rename is MoveFileExW's, atomic, its
+ * durability NTFS's metadata journal's).
  * A crash or power cut leaves either the old content or the new, never an empty or half-written
  * file, and a failure (errc::io_error, naming the file) leaves the old file as it was.
  */

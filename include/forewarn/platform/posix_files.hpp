@@ -6,6 +6,7 @@
 #include <forewarn/platform/files.hpp>
 
 #include <atomic>
+#include <string>
 #include <cerrno>
 #include <cstring>
 

@@ -8,6 +8,7 @@
 #include <forewarn/platform/files.hpp>
 #include <forewarn/platform/windows.hpp>
 
+#include <algorithm>
 #include <atomic>
 
 FOREWARN_BEGIN_NAMESPACE
@@ -15,6 +16,7 @@ namespace platform {
 
 inline result<void> write_file_atomically(const std::filesystem::path& path, std::string_view text) {
     static std::atomic<unsigned long> counter{0};
+    const std::string name = utf8_name(path);
     std::filesystem::path tmp = path;
     tmp += ".tmp-" + std::to_string(static_cast<unsigned long long>(::GetCurrentProcessId())) + "-" +
            std::to_string(counter.fetch_add(1));
@@ -24,7 +26,7 @@ inline result<void> write_file_atomically(const std::filesystem::path& path, std
     };
     HANDLE h = ::CreateFileW(tmp.c_str(), GENERIC_WRITE, 0, nullptr, CREATE_ALWAYS, FILE_ATTRIBUTE_NORMAL, nullptr);
     if (h == INVALID_HANDLE_VALUE)
-        return error(errc::io_error, "cannot create " + tmp.u8string() + ": " + system_message(::GetLastError()));
+        return error(errc::io_error, "cannot create " + utf8_name(tmp) + ": " + system_message(::GetLastError()));
     bool written = true;
     DWORD failure = 0;
     while (!text.empty() && written) {
@@ -39,10 +41,17 @@ inline result<void> write_file_atomically(const std::filesystem::path& path, std
         failure = ::GetLastError();
     }
     ::CloseHandle(h);
-    if (!written) return give_up("cannot write " + tmp.u8string() + ": " + system_message(failure));
-    if (!::MoveFileExW(tmp.c_str(), path.c_str(), MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
-        return give_up("cannot rename " + tmp.u8string() + " to " + path.u8string() + ": " + system_message(::GetLastError()));
-    return {};
+    if (!written) return give_up("cannot write " + utf8_name(tmp) + ": " + system_message(failure));
+    // A reader, a virus scanner or the indexer may hold the old file open for a moment without
+    // FILE_SHARE_DELETE: the rename is tried again for up to half a second.
+    DWORD moved_error = 0;
+    for (int attempt = 0; attempt < 25; ++attempt) {
+        if (::MoveFileExW(tmp.c_str(), path.c_str(), MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) return {};
+        moved_error = ::GetLastError();
+        if (moved_error != ERROR_ACCESS_DENIED && moved_error != ERROR_SHARING_VIOLATION) break;
+        ::Sleep(20);
+    }
+    return give_up("cannot rename " + utf8_name(tmp) + " to " + name + ": " + system_message(moved_error));
 }
 
 }  // namespace platform
