@@ -251,15 +251,18 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
     auto millis = [](milliseconds d) {
         return static_cast<int>((std::min<milliseconds::rep>)((std::max<milliseconds::rep>)(d.count(), 1), INT32_MAX));
     };
+    // The deadlines are the transport's own (the waits below): WinHTTP's timeouts are set 5 s
+    // beyond them, so that they only back ours up and a time-out is always told as one.
     // WinHttpSetTimeouts leaves the wait for the response headers at WinHTTP's 90 s: a GCE hanging
     // GET or Azure's slow first call waits longer than that, so it gets the total timeout too.
-    DWORD receive_response = static_cast<DWORD>(millis(request.timeout));
+    const auto margin = std::chrono::seconds(5);
+    DWORD receive_response = static_cast<DWORD>(millis(request.timeout + margin));
     if (!::WinHttpSetOption(req.h, WINHTTP_OPTION_DISABLE_FEATURE, &feature, sizeof(feature)) ||
         !::WinHttpSetOption(req.h, WINHTTP_OPTION_RECEIVE_RESPONSE_TIMEOUT, &receive_response, sizeof(receive_response)) ||
         !::WinHttpSetOption(req.h, WINHTTP_OPTION_REDIRECT_POLICY, &policy, sizeof(policy)) ||
         !::WinHttpSetOption(req.h, WINHTTP_OPTION_MAX_RESPONSE_HEADER_SIZE, &header_cap, sizeof(header_cap)) ||
-        !::WinHttpSetTimeouts(req.h, millis(request.connect_timeout), millis(request.connect_timeout),
-                              millis(request.timeout), millis(request.timeout)))
+        !::WinHttpSetTimeouts(req.h, millis(request.connect_timeout + margin), millis(request.connect_timeout + margin),
+                              millis(request.timeout + margin), millis(request.timeout + margin)))
         return fail(::GetLastError(), "cannot set up the request to " + authority);
 
     // One header per call (REPLACE takes one at a time): each added as given, an empty value too,
@@ -327,7 +330,10 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
             std::lock_guard<std::mutex> lock(x->mutex);
             code = x->failure;
         }
-        if (code == ERROR_WINHTTP_TIMEOUT && !x->connected.load()) return timed_out();
+        if (code == ERROR_WINHTTP_TIMEOUT) return timed_out();
+        // A failure that comes once a deadline has passed is that deadline (WinHTTP may report
+        // its own time-out as a broken connection).
+        if (steady::now() >= (x->connected.load() ? total_deadline : connect_deadline)) return timed_out();
         return fail(code, failed);
     };
 
