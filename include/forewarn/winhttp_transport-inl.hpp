@@ -367,26 +367,24 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
         if (!::WinHttpQueryHeaders(req.h, WINHTTP_QUERY_RAW_HEADERS_CRLF, WINHTTP_HEADER_NAME_BY_INDEX, raw.data(),
                                    &raw_size, WINHTTP_NO_HEADER_INDEX))
             return fail(::GetLastError(), "cannot read the response headers from " + authority);
-        {
-            raw.resize(raw_size / sizeof(wchar_t));
-            const std::string text = platform::to_utf8(raw);
-            if (text.size() > options.max_header_bytes)
-                return error(errc::transport, "response headers passed " + std::to_string(options.max_header_bytes) + " bytes");
-            std::string_view rest(text);
-            bool first = true;  // the status line
-            while (!rest.empty()) {
-                const auto end = rest.find("\r\n");
-                const auto line = rest.substr(0, end);
-                rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 2);
-                if (first) {
-                    first = false;
-                    continue;
-                }
-                const auto colon = line.find(':');
-                if (colon == std::string_view::npos || colon == 0) continue;
-                response.headers.push_back(
-                    {std::string(detail::trim(line.substr(0, colon))), std::string(detail::trim(line.substr(colon + 1)))});
+        raw.resize(raw_size / sizeof(wchar_t));
+        const std::string text = platform::to_utf8(raw);
+        if (text.size() > options.max_header_bytes)
+            return error(errc::transport, "response headers passed " + std::to_string(options.max_header_bytes) + " bytes");
+        std::string_view rest(text);
+        bool first = true;  // the status line
+        while (!rest.empty()) {
+            const auto end = rest.find("\r\n");
+            const auto line = rest.substr(0, end);
+            rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 2);
+            if (first) {
+                first = false;
+                continue;
             }
+            const auto colon = line.find(':');
+            if (colon == std::string_view::npos || colon == 0) continue;
+            response.headers.push_back(
+                {std::string(detail::trim(line.substr(0, colon))), std::string(detail::trim(line.substr(colon + 1)))});
         }
     }
     // Content-Length, when the server sent a valid one and the status may have a body (not 1xx,
