@@ -14,7 +14,7 @@
 
 #include <forewarn/aws/instance_metadata_client.hpp>
 #include <forewarn/azure/scheduled_events_client.hpp>
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/default_transport.hpp>
 #include <forewarn/json.hpp>
 #include <forewarn/detect.hpp>
 #include <forewarn/etcd/maintenance_budget.hpp>
@@ -26,13 +26,12 @@
 #include "hooks.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
+#include "platform/arguments.hpp"
+#include "platform/etcd_transport.hpp"
+#include "platform/service.hpp"
+#include "platform/stop_signal.hpp"
 
 #include <chrono>
-#include <csignal>
-#include <pthread.h>
-#include <signal.h>
-#include <sys/types.h>
-#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cerrno>
@@ -103,25 +102,8 @@ struct output {
     bool done = false;
 };
 
-/// The signals main() waits for: blocked in every thread (so none runs a handler), taken by
-/// sigwait. SIGUSR1 is forewarn-watch's own: the last --exit-after line was written.
-sigset_t waited_signals() {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGUSR1);
-    return set;
-}
-
-/// Sleeps until one of waited_signals() arrives; wakes for nothing else.
-int wait_for_signal() {
-    const sigset_t set = waited_signals();
-    int sig = 0;
-    while (sigwait(&set, &sig) != 0) {
-    }
-    return sig;
-}
+/// Where the lines and the log go: stdout and stderr, or a Windows service's log file.
+watch::service::streams out_streams{nullptr, nullptr};
 
 /// One line on stderr, whole (hook output, approvals and errors come from several threads).
 /// Text from the network (event ids, descriptions, a hook's output) as one line: control bytes
@@ -150,7 +132,7 @@ void log_line(std::string_view text) {
     std::string line = "forewarn-watch: ";
     line += one_line(text);
     line += '\n';
-    std::fwrite(line.data(), 1, line.size(), stderr);
+    std::fwrite(line.data(), 1, line.size(), out_streams.log);
 }
 
 /// The error's kind for the metrics: its errc name.
@@ -167,15 +149,15 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
     auto print = [&](const std::string& line, bool is_change) {
         std::lock_guard<std::mutex> lock(out.mutex);
         if (out.done) return;
-        std::fwrite(line.data(), 1, line.size(), stdout);
-        std::fputc('\n', stdout);
-        std::fflush(stdout);
+        std::fwrite(line.data(), 1, line.size(), out_streams.lines);
+        std::fputc('\n', out_streams.lines);
+        std::fflush(out_streams.lines);
         if (!is_change) return;
         ++out.lines;
         if (s.exit_after && out.lines >= *s.exit_after) {
             out.done = true;
             poller->stop();               // from the handler: nothing more is delivered
-            ::kill(::getpid(), SIGUSR1);  // wakes main()'s sigwait
+            watch::stop_signal::notify_done();  // wakes main()
         }
     };
     auto emit = [&](const forewarn::change& c) {
@@ -293,7 +275,7 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
         forewarn::etcd::budget_options b;
         b.etcd.endpoints = forewarn::etcd::split_endpoints(s.etcd);
         b.etcd.username = s.etcd_user;
-        if (const char* pw = std::getenv("FOREWARN_ETCD_PASSWORD")) b.etcd.password = pw;
+        if (auto pw = watch::platform::environment("FOREWARN_ETCD_PASSWORD")) b.etcd.password = *pw;
         b.group = s.fleet_group;
         b.max_in_maintenance = static_cast<std::size_t>(s.fleet_max);
         b.lease_ttl = s.fleet_ttl;
@@ -319,11 +301,12 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
             w.end_object();
             print(w.str(), false);
         };
-        forewarn::curl_transport_options t;
-        t.ca_file = s.etcd_ca;
-        t.client_cert = s.etcd_cert;
-        t.client_key = s.etcd_key;
-        auto budget = std::make_shared<forewarn::etcd::maintenance_budget>(b, forewarn::curl_transport(t));
+        auto transport = watch::etcd_transport(s.etcd_ca, s.etcd_cert, s.etcd_key);
+        if (!transport) {
+            log_line(transport.error().describe());
+            return 2;
+        }
+        auto budget = std::make_shared<forewarn::etcd::maintenance_budget>(b, std::move(*transport));
         if (auto v = budget->validate(); !v) {
             log_line(v.error().describe());
             return 2;
@@ -356,33 +339,32 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
                  std::to_string(server->port()) + "/metrics and /healthz");
     }
 
-    std::fprintf(stderr, "forewarn-watch: watching %s at %s (approve: %s%s%s%s)\n", cloud.c_str(), where.c_str(),
+    std::fprintf(out_streams.log, "forewarn-watch: watching %s at %s (approve: %s%s%s%s)\n", cloud.c_str(), where.c_str(),
                  std::string(forewarn::to_string(s.approve)).c_str(), s.self.empty() ? "" : " as ", s.self.c_str(),
                  s.dry_run ? ", dry run: nothing is sent" : "");
     if (auto started = p.start(); !started) {
         log_line(started.error().describe());
         return 1;
     }
-    // The main thread sleeps until SIGINT, SIGTERM or the last --exit-after line: no polling.
-    const int sig = wait_for_signal();
+    // The main thread sleeps until a stop (SIGINT, SIGTERM; on Windows Ctrl+C, Ctrl+Break, the
+    // console closing, a shutdown) or the last --exit-after line: no polling.
+    const bool by_signal = watch::stop_signal::wait();
     p.stop();
     if (server) server->stop();
     hooks.stop();  // running hooks are stopped; the journal keeps them pending for the next start
-    if (sig != SIGUSR1) std::fputs("forewarn-watch: stopped by a signal\n", stderr);
+    if (by_signal) std::fputs("forewarn-watch: stopped by a signal\n", out_streams.log);
+    watch::stop_signal::finished();
     return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    // A hook that exits before reading its stdin must cost a write error (EPIPE), never the agent.
-    std::signal(SIGPIPE, SIG_IGN);
+/// The agent: its arguments (the program's name first) to its exit code.
+int agent_main(const std::vector<std::string>& args, watch::service::streams out) {
+    out_streams = out;
     settings s;
-    if (auto code = watch::parse(argc, argv, s)) return *code;
-    // Before any thread starts (detect_cloud's probes, the poller), so that every thread inherits
-    // the mask and the signals wait for main()'s sigwait.
-    const sigset_t waited = waited_signals();
-    pthread_sigmask(SIG_BLOCK, &waited, nullptr);
+    if (auto code = watch::parse(args, s)) return *code;
+    // Before any thread starts (detect_cloud's probes, the poller): on POSIX every thread then
+    // inherits the signal mask and the signals wait for main().
+    watch::stop_signal::prepare();
 
     std::string cloud = s.cloud;
     if (cloud == "auto") {
@@ -392,13 +374,13 @@ int main(int argc, char** argv) {
         d.aws_endpoint = s.endpoint;
         auto found = forewarn::detect_cloud(d);
         if (!found || found->found == forewarn::cloud::none) {
-            std::fputs("forewarn-watch: no Azure IMDS, GCE metadata server or AWS IMDS answers here", stderr);
+            std::fputs("forewarn-watch: no Azure IMDS, GCE metadata server or AWS IMDS answers here", out_streams.log);
             if (found)
-                std::fprintf(stderr, " (azure: %s; gce: %s; aws: %s)", found->azure_error.describe().c_str(),
+                std::fprintf(out_streams.log, " (azure: %s; gce: %s; aws: %s)", found->azure_error.describe().c_str(),
                              found->gce_error.describe().c_str(), found->aws_error.describe().c_str());
             else
-                std::fprintf(stderr, " (%s)", found.error().describe().c_str());
-            std::fputs("; use --cloud and --endpoint\n", stderr);
+                std::fprintf(out_streams.log, " (%s)", found.error().describe().c_str());
+            std::fputs("; use --cloud and --endpoint\n", out_streams.log);
             return 1;
         }
         cloud = std::string(forewarn::to_string(found->found));
@@ -428,4 +410,18 @@ int main(int argc, char** argv) {
     forewarn::gce::metadata_client client(o);
     const std::string where = client.endpoint();
     return run_agent(std::move(client), s, where, "gce");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // The log as it happens: the Windows C runtime buffers stderr into a pipe or a file.
+    std::setvbuf(stderr, nullptr, _IONBF, 0);
+    const auto args = watch::platform::arguments(argc, argv);
+    const auto check = [](const std::vector<std::string>& a) {
+        settings s;
+        return watch::parse(a, s);
+    };
+    if (auto code = watch::service::command(args, &agent_main, check)) return *code;  // Windows: service install|uninstall|run
+    return agent_main(args, watch::service::streams{stdout, stderr});
 }

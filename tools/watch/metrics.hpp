@@ -2,20 +2,15 @@
 // forewarn-watch's metrics and health: counters kept as the agent works, and a small HTTP/1.1
 // server (--metrics-listen HOST:PORT) on a thread of its own that answers GET /metrics in
 // Prometheus' text format and GET /healthz. It sleeps in poll() until a connection comes or it
-// is stopped (a pipe wakes it): no periodic wake-up. One request per connection; a request head
+// is stopped (a loopback socket wakes it): no periodic wake-up. Sockets through platform/sockets.hpp
+// (POSIX or Winsock). One request per connection; a request head
 // over 8 KiB, a method other than GET or an unknown path gets 400, 405 or 404, never a crash.
 #pragma once
 
 #include <forewarn/event.hpp>
 #include <forewarn/poller.hpp>
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include "platform/sockets.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -152,6 +147,7 @@ public:
 
     /// Listens on HOST:PORT (port 0: any free one) and starts the thread; the error in words.
     std::string start(const std::string& host_port) {
+        if (!net::start()) return "--metrics-listen " + host_port + ": cannot start the network (" + net::last_error() + ")";
         const auto colon = host_port.rfind(':');
         std::string host = host_port.substr(0, colon), port = host_port.substr(colon + 1);
         if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
@@ -160,28 +156,30 @@ public:
         hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
         addrinfo* found = nullptr;
         if (int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found); rc != 0)
-            return "--metrics-listen " + host_port + ": " + ::gai_strerror(rc);
+            return "--metrics-listen " + host_port + ": " + gai_strerror(rc);
         std::string err = "--metrics-listen " + host_port + ": no address to listen on";
         for (addrinfo* a = found; a; a = a->ai_next) {
-            const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-            if (fd < 0) continue;
+            const net::socket_t fd = net::open_socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+            if (fd == net::no_socket) continue;
+#if !defined(_WIN32)  // on Windows SO_REUSEADDR would let another program take the port too
             const int one = 1;
             ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-            if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 16) == 0) {
+#endif
+            if (::bind(fd, a->ai_addr, static_cast<socklen_t>(a->ai_addrlen)) == 0 && ::listen(fd, 16) == 0) {
                 listen_fd_ = fd;
                 break;
             }
-            err = "--metrics-listen " + host_port + ": " + std::strerror(errno);
-            ::close(fd);
+            err = "--metrics-listen " + host_port + ": " + net::last_error();
+            net::close_socket(fd);
         }
         ::freeaddrinfo(found);
-        if (listen_fd_ < 0) return err;
+        if (listen_fd_ == net::no_socket) return err;
         sockaddr_storage ss{};
         socklen_t len = sizeof ss;
         if (::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&ss), &len) == 0)
             port_ = ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
                                                    : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-        if (::pipe2(wake_, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
+        if (auto e = waker_.open(); !e.empty()) return e;
         thread_ = std::thread([this] { serve(); });
         return {};
     }
@@ -190,45 +188,42 @@ public:
 
     void stop() {
         if (thread_.joinable()) {
-            const char b = 1;
-            (void)!::write(wake_[1], &b, 1);
+            waker_.wake();
             thread_.join();
         }
-        for (int* fd : {&listen_fd_, &wake_[0], &wake_[1]})
-            if (*fd >= 0) {
-                ::close(*fd);
-                *fd = -1;
-            }
+        if (listen_fd_ != net::no_socket) net::close_socket(listen_fd_);
+        listen_fd_ = net::no_socket;
+        waker_.close();
     }
 
 private:
     void serve() {
         for (;;) {
-            pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
-            if (::poll(fds, 2, -1) < 0) {
-                if (errno == EINTR) continue;
+            net::pollfd_t fds[2] = {{listen_fd_, POLLIN, 0}, {waker_.socket(), POLLIN, 0}};
+            if (net::poll(fds, 2, -1) < 0) {
+                if (net::interrupted()) continue;
                 return;
             }
             if (fds[1].revents) return;
             if (!(fds[0].revents & POLLIN)) continue;
-            const int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-            if (c < 0) continue;
+            const net::socket_t c = net::accept_socket(listen_fd_);
+            if (c == net::no_socket) continue;
             answer(c);
-            ::close(c);
+            net::close_socket(c);
         }
     }
 
     // One request, read for at most 2 s (a client that says nothing cannot hold the server).
-    void answer(int c) {
+    void answer(net::socket_t c) {
         std::string head;
         const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
         char buf[1024];
         while (head.find("\r\n\r\n") == std::string::npos && head.find("\n\n") == std::string::npos) {
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()).count();
             if (left <= 0 || head.size() > 8192) break;
-            pollfd p{c, POLLIN, 0};
-            if (::poll(&p, 1, static_cast<int>(left)) <= 0) break;
-            const auto n = ::recv(c, buf, sizeof buf, 0);
+            net::pollfd_t p{c, POLLIN, 0};
+            if (net::poll(&p, 1, static_cast<int>(left)) <= 0) break;
+            const auto n = ::recv(c, buf, static_cast<int>(sizeof buf), 0);
             if (n <= 0) break;
             head.append(buf, static_cast<std::size_t>(n));
         }
@@ -255,15 +250,15 @@ private:
                           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
         std::size_t done = 0;
         while (done < out.size()) {
-            const auto n = ::send(c, out.data() + done, out.size() - done, MSG_NOSIGNAL);
+            const auto n = ::send(c, out.data() + done, static_cast<int>(out.size() - done), net::send_flags());
             if (n <= 0) break;
             done += static_cast<std::size_t>(n);
         }
     }
 
     page_fn pages_;
-    int listen_fd_ = -1;
-    int wake_[2] = {-1, -1};
+    net::socket_t listen_fd_ = net::no_socket;
+    net::waker waker_;
     int port_ = 0;
     std::thread thread_;
 };

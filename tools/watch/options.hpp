@@ -6,6 +6,8 @@
 
 #include <forewarn/approval.hpp>
 
+#include "platform/arguments.hpp"
+
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -252,13 +254,15 @@ inline void usage(std::FILE* out) {
     std::fputs("  --help\n        this text\n", out);
 }
 
-/// The settings from the environment, then the command line; or an exit code (0 after --help,
-/// 2 for a bad option or value, said on stderr).
-inline std::optional<int> parse(int argc, char** argv, settings& s) {
+/// The settings from the environment, then the command line (`args`, the program's name first,
+/// UTF-8: platform/arguments.hpp); or an exit code (0 after --help, 2 for a bad option or value,
+/// said on stderr).
+inline std::optional<int> parse(const std::vector<std::string>& args, settings& s) {
     for (const auto& f : flags()) {
-        const char* v = std::getenv(env_name(f.name).c_str());
-        if (!v) continue;
-        std::string_view value = v;
+        const auto from_env = platform::environment(env_name(f.name));
+        if (!from_env) continue;
+        const char* v = from_env->c_str();
+        std::string_view value = *from_env;
         if (!*f.value) {  // a switch: 1/true/yes on, 0/false/no/empty off
             if (value.empty() || value == "0" || value == "false" || value == "no") continue;
             if (value != "1" && value != "true" && value != "yes") {
@@ -271,8 +275,9 @@ inline std::optional<int> parse(int argc, char** argv, settings& s) {
             return 2;
         }
     }
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view arg = argv[i];
+    const std::size_t argc = args.size();
+    for (std::size_t i = 1; i < argc; ++i) {
+        const std::string_view arg = args[i];
         if (arg == "--help" || arg == "-h") {
             usage(stdout);
             return 0;
@@ -282,7 +287,7 @@ inline std::optional<int> parse(int argc, char** argv, settings& s) {
             for (const auto& f : flags())
                 if (arg.substr(2) == f.name) found = &f;
         if (!found) {
-            std::fprintf(stderr, "forewarn-watch: unknown option \"%s\" (see --help)\n", argv[i]);
+            std::fprintf(stderr, "forewarn-watch: unknown option \"%s\" (see --help)\n", args[i].c_str());
             return 2;
         }
         std::string_view value = "1";
@@ -291,7 +296,7 @@ inline std::optional<int> parse(int argc, char** argv, settings& s) {
                 std::fprintf(stderr, "forewarn-watch: --%s needs a value (%s)\n", found->name, found->value);
                 return 2;
             }
-            value = argv[++i];
+            value = args[++i];
         }
         if (auto e = found->apply(s, value); !e.empty()) {
             std::fprintf(stderr, "forewarn-watch: %s, not \"%.*s\"\n", e.c_str(), static_cast<int>(value.size()), value.data());

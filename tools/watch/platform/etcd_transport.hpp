@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+// The transport forewarn-watch's fleet budget talks to etcd over, with --etcd-ca, --etcd-cert and
+// --etcd-key: libcurl's TLS options on POSIX. WinHTTP on Windows checks the server against the
+// system's certificate store and takes no client certificate from a file: those flags are
+// refused there with a clear error instead of being ignored.
+#pragma once
+
+#include <forewarn/default_transport.hpp>
+#include <forewarn/result.hpp>
+
+#include <string>
+
+namespace watch {
+
+inline forewarn::result<forewarn::default_transport> etcd_transport(const std::string& ca, const std::string& cert,
+                                                                    const std::string& key) {
+#if defined(_WIN32)
+    if (!ca.empty() || !cert.empty() || !key.empty())
+        return forewarn::error(forewarn::errc::invalid_argument,
+                               "--etcd-ca, --etcd-cert and --etcd-key are not supported on Windows yet: WinHTTP "
+                               "checks etcd's certificate against the system store");
+    return forewarn::default_transport();
+#else
+    forewarn::curl_transport_options t;
+    t.ca_file = ca;
+    t.client_cert = cert;
+    t.client_key = key;
+    return forewarn::curl_transport(t);
+#endif
+}
+
+}  // namespace watch

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+// The POSIX half of platform/process.hpp: fork, /bin/sh -c, a process group, pidfd.
+#pragma once
+
+#include "process.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace watch {
+
+namespace detail {
+
+struct fd_guard {
+    int fd = -1;
+    ~fd_guard() { reset(); }
+    void reset() {
+        if (fd >= 0) ::close(fd);
+        fd = -1;
+    }
+};
+
+inline int pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+    (void)pid;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+}  // namespace detail
+
+/**
+ * Runs `command` with /bin/sh -c in a process group of its own: `input` on its stdin, `env`
+ * ("NAME=value") added to forewarn-watch's environment, its stdout and stderr given line by line
+ * to `log_line`. Stops the group (SIGTERM, then SIGKILL 2 s later) when `deadline` comes or
+ * `stop` is raised. Blocks the calling thread until the process is gone.
+ */
+inline hook_outcome run_hook(const std::string& command, const std::string& input, const std::vector<std::string>& env,
+                             std::chrono::steady_clock::time_point deadline, const std::atomic<bool>& stop,
+                             const std::function<void(std::string_view)>& log_line) {
+    using clock = std::chrono::steady_clock;
+    hook_outcome out;
+    const auto started = clock::now();
+
+    // Everything the child needs is made before fork(): after it, only async-signal-safe calls.
+    std::map<std::string, std::string> vars;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string_view kv = *e;
+        const auto eq = kv.find('=');
+        if (eq == std::string_view::npos) continue;
+        // The agent's secrets stay the agent's: a hook never inherits the etcd password.
+        if (kv.substr(0, eq) == "FOREWARN_ETCD_PASSWORD") continue;
+        vars[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
+    }
+    for (const auto& kv : env) {
+        const auto eq = kv.find('=');
+        if (eq != std::string::npos) vars[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    std::vector<std::string> env_strings;
+    env_strings.reserve(vars.size());
+    for (const auto& [k, v] : vars) env_strings.push_back(k + "=" + v);
+    std::vector<char*> envp;
+    for (auto& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::string sh = "sh", dash_c = "-c", cmd = command;
+    char* argv[] = {sh.data(), dash_c.data(), cmd.data(), nullptr};
+    const long max_fd = ::sysconf(_SC_OPEN_MAX) > 0 ? ::sysconf(_SC_OPEN_MAX) : 1024;
+
+    int in_pipe[2], out_pipe[2];
+    if (::pipe2(in_pipe, O_CLOEXEC) != 0) {
+        out.detail = std::string("pipe: ") + std::strerror(errno);
+        return out;
+    }
+    detail::fd_guard in_read{in_pipe[0]}, in_write{in_pipe[1]};
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
+        out.detail = std::string("pipe: ") + std::strerror(errno);
+        return out;
+    }
+    detail::fd_guard out_read{out_pipe[0]}, out_write{out_pipe[1]};
+
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        out.detail = std::string("fork: ") + std::strerror(errno);
+        return out;
+    }
+    if (pid == 0) {
+        ::setpgid(0, 0);
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);  // forewarn-watch blocks its signals in every thread
+        struct sigaction dfl {};
+        dfl.sa_handler = SIG_DFL;
+        ::sigaction(SIGPIPE, &dfl, nullptr);
+        ::dup2(in_pipe[0], 0);
+        ::dup2(out_pipe[1], 1);
+        ::dup2(out_pipe[1], 2);
+#ifdef SYS_close_range
+        if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
+#endif
+            for (long fd = 3; fd < max_fd; ++fd) ::close(static_cast<int>(fd));
+        ::execve("/bin/sh", argv, envp.data());
+        ::_exit(127);
+    }
+    ::setpgid(pid, pid);  // also here: whichever runs first
+    in_read.reset();
+    out_write.reset();
+    ::fcntl(in_write.fd, F_SETFL, ::fcntl(in_write.fd, F_GETFL) | O_NONBLOCK);
+    detail::fd_guard pidfd{detail::pidfd_open(pid)};
+
+    std::size_t written = 0;
+    if (input.empty()) in_write.reset();
+    output_lines lines(log_line);
+
+    bool exited = false, output_done = false, killing = false;
+    int status = 0;
+    clock::time_point kill_at = deadline;
+    bool timed_out = false;
+    while (!exited || !output_done) {
+        const auto now = clock::now();
+        if (!killing && (now >= deadline || stop.load())) {
+            timed_out = !stop.load();
+            ::kill(-pid, SIGTERM);
+            killing = true;
+            kill_at = now + std::chrono::seconds(2);
+        } else if (killing && now >= kill_at) {
+            ::kill(-pid, SIGKILL);
+            kill_at = clock::time_point::max();
+        }
+        pollfd fds[3];
+        nfds_t n = 0;
+        int out_i = -1, in_i = -1;
+        if (!output_done) {
+            out_i = static_cast<int>(n);
+            fds[n++] = {out_read.fd, POLLIN, 0};
+        }
+        if (in_write.fd >= 0) {
+            in_i = static_cast<int>(n);
+            fds[n++] = {in_write.fd, POLLOUT, 0};
+        }
+        if (!exited && pidfd.fd >= 0) fds[n++] = {pidfd.fd, POLLIN, 0};  // readable once it exits
+        const auto until = killing ? kill_at : deadline;
+        long long wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
+        wait_ms = std::clamp<long long>(wait_ms, 0, 200);  // 200 ms: the stop flag is looked at that often
+        if (!exited && pidfd.fd < 0) wait_ms = std::min<long long>(wait_ms, 50);  // no pidfd: waitpid by polling
+        const int r = ::poll(fds, n, static_cast<int>(wait_ms));
+        if (r < 0 && errno != EINTR) break;
+        if (out_i >= 0 && (fds[out_i].revents & (POLLIN | POLLHUP | POLLERR))) {
+            char buf[4096];
+            const auto got = ::read(out_read.fd, buf, sizeof buf);
+            if (got > 0) {
+                lines.add(buf, static_cast<std::size_t>(got));
+            } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+                output_done = true;
+                lines.finish();
+            }
+        }
+        if (in_i >= 0 && (fds[in_i].revents & (POLLOUT | POLLERR | POLLHUP))) {
+            const auto put = ::write(in_write.fd, input.data() + written, input.size() - written);
+            if (put > 0) written += static_cast<std::size_t>(put);
+            if (put < 0 && errno != EAGAIN && errno != EINTR) written = input.size();  // it closed its stdin
+            if (written >= input.size()) in_write.reset();
+        }
+        if (!exited) {
+            const pid_t w = ::waitpid(pid, &status, WNOHANG);
+            if (w == pid) exited = true;
+        }
+        // A hook that exited but left a background child holding the output pipe: stop waiting
+        // for the output once the process itself is gone and its group was told to stop.
+        if (exited && !output_done && killing && clock::now() >= kill_at) output_done = true;
+        if (exited && !output_done && !killing && clock::now() >= deadline) {
+            ::kill(-pid, SIGKILL);
+            output_done = true;
+        }
+    }
+    if (!exited) ::waitpid(pid, &status, 0);
+    out.took = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - started);
+    if (WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status)) out.exit_code = -WTERMSIG(status);
+    describe_end(out, timed_out, stop.load());
+    return out;
+}
+
+}  // namespace watch

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+// The POSIX half of platform/stop_signal.hpp: SIGINT and SIGTERM, and SIGUSR1 as "done".
+#pragma once
+
+#include "stop_signal.hpp"
+
+#include <csignal>
+
+#include <signal.h>
+#include <unistd.h>
+
+namespace watch {
+namespace stop_signal {
+
+inline sigset_t waited_signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);
+    return set;
+}
+
+inline void prepare() {
+    std::signal(SIGPIPE, SIG_IGN);
+    const sigset_t set = waited_signals();
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+inline void notify_done() { ::kill(::getpid(), SIGUSR1); }
+
+inline bool wait() {
+    const sigset_t set = waited_signals();
+    int sig = 0;
+    while (sigwait(&set, &sig) != 0) {
+    }
+    return sig != SIGUSR1;
+}
+
+inline void finished() {}
+
+}  // namespace stop_signal
+}  // namespace watch
