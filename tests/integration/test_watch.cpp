@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 // End to end: the forewarn-watch program against the forewarn-emulator program, over loopback
-// HTTP, driven through the emulator's control API. POSIX only (processes, signals), like the
-// emulator itself.
+// HTTP, driven through the emulator's control API. The test program is POSIX only (processes,
+// signals), like the emulator itself; the agent it drives is this build's forewarn-watch or, when
+// FOREWARN_WATCH_EXE names one, forewarn-watch.exe under Wine: the cases tagged [agent] run
+// against both and expect the same lines (the windows CI stage, tests/windows/CMakeLists.txt).
 #include <forewarn/detail/json.hpp>
+#include <forewarn/detail/strings.hpp>
 #include <forewarn/etcd/client.hpp>
 #include <forewarn/json.hpp>
 
@@ -19,9 +22,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -41,6 +46,33 @@ using namespace std::chrono_literals;
 using strings = std::vector<std::string>;
 
 namespace {
+
+/// forewarn-watch.exe when the Windows agent is under test (FOREWARN_WATCH_EXE), else nothing.
+const char* windows_agent() {
+    const char* exe = std::getenv("FOREWARN_WATCH_EXE");
+    return exe != nullptr && *exe != '\0' ? exe : nullptr;
+}
+
+/// The command that starts the agent under test: this build's, or the Windows one under Wine
+/// (FOREWARN_WINE, default /usr/bin/wine).
+strings agent_command() {
+    if (const char* exe = windows_agent()) {
+        const char* wine = std::getenv("FOREWARN_WINE");
+        return {wine != nullptr && *wine != '\0' ? wine : "/usr/bin/wine", exe};
+    }
+    return {FOREWARN_WATCH_PATH};
+}
+
+/// How long the agent may take to say it is watching: a Wine prefix's first start takes ~20 s.
+std::chrono::seconds agent_start() { return windows_agent() ? 90s : 10s; }
+
+/// A file's path as the agent names it: under Wine, drive Z: is the Linux root.
+std::string agent_path(std::string path) {
+    if (!windows_agent()) return path;
+    for (auto& c : path)
+        if (c == '/') c = '\\';
+    return "Z:" + path;
+}
 
 /// A child process with its stdout and stderr captured line by line; killed (SIGKILL) and reaped
 /// at scope exit if still running, so a failing test leaves nothing behind.
@@ -91,6 +123,11 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         if (!status_) ::kill(pid_, sig);
     }
+
+    /// Asks the agent to stop as its platform does: SIGTERM (systemd's stop) on Linux; Ctrl+C on
+    /// Windows, which Wine delivers from SIGINT as the console's control event (Wine ends a
+    /// process outright on SIGTERM, as Windows has no such signal).
+    void stop() { signal(windows_agent() ? SIGINT : SIGTERM); }
 
     /// The exit code once it exited normally, -1 when killed by a signal; nothing after `timeout`.
     std::optional<int> wait_exit(std::chrono::milliseconds timeout) {
@@ -163,7 +200,8 @@ private:
 };
 
 child_process watch(const emulator_process& emu, strings flags) {
-    strings args{FOREWARN_WATCH_PATH, "--endpoint", emu.base_url()};
+    strings args = agent_command();
+    args.insert(args.end(), {"--endpoint", emu.base_url()});
     args.insert(args.end(), flags.begin(), flags.end());
     return child_process(args);
 }
@@ -275,11 +313,11 @@ json_change parse_line(const std::string& line) {
 
 }  // namespace
 
-TEST_CASE("watch end to end (Azure): the leader approves, one JSON object per change", "[watch][e2e]") {
+TEST_CASE("watch end to end (Azure): the leader approves, one JSON object per change", "[watch][e2e][agent]") {
     emulator_process emu;
     auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_0", "--approve", "leader", "--interval", "300",
                          "--exit-after", "3"});
-    REQUIRE(w.wait_for_stderr("watching azure", 10s));
+    REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
     post(emu, "azure/events",
          R"({"EventId":"F1","EventType":"Freeze","Resources":["WestNO_0","WestNO_1"],"DurationInSeconds":5,"impact":"2s"})");
     const auto code = w.wait_exit(30s);
@@ -321,7 +359,7 @@ TEST_CASE("watch end to end (Azure): a follower leaves platform events to the le
     emulator_process emu;
     auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_1", "--approve", "leader", "--interval", "300",
                          "--exit-after", "3"});
-    REQUIRE(w.wait_for_stderr("watching azure", 10s));
+    REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
     post(emu, "azure/events", R"({"EventId":"P1","EventType":"Reboot","Resources":["WestNO_0","WestNO_1"],"impact":"1s"})");
     REQUIRE(w.wait_for_lines(1, 20s));
     wait_for_polls(emu, 3);  // the follower polled on, and did not approve
@@ -344,7 +382,7 @@ TEST_CASE("watch end to end (Azure): a follower approves a user event after its 
     emulator_process emu({"--rate-limit", "0"});
     auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_1", "--approve", "leader", "--grace", "1",
                          "--interval", "300", "--exit-after", "2"});
-    REQUIRE(w.wait_for_stderr("watching azure", 10s));
+    REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
     post(emu, "azure/events",
          R"({"EventId":"U1","EventType":"Reboot","EventSource":"User","Resources":["WestNO_0","WestNO_1"],"impact":"1m"})");
     const auto code = w.wait_exit(30s);
@@ -362,7 +400,7 @@ TEST_CASE("watch end to end (Azure): --approve own approves only events naming -
     emulator_process emu;
     auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "myss_1", "--approve", "own", "--interval", "300",
                          "--exit-after", "3"});
-    REQUIRE(w.wait_for_stderr("watching azure", 10s));
+    REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
     post(emu, "azure/events", R"({"EventId":"T0","EventType":"Terminate","Resources":["myss_0"]})");
     post(emu, "azure/events", R"({"EventId":"T1","EventType":"Terminate","Resources":["myss_1"],"impact":"1m"})");
     const auto code = w.wait_exit(30s);
@@ -378,10 +416,10 @@ TEST_CASE("watch end to end (Azure): --approve own approves only events naming -
     CHECK(approval_bodies(emu) == strings{R"({"StartRequests":[{"EventId":"T1"}]})"});
 }
 
-TEST_CASE("watch end to end (GCE): a live migration, hanging GETs", "[watch][e2e][gce]") {
+TEST_CASE("watch end to end (GCE): a live migration, hanging GETs", "[watch][e2e][gce][agent]") {
     emulator_process emu;
     auto w = watch(emu, {"--cloud", "gce", "--json", "--exit-after", "2"});
-    REQUIRE(w.wait_for_stderr("watching gce", 10s));
+    REQUIRE(w.wait_for_stderr("watching gce", agent_start()));
     post(emu, "gce", R"({"instance/maintenance-event":"MIGRATE_ON_HOST_MAINTENANCE"})");
     REQUIRE(w.wait_for_lines(1, 20s));
     post(emu, "gce", R"({"instance/maintenance-event":"NONE"})");
@@ -409,11 +447,72 @@ TEST_CASE("watch end to end (GCE): a live migration, hanging GETs", "[watch][e2e
     CHECK(r->body.find("wait_for_change=true") != std::string::npos);
 }
 
-TEST_CASE("watch end to end: SIGTERM and SIGINT stop it cleanly, even mid hanging GET", "[watch][e2e]") {
-    for (int sig : {SIGTERM, SIGINT}) {
+TEST_CASE("watch end to end (AWS): a scheduled reboot and a Spot notice over IMDSv2", "[watch][e2e][aws][agent]") {
+    emulator_process emu;
+    auto w = watch(emu, {"--cloud", "aws", "--json", "--exit-after", "3"});
+    REQUIRE(w.wait_for_stderr("watching aws", agent_start()));
+    post(emu, "aws/events", R"({"Code":"system-reboot","in":"24h","window":"2h","EventId":"instance-event-1"})");
+    REQUIRE(w.wait_for_lines(1, 20s));
+    post(emu, "aws/spot", R"({"action":"terminate","in":"2m"})");
+    REQUIRE(w.wait_for_lines(2, 20s));
+    post(emu, "aws/events/instance-event-1/complete", "{}");
+    const auto code = w.wait_exit(30s);
+    INFO(w.err());
+    REQUIRE(code == 0);
+    const auto lines = w.out();
+    REQUIRE(lines.size() == 3);
+    const auto reboot = parse_line(lines[0]);
+    CHECK(reboot.change == "prepare");
+    CHECK(reboot.cloud == "aws");
+    CHECK(reboot.id == "instance-event-1");
+    CHECK(reboot.type == "reboot");
+    CHECK(reboot.raw_type == "system-reboot");
+    CHECK(reboot.status == "scheduled");
+    REQUIRE(reboot.not_before.has_value());
+    CHECK(reboot.not_before->back() == 'Z');
+    const auto spot = parse_line(lines[1]);
+    CHECK(spot.change == "prepare");
+    CHECK(spot.id == "spot-instance-action");
+    CHECK(spot.type == "preempt");
+    CHECK(spot.raw_type == "terminate");
+    REQUIRE(spot.not_before.has_value());
+    CHECK(*spot.not_before < *reboot.not_before);  // two minutes, not a day
+    const auto recover = parse_line(lines[2]);
+    CHECK(recover.change == "recover");
+    CHECK(recover.id == "instance-event-1");
+    CHECK(recover.reason == std::optional<std::string>("completed"));
+    // IMDSv2: a session token first, then every read carries it.
+    auto c = control(emu);
+    auto r = c.Get("/emulator/v1/requests");
+    REQUIRE(r);
+    auto doc = forewarn::detail::parse_json(r->body);
+    REQUIRE(doc.has_value());
+    std::size_t puts = 0, gets = 0;
+    for (const auto& req : (*doc)["requests"].GetArray()) {
+        const std::string target = req["target"].GetString();
+        if (target.rfind("/latest/", 0) != 0) continue;
+        if (std::string(req["method"].GetString()) == "PUT") {
+            CHECK(target == "/latest/api/token");
+            ++puts;
+        } else {
+            ++gets;
+            bool token = false;
+            for (const auto& h : req["headers"].GetArray())
+                token = token || forewarn::detail::iequals(h[0].GetString(), "X-aws-ec2-metadata-token");
+            INFO(target);
+            CHECK(token);
+        }
+    }
+    CHECK(puts >= 1);
+    CHECK(gets >= 3);
+}
+
+TEST_CASE("watch end to end: SIGTERM and SIGINT stop it cleanly, even mid hanging GET", "[watch][e2e][agent]") {
+    // Windows: Ctrl+C (SIGINT under Wine) is its console's stop; a service stop takes the same path.
+    for (int sig : windows_agent() ? std::vector<int>{SIGINT} : std::vector<int>{SIGTERM, SIGINT}) {
         emulator_process emu;
         auto w = watch(emu, {"--cloud", "gce", "--json"});
-        REQUIRE(w.wait_for_stderr("watching gce", 10s));
+        REQUIRE(w.wait_for_stderr("watching gce", agent_start()));
         // The log shows a request once answered: wait for the first snapshot of the maintenance
         // key, after which the watcher goes straight into its hanging GETs; give it a moment.
         auto c = control(emu);
@@ -436,23 +535,23 @@ TEST_CASE("watch end to end: SIGTERM and SIGINT stop it cleanly, even mid hangin
     }
 }
 
-TEST_CASE("watch end to end: --state-file, a restart does not repeat a change", "[watch][e2e]") {
+TEST_CASE("watch end to end: --state-file, a restart does not repeat a change", "[watch][e2e][agent]") {
     emulator_process emu;
     const auto state = std::filesystem::temp_directory_path() / ("forewarn-watch-state-" + std::to_string(::getpid()) + ".json");
     std::filesystem::remove(state);
     {
-        auto w = watch(emu, {"--cloud", "azure", "--json", "--interval", "300", "--state-file", state.string(),
+        auto w = watch(emu, {"--cloud", "azure", "--json", "--interval", "300", "--state-file", agent_path(state.string()),
                              "--exit-after", "1"});
-        REQUIRE(w.wait_for_stderr("watching azure", 10s));
+        REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
         post(emu, "azure/events", R"({"EventId":"R1","EventType":"Redeploy","Resources":["WestNO_0"],"impact":"1m"})");
         REQUIRE(w.wait_exit(30s) == 0);
         REQUIRE(w.out().size() == 1);
         CHECK(parse_line(w.out()[0]).change == "prepare");
     }
     REQUIRE(std::filesystem::exists(state));
-    auto w = watch(emu, {"--cloud", "azure", "--json", "--interval", "300", "--state-file", state.string(),
+    auto w = watch(emu, {"--cloud", "azure", "--json", "--interval", "300", "--state-file", agent_path(state.string()),
                          "--exit-after", "1"});
-    REQUIRE(w.wait_for_stderr("watching azure", 10s));
+    REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
     wait_for_polls(emu, 3);
     CHECK(w.out().empty());  // R1 is known: no second prepare
     post(emu, "azure/events/R1/start", "{}");
@@ -474,7 +573,7 @@ static void wait_for_state(const std::filesystem::path& state, const std::string
     }
 }
 
-TEST_CASE("watch end to end: killed after prepare, restarted after the event - the recover reason is never a guess", "[watch][e2e][state]") {
+TEST_CASE("watch end to end: killed after prepare, restarted after the event - the recover reason is never a guess", "[watch][e2e][state][agent]") {
     // The VM reboots: forewarn-watch dies (SIGKILL) after `prepare`, the platform starts the
     // Reboot at NotBefore and removes it, and the agent comes back with its state file. It saw
     // neither Started nor the removal, but the service's Date says NotBefore has passed:
@@ -483,7 +582,8 @@ TEST_CASE("watch end to end: killed after prepare, restarted after the event - t
     emulator_process emu;
     const auto state = std::filesystem::temp_directory_path() / ("forewarn-watch-restart-" + std::to_string(::getpid()) + ".json");
     std::filesystem::remove(state);
-    const strings flags{"--cloud", "azure", "--json", "--interval", "300", "--approve", "never", "--state-file", state.string()};
+    const strings flags{"--cloud", "azure", "--json", "--interval", "300", "--approve", "never", "--state-file",
+                         agent_path(state.string())};
     auto with = [&](strings extra) {
         strings all = flags;
         all.insert(all.end(), extra.begin(), extra.end());
@@ -493,7 +593,7 @@ TEST_CASE("watch end to end: killed after prepare, restarted after the event - t
     SECTION("NotBefore passed while it was down: completed") {
         {
             auto w = watch(emu, flags);
-            REQUIRE(w.wait_for_stderr("watching azure", 10s));
+            REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
             post(emu, "azure/events", R"({"EventId":"R2","EventType":"Reboot","Resources":["WestNO_0"],"impact":"1m"})");
             REQUIRE(w.wait_for_lines(1, 20s));
             CHECK(parse_line(w.out()[0]).change == "prepare");
@@ -514,7 +614,7 @@ TEST_CASE("watch end to end: killed after prepare, restarted after the event - t
     SECTION("gone before NotBefore while it was down: unknown") {
         {
             auto w = watch(emu, flags);
-            REQUIRE(w.wait_for_stderr("watching azure", 10s));
+            REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
             post(emu, "azure/events", R"({"EventId":"R3","EventType":"Reboot","Resources":["WestNO_0"],"impact":"1m"})");
             REQUIRE(w.wait_for_lines(1, 20s));
             wait_for_state(state, "R3");
@@ -537,7 +637,7 @@ TEST_CASE("watch end to end: killed after prepare, restarted after the event - t
 TEST_CASE("watch end to end: --cloud auto finds the emulator - readable lines without --json", "[watch][e2e]") {
     emulator_process emu;
     auto w = watch(emu, {"--cloud", "auto", "--interval", "300", "--exit-after", "1"});
-    REQUIRE(w.wait_for_stderr("watching azure", 15s));
+    REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
     post(emu, "azure/events", R"({"EventId":"H1","EventType":"Freeze","Resources":["vm0"]})");
     REQUIRE(w.wait_exit(30s) == 0);
     const auto lines = w.out();
@@ -546,7 +646,7 @@ TEST_CASE("watch end to end: --cloud auto finds the emulator - readable lines wi
     CHECK(lines[0].find("freeze H1 Scheduled") != std::string::npos);
 }
 
-TEST_CASE("watch: a bad command line exits 2, --help 0", "[watch]") {
+TEST_CASE("watch: a bad command line exits 2, --help 0", "[watch][agent]") {
     for (const strings& bad : {strings{"--approve", "sometimes"}, strings{"--cloud", "ibm"}, strings{"--interval", "x"},
                                strings{"--exit-after", "0"}, strings{"--bogus"}, strings{"--self"},
                                strings{"--etcd", "http://127.0.0.1:2379"}, strings{"--fleet-group", "db"},
@@ -554,14 +654,16 @@ TEST_CASE("watch: a bad command line exits 2, --help 0", "[watch]") {
                                strings{"--etcd", "http://127.0.0.1:2379", "--fleet-group", "db", "--fleet-ttl", "5"},
                                strings{"--etcd", "http://127.0.0.1:2379", "--fleet-group", "db", "--etcd-cert", "c.pem"},
                                strings{"--etcd-user", "fleet"}}) {
-        strings args{FOREWARN_WATCH_PATH};
+        strings args = agent_command();
         args.insert(args.end(), bad.begin(), bad.end());
         child_process p(args);
         CHECK(p.wait_exit(10s) == 2);
         CHECK(p.out().empty());
         CHECK_FALSE(p.err().empty());
     }
-    child_process help({FOREWARN_WATCH_PATH, "--help"});
+    strings help_args = agent_command();
+    help_args.push_back("--help");
+    child_process help(help_args);
     CHECK(help.wait_exit(10s) == 0);
     REQUIRE_FALSE(help.out().empty());
     CHECK(help.out()[0].rfind("usage: forewarn-watch", 0) == 0);
@@ -584,9 +686,41 @@ struct temp_dir {
     std::string file(const std::string& name) const { return (path / name).string(); }
 };
 
+/// A file's text, its line ends as "\n" (a hook under cmd.exe writes "\r\n").
 std::string read_text(const std::string& path) {
     std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    std::string text(std::istreambuf_iterator<char>(in), (std::istreambuf_iterator<char>()));
+    text.erase(std::remove(text.begin(), text.end(), '\r'), text.end());
+    return text;
+}
+
+/// A file's lines, each without trailing blanks (cmd.exe's `echo X >> F` writes "X \r\n").
+strings lines_of(const std::string& path) {
+    strings lines;
+    std::istringstream in(read_text(path));
+    for (std::string line; std::getline(in, line);) lines.push_back(line.substr(0, line.find_last_not_of(' ') + 1));
+    return lines;
+}
+
+/// A hook command in the agent's shell: `sh` for /bin/sh (Linux), `cmd` for cmd.exe (Windows).
+std::string hook_for(const std::string& sh, const std::string& cmd) { return windows_agent() ? cmd : sh; }
+
+/// A file's path quoted for the agent's shell.
+std::string quoted(const std::string& path) { return windows_agent() ? '"' + agent_path(path) + '"' : "'" + path + "'"; }
+
+/// Whether a process named `name` (its /proc comm; Wine sets it to the Windows program's) with
+/// `text` in its command line runs on this machine.
+bool process_running(const std::string& name, const std::string& text) {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        if (entry.path().filename().string().find_first_not_of("0123456789") != std::string::npos) continue;
+        std::string comm = read_text((entry.path() / "comm").string());
+        if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+        if (comm != name) continue;
+        std::string cmdline = read_text((entry.path() / "cmdline").string());
+        std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+        if (cmdline.find(text) != std::string::npos) return true;
+    }
+    return false;
 }
 
 std::size_t count_of(const std::string& text, const std::string& what) {
@@ -609,23 +743,25 @@ bool eventually(F ready, std::chrono::seconds limit = 20s) {
 }  // namespace
 
 TEST_CASE("watch hooks: the change on stdin and in FOREWARN_* variables, never in the command - prepare exit 0 approves",
-          "[watch][e2e][hooks]") {
+          "[watch][e2e][hooks][agent]") {
     temp_dir dir("hooks");
     emulator_process emu;
     // The hook is the operator's command; the event reaches it only as data.
-    const std::string hook = "cat >> '" + dir.file("stdin") + "'; env | grep '^FOREWARN_' | sort >> '" + dir.file("env") + "'";
+    const std::string hook = hook_for("cat >> " + quoted(dir.file("stdin")) + "; env | grep '^FOREWARN_' | sort >> " + quoted(dir.file("env")),
+                                      "more >> " + quoted(dir.file("stdin")) + " & set >> " + quoted(dir.file("env")));
     // A secret in the agent's environment (the etcd password) is the agent's, never a hook's.
     ::setenv("FOREWARN_ETCD_PASSWORD", "s3cret-for-the-agent-only", 1);
     auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_0", "--approve", "own", "--interval", "300",
                          "--on-prepare", hook, "--on-started", hook, "--on-recover", hook});
     ::unsetenv("FOREWARN_ETCD_PASSWORD");
-    REQUIRE(w.wait_for_stderr("watching azure", 10s));
-    // An id that would run a command if it were ever spliced into one.
-    const std::string id = "E1$(touch " + dir.file("pwned") + ");`touch " + dir.file("pwned") + "`";
+    REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
+    // An id that would run a command if it were ever spliced into one (by sh or by cmd.exe).
+    const std::string pwned = dir.file("pwned");
+    const std::string id = "E1$(touch " + pwned + ");`touch " + pwned + "`&echo pwned>" + pwned;
     post(emu, "azure/events", R"({"EventId":")" + id + R"(","EventType":"Freeze","Resources":["WestNO_0"],"impact":"1s"})");
     REQUIRE(eventually([&] { return !approval_bodies(emu).empty(); }));  // ready only after the hook: then approved
     REQUIRE(eventually([&] { return count_of(read_text(dir.file("env")), "FOREWARN_HOOK=") >= 3; }));
-    w.signal(SIGTERM);
+    w.stop();
     CHECK(w.wait_exit(20s) == 0);
     INFO(w.err());
     const std::string env = read_text(dir.file("env"));
@@ -647,15 +783,19 @@ TEST_CASE("watch hooks: the change on stdin and in FOREWARN_* variables, never i
 }
 
 TEST_CASE("watch hooks: a failing or hung prepare hook is reported and not approved, and holds back no other event",
-          "[watch][e2e][hooks]") {
+          "[watch][e2e][hooks][agent]") {
     temp_dir dir("hooks-fail");
     emulator_process emu;
     // Each event's notice is 5 minutes; a prepare hook must be done 297 s before NotBefore: 3 s.
-    const std::string hook = "case \"$FOREWARN_EVENT_ID\" in BAD) exit 1;; HUNG) echo \"$$\" > '" + dir.file("hung.pid") +
-                             "'; exec sleep 60;; *) echo preparing \"$FOREWARN_EVENT_ID\";; esac";
+    const std::string hook = hook_for(
+        "case \"$FOREWARN_EVENT_ID\" in BAD) exit 1;; HUNG) echo \"$$\" > " + quoted(dir.file("hung.pid")) +
+            "; exec sleep 60;; *) echo preparing \"$FOREWARN_EVENT_ID\";; esac",
+        // The ids here are the test's own: %VAR% is spliced before cmd.exe parses (docs/windows.md).
+        "if \"%FOREWARN_EVENT_ID%\"==\"BAD\" (exit 1) else if \"%FOREWARN_EVENT_ID%\"==\"HUNG\" (ping -n 61 127.0.0.1 >nul)"
+        " else (echo preparing %FOREWARN_EVENT_ID%)");
     auto w = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--approve", "own", "--interval", "300",
                          "--on-prepare", hook, "--hook-deadline", "297"});
-    REQUIRE(w.wait_for_stderr("watching azure", 10s));
+    REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
     for (const char* id : {"HUNG", "BAD", "GOOD"})
         post(emu, "azure/events", std::string(R"({"EventId":")") + id + R"(","EventType":"Freeze","Resources":["WestNO_0"],"notice":"5m"})");
     // GOOD is approved while HUNG's hook still runs.
@@ -667,19 +807,27 @@ TEST_CASE("watch hooks: a failing or hung prepare hook is reported and not appro
     wait_for_polls(emu, 3);
     CHECK(approval_bodies(emu) == strings{R"({"StartRequests":[{"EventId":"GOOD"}]})"});  // never BAD nor HUNG
     // The hung hook's process was stopped at the deadline.
-    const std::string pid = read_text(dir.file("hung.pid"));
-    REQUIRE_FALSE(pid.empty());
-    CHECK(eventually([&] { return ::kill(std::stoi(pid), 0) != 0; }, 10s));
-    w.signal(SIGTERM);
+    if (windows_agent()) {
+        CHECK(eventually([] { return !process_running("ping", "-n 61 127.0.0.1"); }, 10s));  // the job's whole tree
+    } else {
+        const std::string pid = read_text(dir.file("hung.pid"));
+        REQUIRE_FALSE(pid.empty());
+        CHECK(eventually([&] { return ::kill(std::stoi(pid), 0) != 0; }, 10s));
+    }
+    w.stop();
     CHECK(w.wait_exit(20s) == 0);
 }
 
-TEST_CASE("watch hooks: once per change across a restart, again after a crash mid-hook", "[watch][e2e][hooks][state]") {
+TEST_CASE("watch hooks: once per change across a restart, again after a crash mid-hook", "[watch][e2e][hooks][state][agent]") {
     temp_dir dir("hooks-restart");
     emulator_process emu;
     const std::string state = dir.file("state.json");
-    const std::string hook = "echo \"$FOREWARN_EVENT_ID\" >> '" + dir.file("runs") + "'; if [ -e '" + dir.file("hang") +
-                             "' ]; then echo \"$$\" >> '" + dir.file("pids") + "'; exec sleep 60; fi";
+    const std::string hook = hook_for(
+        "echo \"$FOREWARN_EVENT_ID\" >> " + quoted(dir.file("runs")) + "; if [ -e " + quoted(dir.file("hang")) +
+            " ]; then echo \"$$\" >> " + quoted(dir.file("pids")) + "; exec sleep 60; fi",
+        // echo X >> F, not echo X>>F: "R1>>" would be "R" and a redirection of handle 1.
+        "echo %FOREWARN_EVENT_ID% >> " + quoted(dir.file("runs")) + " & if exist " + quoted(dir.file("hang")) +
+            " ping -n 62 127.0.0.1 >nul");
     // Waits for a stderr line; on failure the whole stderr is in the report.
     auto expect = [&dir](child_process& w, const std::string& text) {
         const bool seen = w.wait_for_stderr(text, 20s);
@@ -689,30 +837,31 @@ TEST_CASE("watch hooks: once per change across a restart, again after a crash mi
         REQUIRE(seen);
     };
     auto flags = strings{"--cloud", "azure", "--self", "WestNO_0", "--approve", "never", "--interval", "300",
-                         "--state-file", state, "--on-prepare", hook};
+                         "--state-file", agent_path(state), "--on-prepare", hook};
     {
         auto w = watch(emu, flags);
         expect(w, "watching azure");
         post(emu, "azure/events", R"({"EventId":"R1","EventType":"Reboot","Resources":["WestNO_0"],"notice":"10m"})");
         expect(w, "hook prepare R1: done");
-        w.signal(SIGTERM);
+        w.stop();
         CHECK(w.wait_exit(20s) == 0);
     }
     {
         auto w = watch(emu, flags);
         expect(w, "watching azure");
         wait_for_polls(emu, 3);
-        w.signal(SIGTERM);
+        w.stop();
         CHECK(w.wait_exit(20s) == 0);
     }
-    CHECK(read_text(dir.file("runs")) == "R1\n");  // once, across the restart
+    CHECK(lines_of(dir.file("runs")) == strings{"R1"});  // once, across the restart
     // A crash (SIGKILL) while a hook runs: the hook runs again after the restart.
     std::ofstream(dir.file("hang")) << "1";
     {
         auto w = watch(emu, flags);
         expect(w, "watching azure");
         post(emu, "azure/events", R"({"EventId":"R2","EventType":"Reboot","Resources":["WestNO_0"],"notice":"10m"})");
-        REQUIRE(eventually([&] { return count_of(read_text(dir.file("runs")), "R2\n") == 1; }));
+        REQUIRE(eventually([&] { return lines_of(dir.file("runs")) == strings{"R1", "R2"}; }));
+        if (windows_agent()) REQUIRE(eventually([] { return process_running("ping", "-n 62 127.0.0.1"); }));
         w.signal(SIGKILL);
         w.wait_exit(20s);
     }
@@ -720,22 +869,83 @@ TEST_CASE("watch hooks: once per change across a restart, again after a crash mi
     {
         auto w = watch(emu, flags);
         expect(w, "hook prepare R2: done");
-        w.signal(SIGTERM);
+        w.stop();
         CHECK(w.wait_exit(20s) == 0);
     }
-    CHECK(count_of(read_text(dir.file("runs")), "R2\n") == 2);
-    CHECK(count_of(read_text(dir.file("runs")), "R1\n") == 1);
-    for (std::istringstream pids(read_text(dir.file("pids"))); pids;) {  // the crashed run's orphan
-        int pid = 0;
-        if (pids >> pid && pid > 1) ::kill(pid, SIGKILL);
+    CHECK(lines_of(dir.file("runs")) == strings{"R1", "R2", "R2"});
+    if (windows_agent()) {
+        // The crashed run's hook died with it: its job object ends with its last handle.
+        CHECK(eventually([] { return !process_running("ping", "-n 62 127.0.0.1"); }, 10s));
+    } else {
+        for (std::istringstream pids(read_text(dir.file("pids"))); pids;) {  // the crashed run's orphan
+            int pid = 0;
+            if (pids >> pid && pid > 1) ::kill(pid, SIGKILL);
+        }
     }
+}
+
+// Windows only (the windows CI stage runs it with the [agent] cases; hidden elsewhere): the agent
+// as a Windows service under Wine's service control manager.
+TEST_CASE("watch as a Windows service: install checks its options, sc start runs it, sc stop stops it cleanly, uninstall removes it",
+          "[.][windows][service]") {
+    REQUIRE(windows_agent() != nullptr);  // FOREWARN_WATCH_EXE: this case is the Windows agent's
+    const strings wine_exe = agent_command();
+    auto run = [&](strings args, std::chrono::seconds limit = 60s) {
+        strings all{wine_exe[0]};
+        all.insert(all.end(), args.begin(), args.end());
+        child_process p(all);
+        const auto code = p.wait_exit(limit);
+        INFO(args[0] << (args.size() > 1 ? " " + args[1] : std::string()) << ": " << p.err());
+        REQUIRE(code.has_value());
+        std::string out;
+        for (const auto& l : p.out()) out += l + "\n";
+        return std::make_pair(*code, out + p.err());
+    };
+    auto state = [&] {
+        const auto r = run({"sc", "query", "forewarn-watch"});
+        if (r.second.find("RUNNING") != std::string::npos) return std::string("running");
+        if (r.second.find("STOPPED") != std::string::npos) return std::string("stopped");
+        return std::string("none");
+    };
+    // Wine ends a session's services once no program of its own runs: one holds it open.
+    child_process session({wine_exe[0], "ping", "-n", "300", "127.0.0.1"});
+    const std::string exe = wine_exe[1];
+    run({exe, "service", "uninstall"});  // a leftover of an earlier run
+    temp_dir dir("service");
+    const std::string log = dir.file("watch log.txt");  // a space, quoted in the service's command
+
+    emulator_process emu;
+    // A bad option installs nothing.
+    CHECK(run({exe, "service", "install", "--cloud", "azur"}).first == 2);
+    CHECK(state() == "none");
+    const auto installed = run({exe, "service", "install", "--log-file", agent_path(log), "--cloud", "azure", "--endpoint",
+                                emu.base_url(), "--interval", "300", "--json", "--self", "WestNO_0", "--approve", "own"});
+    REQUIRE(installed.first == 0);
+    CHECK(installed.second.find("installed forewarn-watch") != std::string::npos);
+    CHECK(run({exe, "service", "install", "--cloud", "azure"}).first == 1);  // exists already
+    if (state() != "running") CHECK(run({"sc", "start", "forewarn-watch"}).first == 0);
+    REQUIRE(eventually([&] { return read_text(log).find("watching azure") != std::string::npos; }, 60s));
+    post(emu, "azure/events", R"({"EventId":"S1","EventType":"Freeze","Resources":["WestNO_0"],"impact":"1s"})");
+    REQUIRE(eventually([&] { return count_of(read_text(log), "\"change\":\"started\"") == 1; }));
+    CHECK(approval_bodies(emu) == strings{R"({"StartRequests":[{"EventId":"S1"}]})"});
+    CHECK(read_text(log).find("forewarn-watch: approved S1") != std::string::npos);
+    // A service stop is a clean stop.
+    CHECK(run({"sc", "stop", "forewarn-watch"}).first == 0);
+    CHECK(eventually([&] { return read_text(log).find("forewarn-watch: stopped by a signal") != std::string::npos; }));
+    CHECK(eventually([&] { return state() == "stopped"; }));
+    CHECK(run({exe, "service", "uninstall"}).first == 0);
+    CHECK(state() == "none");
+    CHECK(run({exe, "service", "uninstall"}).first == 1);
+    // Started by hand, `service run` says it is the service manager's.
+    CHECK(run({exe, "service", "run", "--cloud", "azure"}).first == 2);
+    session.signal(SIGKILL);
 }
 
 TEST_CASE("watch: text from the network cannot forge a line of its output or its log", "[watch][e2e]") {
     emulator_process emu;
     auto w = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--approve", "own", "--interval", "300",
                          "--exit-after", "2"});  // prepare, then started once approved
-    REQUIRE(w.wait_for_stderr("watching azure", 10s));
+    REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
     post(emu, "azure/events", R"({"EventId":"N1\nforewarn-watch: approved FORGED\u001b[2J","EventType":"Freeze",)"
                               R"("Resources":["WestNO_0"],"notice":"10m","Description":"two\nlines"})");
     CHECK(w.wait_exit(30s) == 0);
@@ -752,7 +962,7 @@ TEST_CASE("watch --dry-run: decides as configured, sends nothing, says what it w
     emulator_process emu;
     auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_0", "--approve", "own", "--interval", "300",
                          "--dry-run"});
-    REQUIRE(w.wait_for_stderr("dry run: nothing is sent", 10s));
+    REQUIRE(w.wait_for_stderr("dry run: nothing is sent", agent_start()));
     post(emu, "azure/events", R"({"EventId":"D1","EventType":"Freeze","Resources":["WestNO_0"],"notice":"10m"})");
     REQUIRE(w.wait_for_stderr("dry run: would approve D1 (nothing sent)", 20s));
     wait_for_polls(emu, 3);
@@ -768,10 +978,10 @@ TEST_CASE("watch --dry-run: decides as configured, sends nothing, says what it w
     CHECK(w.wait_exit(20s) == 0);
 }
 
-TEST_CASE("watch --metrics-listen: /metrics in Prometheus text, /healthz follows the polls", "[watch][e2e][metrics]") {
+TEST_CASE("watch --metrics-listen: /metrics in Prometheus text, /healthz follows the polls", "[watch][e2e][metrics][agent]") {
     emulator_process emu;
     auto port_of = [](child_process& w) {
-        REQUIRE(w.wait_for_stderr("/metrics and /healthz", 10s));
+        REQUIRE(w.wait_for_stderr("/metrics and /healthz", agent_start()));
         const std::string err = w.err();
         const auto at = err.find("metrics on http://127.0.0.1:");
         REQUIRE(at != std::string::npos);
@@ -795,12 +1005,14 @@ TEST_CASE("watch --metrics-listen: /metrics in Prometheus text, /healthz follows
     CHECK(h->status == 200);
     CHECK(c.Get("/nothing-here")->status == 404);
     CHECK(c.Post("/metrics", "", "text/plain")->status == 405);
-    w.signal(SIGTERM);
+    w.stop();
     CHECK(w.wait_exit(20s) == 0);
 
     // Nothing answers: /healthz fails once --health-max-age passes without a good poll.
-    auto down = child_process({FOREWARN_WATCH_PATH, "--cloud", "azure", "--endpoint", "http://127.0.0.1:1", "--self", "x",
-                               "--metrics-listen", "127.0.0.1:0", "--health-max-age", "1"});
+    strings down_args = agent_command();
+    down_args.insert(down_args.end(), {"--cloud", "azure", "--endpoint", "http://127.0.0.1:1", "--self", "x",
+                                       "--metrics-listen", "127.0.0.1:0", "--health-max-age", "1"});
+    child_process down(down_args);
     httplib::Client d("127.0.0.1", port_of(down));
     d.set_read_timeout(10, 0);
     CHECK(eventually([&] {
@@ -812,7 +1024,7 @@ TEST_CASE("watch --metrics-listen: /metrics in Prometheus text, /healthz follows
         return r && r->body.find("forewarn_polls_total{cloud=\"azure\",result=\"error\"} 0\n") == std::string::npos &&
                r->body.find("forewarn_errors_total{cloud=\"azure\",kind=\"transport\"}") != std::string::npos;
     }));
-    down.signal(SIGTERM);
+    down.stop();
     CHECK(down.wait_exit(20s) == 0);
 }
 
@@ -838,7 +1050,7 @@ TEST_CASE("watch: every option from a FOREWARN_* variable, the command line winn
         env_var approve("FOREWARN_APPROVE", "never");  // the flag below wins
         env_var exit_after("FOREWARN_EXIT_AFTER", "1");
         auto w = watch(emu, {"--approve", "own", "--interval", "300"});
-        REQUIRE(w.wait_for_stderr("watching azure", 10s));
+        REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
         CHECK(w.err().find("approve: own") != std::string::npos);
         post(emu, "azure/events", R"({"EventId":"V1","EventType":"Freeze","Resources":["WestNO_0"],"notice":"10m"})");
         CHECK(w.wait_exit(30s) == 0);
@@ -900,7 +1112,7 @@ TEST_CASE("watch chaos: 200 SIGKILLs over prepare, approval, start and recover",
     };
     {
         auto w = watch(emu, flags);
-        REQUIRE(w.wait_for_stderr("watching azure", 10s));  // SIGTERM only once it waits for it
+        REQUIRE(w.wait_for_stderr("watching azure", agent_start()));  // SIGTERM only once it waits for it
         const auto give_up = std::chrono::steady_clock::now() + 120s;
         while (std::chrono::steady_clock::now() < give_up) {
             strings all = lines;
@@ -994,7 +1206,7 @@ TEST_CASE("watch --etcd: one slot for two VMs - killed -9 while holding it, the 
     };
     child_process a_process = agent("vmA");
     child_process* a = &a_process;
-    REQUIRE(a->wait_for_stderr("watching azure", 10s));
+    REQUIRE(a->wait_for_stderr("watching azure", agent_start()));
     post(emu, "azure/events", R"({"EventId":"E1","EventType":"Reboot","Resources":["vmA"],"impact":"300s"})");
     REQUIRE(eventually([&] { return approval_bodies(emu).size() == 1; }));
     INFO(a->err());
@@ -1002,7 +1214,7 @@ TEST_CASE("watch --etcd: one slot for two VMs - killed -9 while holding it, the 
     CHECK(has_line(*a, "\"slot\":\"holding\"", "\"event_id\":\"E1\""));
 
     child_process b = agent("vmB");
-    REQUIRE(b.wait_for_stderr("watching azure", 10s));
+    REQUIRE(b.wait_for_stderr("watching azure", agent_start()));
     post(emu, "azure/events", R"({"EventId":"E2","EventType":"Reboot","Resources":["vmB"],"impact":"5s"})");
     REQUIRE(eventually([&] { return has_line(b, "\"slot\":\"waiting\"", "\"event_id\":\"E2\""); }));
     a->signal(SIGKILL);  // holding the slot, E1 under way: nothing is released
@@ -1052,7 +1264,7 @@ TEST_CASE("watch --etcd --state-file: killed -9 while holding its slot and resta
     std::int64_t created = 0;
     {
         child_process a = agent("vmA", true);
-        REQUIRE(a.wait_for_stderr("watching azure", 10s));
+        REQUIRE(a.wait_for_stderr("watching azure", agent_start()));
         post(emu, "azure/events", R"({"EventId":"E1","EventType":"Reboot","Resources":["vmA"],"impact":"600s"})");
         REQUIRE(eventually([&] { return approval_bodies(emu).size() == 1; }));
         REQUIRE(eventually([&] { return std::filesystem::exists(state); }));
@@ -1063,7 +1275,7 @@ TEST_CASE("watch --etcd --state-file: killed -9 while holding its slot and resta
         REQUIRE(a.wait_exit(10s) == -1);
     }
     child_process b = agent("vmB", false);
-    REQUIRE(b.wait_for_stderr("watching azure", 10s));
+    REQUIRE(b.wait_for_stderr("watching azure", agent_start()));
     post(emu, "azure/events", R"({"EventId":"E2","EventType":"Reboot","Resources":["vmB"],"impact":"5s"})");
     REQUIRE(eventually([&] { return has_line(b, "\"slot\":\"waiting\"", "\"event_id\":\"E2\""); }));
 
