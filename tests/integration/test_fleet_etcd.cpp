@@ -4,6 +4,7 @@
 // emulated Azure service (testing::harness, one manual clock for the VMs; etcd keeps real time).
 #include <forewarn/etcd/client.hpp>
 #include <forewarn/etcd/maintenance_budget.hpp>
+#include <forewarn/testing/fault_transport.hpp>
 #include <forewarn/testing/harness.hpp>
 
 #include "catch.hpp"
@@ -253,6 +254,99 @@ TEST_CASE("fleet on etcd: a restart keeps its slot (with or without the saved st
             CHECK(admitted(other, oe));
             other.budget->observe({});
             CHECK(eventually([&] { return slot_keys(reader, "restart") == 0; }));
+        }
+    }
+}
+
+TEST_CASE("fleet on etcd: no slot and no approval while one kind of etcd request fails, the slot once it heals",
+          "[fleet][etcd][faults]") {
+    // A member whose lease is held and whose slot is queued; then one kind of its requests fails
+    // (testing::fault_transport): the queue's read, the take's txn, or the txn's answer lost after
+    // etcd applied it. Not one admit() may say yes meanwhile, the errors must reach admit(), and
+    // once the requests pass again the member takes the slot the rule gives it.
+    using forewarn::testing::fault_kind;
+    using forewarn::testing::fault_transport;
+    using forewarn::testing::request_match;
+    using faulty_budget = forewarn::etcd::basic_maintenance_budget<fault_transport<>>;
+    struct variant {
+        const char* name;
+        request_match match;
+        fault_kind kind;
+        std::size_t after;  // matching requests let through first: the queue's own txn
+        std::size_t k;      // 1: the holder leaves no room (the read alone runs); 2: room (the txn runs)
+    };
+    const std::vector<variant> variants{
+        {"the queue's read fails", {std::nullopt, "/kv/range", "range_end"}, fault_kind::fail, 0, 1},
+        {"the queue's read fails, with room", {std::nullopt, "/kv/range", "range_end"}, fault_kind::fail, 0, 2},
+        {"the take's txn fails", {std::nullopt, "/kv/txn", ""}, fault_kind::fail, 1, 2},
+        {"the take's txn is applied, its answer lost", {std::nullopt, "/kv/txn", ""}, fault_kind::lose_response, 1, 2},
+    };
+    forewarn_test::etcd_cluster etcd(1);
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+        const auto& v = variants[i];
+        DYNAMIC_SECTION(v.name) {
+            const std::string group = "faults" + std::to_string(i);
+            auto holder_options = budget_for(etcd.client_urls(), v.k, group);
+            holder_options.lease_ttl = 60s;
+            auto holder = std::make_shared<forewarn::etcd::maintenance_budget>(holder_options);
+            forewarn::coordinator_context hc;
+            hc.self = "holder";
+            REQUIRE(holder->start(hc));
+            const auto he = reboot("H", "holder");
+            holder->observe({forewarn::local_event{he, true, false}});
+            REQUIRE(eventually([&] {
+                auto r = holder->admit(he);
+                return r && *r;
+            }));
+
+            fault_transport<> transport;
+            auto options = budget_for(etcd.client_urls(), v.k, group);
+            options.lease_ttl = 60s;
+            options.poll_interval = 200ms;
+            auto budget = std::make_shared<faulty_budget>(options, transport);
+            forewarn::coordinator_context ctx;
+            ctx.self = "vmF";
+            REQUIRE(budget->start(ctx));
+            const auto e = reboot("F", "vmF");
+            // The lease is granted and the slot key written (the queue's txn) as usual; the reads of
+            // the queue (prefix ranges) or the txns after that one meet the fault.
+            forewarn::testing::fault f;
+            f.match = v.match;
+            f.kind = v.kind;
+            f.after = v.after;
+            const auto id = transport.add(f);
+            budget->observe({forewarn::local_event{e, true, false}});
+            bool said_error = false;
+            const auto until = std::chrono::steady_clock::now() + 20s;
+            while (std::chrono::steady_clock::now() < until && (transport.taken(id) < 3 || !said_error)) {
+                auto r = budget->admit(e);
+                INFO("taken " << transport.taken(id));
+                CHECK_FALSE((r && *r));
+                CHECK(budget->slot() != slot_state::holding);
+                if (!r) said_error = true;
+                std::this_thread::sleep_for(20ms);
+            }
+            INFO("requests " << transport.requests() << ", matched " << transport.matched(id));
+            REQUIRE(transport.taken(id) >= 3);
+            CHECK(said_error);  // the error reached the poller; it was not a quiet "no"
+            transport.clear();
+            if (v.k == 2) {
+                CHECK(eventually([&] {
+                    auto r = budget->admit(e);
+                    return r && *r;
+                }));
+                CHECK(budget->slot() == slot_state::holding);
+            } else {
+                CHECK_FALSE(eventually(
+                    [&] {
+                        auto r = budget->admit(e);
+                        return r && *r;
+                    },
+                    2s));
+                CHECK(budget->slot() == slot_state::waiting);
+            }
+            budget->observe({});
+            holder->observe({});
         }
     }
 }

@@ -65,6 +65,7 @@
 #include <forewarn/testing/fake_fleet.hpp>
 #include <forewarn/testing/fake_source.hpp>
 #include <forewarn/testing/fake_transport.hpp>
+#include <forewarn/testing/fault_transport.hpp>
 #include <forewarn/testing/harness.hpp>
 #include <forewarn/testing/manual_clock.hpp>
 #include <forewarn/testing/scenario.hpp>
