@@ -742,6 +742,32 @@ bool eventually(F ready, std::chrono::seconds limit = 20s) {
 
 }  // namespace
 
+TEST_CASE("watch --state-file under a file-size limit: the write fails in the log, the agent goes on", "[watch][e2e][state]") {
+    // ulimit -f 1: no file of more than 512 bytes; a state file with an event is larger. Without
+    // SIGXFSZ ignored the first write would kill the agent; the old file (none here) stays.
+    temp_dir dir("fsize");
+    emulator_process emu;
+    child_process w({"/bin/sh", "-c", "ulimit -f 1 && exec \"$0\" \"$@\"", FOREWARN_WATCH_PATH, "--endpoint", emu.base_url(),
+                     "--cloud", "azure", "--json", "--interval", "300", "--state-file", dir.file("state.json"),
+                     "--exit-after", "2"});
+    REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
+    post(emu, "azure/events", R"({"EventId":"L1","EventType":"Redeploy","Resources":["WestNO_0"],"notice":"10m"})");
+    REQUIRE(w.wait_for_lines(1, 20s));
+    post(emu, "azure/events", R"({"EventId":"L2","EventType":"Redeploy","Resources":["WestNO_0"],"notice":"10m"})");
+    const auto code = w.wait_exit(30s);
+    INFO(w.err());
+    CHECK(code == 0);
+    CHECK(w.out().size() == 2);
+    CHECK(w.err().find("File too large") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir.file("state.json")));
+    std::size_t files = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path)) {
+        INFO(entry.path().string());
+        ++files;  // no temporary file left either
+    }
+    CHECK(files == 0);
+}
+
 TEST_CASE("watch hooks: the change on stdin and in FOREWARN_* variables, never in the command - prepare exit 0 approves",
           "[watch][e2e][hooks][agent]") {
     temp_dir dir("hooks");

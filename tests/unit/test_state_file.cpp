@@ -6,6 +6,12 @@
 
 #include <chrono>
 #include <filesystem>
+#if !defined(_WIN32)
+#include <csignal>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
 #include <fstream>
 #include <string>
 
@@ -132,6 +138,43 @@ TEST_CASE("state_file: a write replaces the whole file or nothing - no temporary
     CHECK(forewarn::platform::read_small_file(path).value() == "second, longer");
     std::filesystem::remove_all(dir);
 }
+
+#if !defined(_WIN32)
+TEST_CASE("state_file: a write cut off partway (the file-size limit) leaves the previous file whole and readable",
+          "[state][file_io]") {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("forewarn-test-fsize-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+    std::filesystem::create_directories(dir);
+    const auto path = dir / "state.json";
+    REQUIRE(state_file(path.string()).save(sample()));
+    const std::string before = forewarn::platform::read_small_file(path).value();
+    // In a child: a file-size limit far below the new text, SIGXFSZ ignored (as forewarn-watch
+    // does), so the write stops partway with EFBIG.
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        ::signal(SIGXFSZ, SIG_IGN);
+        const rlimit limit{4096, 4096};
+        ::setrlimit(RLIMIT_FSIZE, &limit);
+        auto r = forewarn::platform::write_file_atomically(path, std::string(256 * 1024, 'x'));
+        ::_exit(r ? 0 : r.error().code == forewarn::errc::io_error ? 42 : 1);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 42);  // a clear io_error, not a death by SIGXFSZ
+    CHECK(forewarn::platform::read_small_file(path).value() == before);
+    CHECK(state_file(path.string()).load());
+    std::size_t files = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        INFO(entry.path().string());
+        CHECK(entry.path() == path);  // the partial temporary file was removed
+        ++files;
+    }
+    CHECK(files == 1);
+    std::filesystem::remove_all(dir);
+}
+#endif
 
 TEST_CASE("state_file: a path with non-ASCII characters is the file of that name", "[state][file_io]") {
     const auto dir = std::filesystem::temp_directory_path() /

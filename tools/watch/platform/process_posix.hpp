@@ -105,7 +105,8 @@ inline hook_outcome run_hook(const std::string& command, const std::string& inpu
         ::sigprocmask(SIG_SETMASK, &none, nullptr);  // forewarn-watch blocks its signals in every thread
         struct sigaction dfl {};
         dfl.sa_handler = SIG_DFL;
-        ::sigaction(SIGPIPE, &dfl, nullptr);
+        ::sigaction(SIGPIPE, &dfl, nullptr);  // what forewarn-watch ignores, a hook gets back
+        ::sigaction(SIGXFSZ, &dfl, nullptr);
         ::dup2(in_pipe[0], 0);
         ::dup2(out_pipe[1], 1);
         ::dup2(out_pipe[1], 2);

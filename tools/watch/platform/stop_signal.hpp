@@ -11,7 +11,8 @@ namespace stop_signal {
 
 /// Before any thread starts: POSIX blocks the signals (every later thread inherits the mask) and
 /// ignores SIGPIPE (a hook that exits before reading its stdin costs a write error, never the
-/// agent); Windows installs the console control handler.
+/// agent) and SIGXFSZ (a file-size limit fails the state file's write, EFBIG); Windows installs
+/// the console control handler.
 void prepare();
 /// From any thread: wait() returns (false).
 void notify_done();

@@ -23,6 +23,9 @@ inline sigset_t waited_signals() {
 
 inline void prepare() {
     std::signal(SIGPIPE, SIG_IGN);
+    // A file-size limit (ulimit -f) met while writing the state file is that write's io_error
+    // (EFBIG: the old file stays, the agent goes on), not the agent's death.
+    std::signal(SIGXFSZ, SIG_IGN);
     const sigset_t set = waited_signals();
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
