@@ -106,8 +106,10 @@ public:
     const std::string& path() const noexcept { return path_; }
     std::string where() const override { return path_; }
 
-    /// The saved state; errc::not_found when the file does not exist (a first run).
+    /// The saved state; errc::not_found when the file does not exist (a first run). Temporary files
+    /// of writes cut short by a crash are removed (platform::remove_stale_temporaries).
     result<poller_state> load() override {
+        platform::remove_stale_temporaries(platform::path_from_utf8(path_));
         auto text = platform::read_small_file(platform::path_from_utf8(path_));
         if (!text) return std::move(text).error();
         auto st = read(*text);

@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <filesystem>
-#if !defined(_WIN32)
+#if defined(_WIN32)
+#include <forewarn/platform/windows.hpp>
+#else
 #include <csignal>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -175,6 +177,36 @@ TEST_CASE("state_file: a write cut off partway (the file-size limit) leaves the 
     std::filesystem::remove_all(dir);
 }
 #endif
+
+TEST_CASE("state_file: loading removes the temporary files of writes a crash cut short, not a running process's",
+          "[state][file_io]") {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("forewarn-test-stale-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+    std::filesystem::create_directories(dir);
+    const auto path = dir / "state.json";
+    REQUIRE(state_file(path.string()).save(sample()));
+#if defined(_WIN32)
+    const unsigned long long self = ::GetCurrentProcessId();
+    const unsigned long long dead = 4294967292ULL;  // a process id no process has
+#else
+    const unsigned long long self = static_cast<unsigned long long>(::getpid());
+    const pid_t child = ::fork();  // a process that ran and is gone: its id is free
+    REQUIRE(child >= 0);
+    if (child == 0) ::_exit(0);
+    REQUIRE(::waitpid(child, nullptr, 0) == child);
+    const auto dead = static_cast<unsigned long long>(child);
+#endif
+    const auto stale = dir / ("state.json.tmp-" + std::to_string(dead) + "-3");
+    const auto live = dir / ("state.json.tmp-" + std::to_string(self) + "-9");
+    const auto others = {dir / "state.json.tmp-x-1", dir / ("other.json.tmp-" + std::to_string(dead) + "-1")};
+    for (const auto& p : {stale, live}) std::ofstream(p) << "half";
+    for (const auto& p : others) std::ofstream(p) << "not ours";
+    REQUIRE(state_file(path.string()).load());
+    CHECK_FALSE(std::filesystem::exists(stale));
+    CHECK(std::filesystem::exists(live));  // a write in progress in a running process
+    for (const auto& p : others) CHECK(std::filesystem::exists(p));
+    std::filesystem::remove_all(dir);
+}
 
 TEST_CASE("state_file: a path with non-ASCII characters is the file of that name", "[state][file_io]") {
     const auto dir = std::filesystem::temp_directory_path() /

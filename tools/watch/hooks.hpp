@@ -81,6 +81,7 @@ public:
     /// Loads the file; a missing one is empty, an unreadable one is reported and started afresh.
     std::string load() {
         if (path_.empty()) return {};
+        forewarn::platform::remove_stale_temporaries(forewarn::platform::path_from_utf8(path_));
         auto text = forewarn::platform::read_small_file(forewarn::platform::path_from_utf8(path_));
         if (!text) return text.error().code == forewarn::errc::not_found ? std::string() : text.error().describe();
         auto doc = forewarn::detail::parse_json(*text);

@@ -63,6 +63,38 @@ inline result<std::string> read_small_file(const std::filesystem::path& path, st
  */
 result<void> write_file_atomically(const std::filesystem::path& path, std::string_view text);
 
+/// Whether a process with this id runs now (the platform's half).
+bool process_running(unsigned long long pid);
+
+/**
+ * Removes the temporary files write_file_atomically() left beside `path` when their process died
+ * mid-write (`NAME.tmp-PID-N`, PID no longer running); those of running processes stay. Gives how
+ * many it removed; a file it cannot remove is left (it costs only space). The state file calls it
+ * when it loads, so restarts after crashes do not pile them up.
+ */
+inline std::size_t remove_stale_temporaries(const std::filesystem::path& path) {
+    const std::string prefix = path.filename().string() + ".tmp-";
+    std::filesystem::path dir = path.parent_path();
+    if (dir.empty()) dir = ".";
+    std::error_code ec;
+    std::filesystem::directory_iterator it(dir, ec), end;
+    std::size_t removed = 0;
+    for (; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+        // PID-N: digits, a dash, digits.
+        const std::string rest = name.substr(prefix.size());
+        const auto dash = rest.find('-');
+        if (dash == 0 || dash == std::string::npos || dash + 1 == rest.size() || dash > 19 ||
+            rest.find_first_not_of("0123456789") != dash || rest.find_first_not_of("0123456789", dash + 1) != std::string::npos)
+            continue;
+        if (process_running(std::stoull(rest.substr(0, dash)))) continue;
+        std::error_code ignored;
+        if (std::filesystem::remove(it->path(), ignored)) ++removed;
+    }
+    return removed;
+}
+
 }  // namespace platform
 FOREWARN_END_NAMESPACE
 

@@ -8,9 +8,11 @@
 #include <atomic>
 #include <string>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -69,6 +71,11 @@ inline result<void> write_file_atomically(const std::filesystem::path& path, std
     ::close(dfd);
     if (!synced) return error(errc::io_error, "cannot flush " + dir.string() + ": " + std::strerror(sync_errno));
     return {};
+}
+
+inline bool process_running(unsigned long long pid) {
+    if (pid == 0 || pid > static_cast<unsigned long long>(INT32_MAX)) return false;
+    return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;  // EPERM: it runs, as another user
 }
 
 }  // namespace platform

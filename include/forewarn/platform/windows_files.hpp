@@ -54,5 +54,15 @@ inline result<void> write_file_atomically(const std::filesystem::path& path, std
     return give_up("cannot rename " + utf8_name(tmp) + " to " + name + ": " + system_message(moved_error));
 }
 
+inline bool process_running(unsigned long long pid) {
+    if (pid == 0 || pid > 0xffffffffULL) return false;
+    HANDLE h = ::OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(pid));
+    if (h == nullptr) return ::GetLastError() == ERROR_ACCESS_DENIED;  // denied: it runs, as another user
+    DWORD code = 0;
+    const bool running = ::GetExitCodeProcess(h, &code) && code == STILL_ACTIVE;
+    ::CloseHandle(h);
+    return running;
+}
+
 }  // namespace platform
 FOREWARN_END_NAMESPACE
