@@ -35,7 +35,8 @@ done
 [[ -n "$url" ]] || { echo "run.sh: the emulator did not say where it listens" >&2; exit 1; }
 echo "run.sh: forewarn-emulator at $url"
 export FOREWARN_EMULATOR_URL="$url" FOREWARN_LINUX_BUILD="$linux"
-# until-pass:2: a test that fails is run once more. Under Wine, unit's "fake fleet: an event the
-# platform starts without approval" once failed its harness's 10 s real-time bound (1 run in
-# about 12; never on Linux, not reproduced alone): a second failure still fails the stage.
+# until-pass:2: a test that fails is run once more. Under Wine, unit's fake-fleet harness cases
+# have failed their harness's 10 s real-time bound (1 run in about 10, with other tests running
+# beside; never on Linux, not reproduced alone; windows.unit now runs alone): a second failure
+# still fails the stage.
 ctest --preset windows --repeat until-pass:2 "$@"
