@@ -58,7 +58,7 @@ TEST_CASE("fault_transport takes the requests that match, after the first `after
     CHECK(inner.requests().size() == 5);  // the taken two never reached it
 }
 
-TEST_CASE("fault_transport: a lost answer was sent; copies share faults; clear() heals", "[fault_transport]") {
+TEST_CASE("fault_transport: a lost answer was sent, copies share their faults, clear() heals", "[fault_transport]") {
     fake_transport inner;
     inner.otherwise([](const http_request&) { return forewarn::http_response{200, {}, "applied"}; });
     fault_transport<fake_transport> t(inner);
