@@ -161,10 +161,7 @@ public:
         for (addrinfo* a = found; a; a = a->ai_next) {
             const net::socket_t fd = net::open_socket(a->ai_family, a->ai_socktype, a->ai_protocol);
             if (fd == net::no_socket) continue;
-#if !defined(_WIN32)  // on Windows SO_REUSEADDR would let another program take the port too
-            const int one = 1;
-            ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-#endif
+            net::reuse_address(fd);
             if (::bind(fd, a->ai_addr, static_cast<socklen_t>(a->ai_addrlen)) == 0 && ::listen(fd, 16) == 0) {
                 listen_fd_ = fd;
                 break;

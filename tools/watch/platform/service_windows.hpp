@@ -122,9 +122,14 @@ inline void WINAPI service_main(DWORD, LPWSTR*) {
     report(SERVICE_STOPPED, r.exit_code);
 }
 
-/// Takes a leading `--log-file PATH` off the arguments; the default is beside the program.
-inline std::wstring take_log_file(std::vector<std::string>& rest) {
-    if (rest.size() >= 2 && rest[0] == "--log-file") {
+/// Takes a leading `--log-file PATH` off the arguments (the default is beside the program);
+/// nothing, said on stderr, when the path is missing.
+inline std::optional<std::wstring> take_log_file(const char* command, std::vector<std::string>& rest) {
+    if (!rest.empty() && rest[0] == "--log-file") {
+        if (rest.size() < 2) {
+            std::fprintf(stderr, "forewarn-watch service %s: --log-file needs a value (a file's path)\n", command);
+            return std::nullopt;
+        }
         std::wstring path = forewarn::platform::to_wide(rest[1]);
         rest.erase(rest.begin(), rest.begin() + 2);
         return path;
@@ -134,16 +139,19 @@ inline std::wstring take_log_file(std::vector<std::string>& rest) {
     return (slash == std::wstring::npos ? std::wstring() : path.substr(0, slash + 1)) + L"forewarn-watch.log";
 }
 
+/// The agent's arguments: its name, then the options.
+inline std::vector<std::string> agent_arguments(const std::vector<std::string>& options) {
+    std::vector<std::string> args{"forewarn-watch"};
+    args.insert(args.end(), options.begin(), options.end());
+    return args;
+}
+
 inline int install(std::vector<std::string> rest, options_check check) {
-    if (!rest.empty() && rest[0] == "--log-file" && rest.size() < 2) {
-        std::fputs("forewarn-watch service install: --log-file needs a value (a file's path)\n", stderr);
-        return 2;
-    }
-    const std::wstring log = take_log_file(rest);
+    const auto log_file = take_log_file("install", rest);
+    if (!log_file) return 2;
+    const std::wstring& log = *log_file;
     // The options are checked now, as the agent will read them: a bad one installs nothing.
-    std::vector<std::string> agent_args{"forewarn-watch"};
-    agent_args.insert(agent_args.end(), rest.begin(), rest.end());
-    if (const auto code = check(agent_args)) return *code;
+    if (const auto code = check(agent_arguments(rest))) return *code;
 
     std::wstring command = quote(program_path()) + L" service run --log-file " + quote(log);
     for (const auto& a : rest) command += L" " + quote(forewarn::platform::to_wide(a));
@@ -203,15 +211,12 @@ inline int uninstall() {
 }
 
 inline int run(std::vector<std::string> rest, agent_main agent) {
-    if (!rest.empty() && rest[0] == "--log-file" && rest.size() < 2) {
-        std::fputs("forewarn-watch service run: --log-file needs a value (a file's path)\n", stderr);
-        return 2;
-    }
+    const auto log_file = take_log_file("run", rest);
+    if (!log_file) return 2;
     running& r = the();
-    r.log = take_log_file(rest);
+    r.log = *log_file;
     r.agent = agent;
-    r.args = {"forewarn-watch"};
-    r.args.insert(r.args.end(), rest.begin(), rest.end());
+    r.args = agent_arguments(rest);
     SERVICE_TABLE_ENTRYW table[] = {{const_cast<wchar_t*>(name), &service_main}, {nullptr, nullptr}};
     if (!::StartServiceCtrlDispatcherW(table)) {
         if (::GetLastError() == ERROR_FAILED_SERVICE_CONTROLLER_CONNECT) {

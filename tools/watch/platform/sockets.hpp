@@ -47,6 +47,9 @@ inline socket_t open_socket(int family, int type, int protocol) {
 }
 inline socket_t accept_socket(socket_t listener) { return ::accept(listener, nullptr, nullptr); }
 inline int send_flags() { return 0; }
+/// A listener's address reuse: none on Windows, where SO_REUSEADDR would let another program
+/// take the port too (its default already allows a quick restart).
+inline void reuse_address(socket_t) {}
 #else
 using socket_t = int;
 inline constexpr socket_t no_socket = -1;
@@ -59,6 +62,11 @@ inline bool start() { return true; }
 inline socket_t open_socket(int family, int type, int protocol) { return ::socket(family, type | SOCK_CLOEXEC, protocol); }
 inline socket_t accept_socket(socket_t listener) { return ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC); }
 inline int send_flags() { return MSG_NOSIGNAL; }
+/// A listener's address reuse: a restart binds again at once, past the old sockets' TIME_WAIT.
+inline void reuse_address(socket_t s) {
+    const int one = 1;
+    ::setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+}
 #endif
 
 /// A loopback UDP socket that a poll watches: wake() sends it a byte from any thread.
