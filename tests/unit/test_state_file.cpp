@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // state_file.hpp: the poller's state on disk, its format, and the first version's format.
 #include <forewarn/state_file.hpp>
+#include <forewarn/testing/file_faults.hpp>
 
 #include "catch.hpp"
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #if defined(_WIN32)
@@ -16,6 +18,7 @@
 #endif
 #include <fstream>
 #include <string>
+#include <vector>
 
 using namespace std::chrono_literals;
 using forewarn::poller_state;
@@ -141,7 +144,111 @@ TEST_CASE("state_file: a write replaces the whole file or nothing - no temporary
     std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("state_file: a save writes a temporary file, flushes it, renames it over, then flushes the directory",
+          "[state][file_io]") {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("forewarn-test-steps-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+    std::filesystem::create_directories(dir);
+    const auto path = dir / "state.json";
+    using step = forewarn::platform::file_step;
+    forewarn::testing::file_faults seam;
+    REQUIRE(state_file(path.string()).save(sample()));
+    const auto calls = seam.calls();
+#if defined(_WIN32)
+    // MoveFileExW's write-through makes the rename durable: no directory to flush.
+    const std::vector<step> expected{step::create, step::write, step::flush_file, step::close, step::rename};
+#else
+    const std::vector<step> expected{step::create,     step::write,  step::flush_file,
+                                     step::close,      step::rename, step::flush_directory};
+#endif
+    REQUIRE(seam.steps() == expected);
+    const auto tmp = calls.front().path;
+    CHECK(tmp.parent_path() == dir);  // beside the file: the rename never crosses file systems
+    CHECK(tmp.filename().string().rfind("state.json.tmp-", 0) == 0);
+    CHECK(calls[1].path == tmp);
+    CHECK(calls[1].bytes == forewarn::platform::read_small_file(path).value().size());
+    CHECK(calls[2].path == tmp);
+    CHECK(calls[4].path == path);
 #if !defined(_WIN32)
+    CHECK(calls[5].path == dir);  // the directory holding the new name, after the rename
+#endif
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("state_file: a save failing at any step leaves the previous file whole, readable, and nothing beside it",
+          "[state][file_io]") {
+    using step = forewarn::platform::file_step;
+    struct variant {
+        step at;
+        int error_number;
+        std::size_t after_bytes;
+    };
+    const variant variants[] = {
+        {step::create, EACCES, 0}, {step::write, ENOSPC, 0},     {step::write, ENOSPC, 10},
+        {step::flush_file, EIO, 0}, {step::close, EIO, 0}, {step::rename, EXDEV, 0},
+    };
+    for (const auto& v : variants) {
+        const std::string name(forewarn::platform::to_string(v.at));
+        DYNAMIC_SECTION(name << " fails with errno " << v.error_number << " after " << v.after_bytes << " bytes") {
+            const auto dir = std::filesystem::temp_directory_path() /
+                             ("forewarn-test-fail-" + name + "-" +
+                              std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+            std::filesystem::create_directories(dir);
+            const auto path = dir / "state.json";
+            state_file f(path.string());
+            REQUIRE(f.save(sample()));
+            const std::string before = forewarn::platform::read_small_file(path).value();
+            poller_state next = sample();
+            next.delivered.incarnation = "99";
+            forewarn::testing::file_faults seam;
+            seam.fail(v.at, v.error_number, v.after_bytes);
+            auto r = f.save(next);
+            REQUIRE_FALSE(r);
+            CHECK(r.error().code == forewarn::errc::io_error);
+            INFO(r.error().message);
+            CHECK(r.error().message.find(std::generic_category().message(v.error_number)) != std::string::npos);
+            CHECK(forewarn::platform::read_small_file(path).value() == before);
+            auto loaded = f.load();
+            REQUIRE(loaded);
+            CHECK(loaded->delivered == sample().delivered);
+            std::size_t files = 0;
+            for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+                INFO(entry.path().string());
+                CHECK(entry.path() == path);  // the temporary file is gone
+                ++files;
+            }
+            CHECK(files == 1);
+            // The next save, with nothing failing, goes through.
+            REQUIRE(f.save(next));
+            CHECK(f.load().value().delivered.incarnation == "99");
+            std::filesystem::remove_all(dir);
+        }
+    }
+}
+
+#if !defined(_WIN32)
+TEST_CASE("state_file: a failed flush of the directory after the rename is reported - the new file is in place",
+          "[state][file_io]") {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("forewarn-test-dirsync-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+    std::filesystem::create_directories(dir);
+    const auto path = dir / "state.json";
+    state_file f(path.string());
+    REQUIRE(f.save(sample()));
+    poller_state next = sample();
+    next.delivered.incarnation = "99";
+    forewarn::testing::file_faults seam;
+    seam.fail(forewarn::platform::file_step::flush_directory, EIO);
+    auto r = f.save(next);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == forewarn::errc::io_error);
+    CHECK(r.error().message.find("cannot flush") != std::string::npos);
+    // The rename happened: the file is whole and new (only a power cut now could bring the old
+    // one back); the poller, told of the error, saves again at its next change.
+    CHECK(f.load().value().delivered.incarnation == "99");
+    std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("state_file: a write cut off partway (the file-size limit) leaves the previous file whole and readable",
           "[state][file_io]") {
     const auto dir = std::filesystem::temp_directory_path() /

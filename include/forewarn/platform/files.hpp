@@ -53,6 +53,51 @@ inline result<std::string> read_small_file(const std::filesystem::path& path, st
     return text;
 }
 
+/// The steps of write_file_atomically(), in the order it takes them. Windows has no
+/// flush_directory: MoveFileExW's write-through covers the rename.
+enum class file_step { create, write, flush_file, close, rename, flush_directory };
+
+inline std::string_view to_string(file_step s) noexcept {
+    switch (s) {
+    case file_step::create: return "create";
+    case file_step::write: return "write";
+    case file_step::flush_file: return "flush_file";
+    case file_step::close: return "close";
+    case file_step::rename: return "rename";
+    case file_step::flush_directory: return "flush_directory";
+    }
+    return "unknown";
+}
+
+/**
+ * A seam for tests (<forewarn/testing/file_faults.hpp> installs one): called before each step of
+ * write_file_atomically() with the path the step acts on (the temporary file; for rename the
+ * final path; for flush_directory the directory). For write, `bytes` is the size about to be
+ * written; with a non-zero return it may be lowered, and that many bytes go out before the step
+ * fails. A non-zero return fails the step as the system would with that errno value. None is set
+ * in a program: each step then costs one pointer load.
+ */
+struct file_step_observer {
+    int (*call)(void* context, file_step step, const std::filesystem::path& path, std::size_t& bytes) = nullptr;
+    void* context = nullptr;
+};
+
+namespace detail {
+inline file_step_observer& file_observer() noexcept {
+    static file_step_observer observer;
+    return observer;
+}
+/// The observer's verdict on a step: 0 to go on, else the errno value it fails with.
+inline int observe_file_step(file_step step, const std::filesystem::path& path, std::size_t& bytes) {
+    const file_step_observer& o = file_observer();
+    return o.call ? o.call(o.context, step, path, bytes) : 0;
+}
+inline int observe_file_step(file_step step, const std::filesystem::path& path) {
+    std::size_t none = 0;
+    return observe_file_step(step, path, none);
+}
+}  // namespace detail
+
 /**
  * Writes `text` to `path` atomically and durably: a temporary file in the same directory, written
  * and flushed to the disk, then renamed over the old one (on POSIX the directory is flushed too, so

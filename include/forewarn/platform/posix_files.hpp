@@ -52,24 +52,35 @@ inline result<void> write_file_atomically(const std::filesystem::path& path, std
         std::filesystem::remove(tmp, ignored);
         return error(errc::io_error, std::move(what));
     };
+    // Each step asks the test seam first (detail::observe_file_step; nothing in a program).
+    const int create_fault = detail::observe_file_step(file_step::create, tmp);
+    if (create_fault)
+        return error(errc::io_error, "cannot create " + tmp.string() + ": " + std::strerror(create_fault));
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return error(errc::io_error, "cannot create " + tmp.string() + ": " + std::strerror(errno));
-    const bool written = posix::write_all(fd, text) && posix::sync_fd(fd);
-    const int write_errno = errno;
-    const bool closed = ::close(fd) == 0;
-    if (!written || !closed)
-        return give_up("cannot write " + tmp.string() + ": " + std::strerror(written ? errno : write_errno));
+    std::size_t allowed = text.size();
+    int failure = detail::observe_file_step(file_step::write, tmp, allowed);
+    if (failure) (void)posix::write_all(fd, text.substr(0, allowed));  // a short write, then the fault
+    else if (!posix::write_all(fd, text)) failure = errno;
+    if (!failure && (failure = detail::observe_file_step(file_step::flush_file, tmp)) == 0 && !posix::sync_fd(fd))
+        failure = errno;
+    const int close_fault = detail::observe_file_step(file_step::close, tmp);
+    if (::close(fd) != 0 && !failure) failure = errno;
+    if (close_fault && !failure) failure = close_fault;
+    if (failure) return give_up("cannot write " + tmp.string() + ": " + std::strerror(failure));
     std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
+    if (const int e = detail::observe_file_step(file_step::rename, path)) ec = std::error_code(e, std::generic_category());
+    else std::filesystem::rename(tmp, path, ec);
     if (ec) return give_up("cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message());
+    // The rename itself survives a power cut only once the directory is flushed.
     std::filesystem::path dir = path.parent_path();
     if (dir.empty()) dir = ".";
     const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0) return error(errc::io_error, "cannot open " + dir.string() + " to flush it: " + std::strerror(errno));
-    const bool synced = posix::sync_fd(dfd);
-    const int sync_errno = errno;
+    int sync_failure = detail::observe_file_step(file_step::flush_directory, dir);
+    if (!sync_failure && !posix::sync_fd(dfd)) sync_failure = errno;
     ::close(dfd);
-    if (!synced) return error(errc::io_error, "cannot flush " + dir.string() + ": " + std::strerror(sync_errno));
+    if (sync_failure) return error(errc::io_error, "cannot flush " + dir.string() + ": " + std::strerror(sync_failure));
     return {};
 }
 

@@ -24,24 +24,34 @@ inline result<void> write_file_atomically(const std::filesystem::path& path, std
         ::DeleteFileW(tmp.c_str());
         return error(errc::io_error, std::move(what));
     };
+    // Each step asks the test seam first (detail::observe_file_step; nothing in a program).
+    auto injected = [](int e) { return std::generic_category().message(e); };
+    if (const int e = detail::observe_file_step(file_step::create, tmp))
+        return error(errc::io_error, "cannot create " + utf8_name(tmp) + ": " + injected(e));
     HANDLE h = ::CreateFileW(tmp.c_str(), GENERIC_WRITE, 0, nullptr, CREATE_ALWAYS, FILE_ATTRIBUTE_NORMAL, nullptr);
     if (h == INVALID_HANDLE_VALUE)
         return error(errc::io_error, "cannot create " + utf8_name(tmp) + ": " + system_message(::GetLastError()));
-    bool written = true;
-    DWORD failure = 0;
-    while (!text.empty() && written) {
+    std::string failure;
+    std::size_t allowed = text.size();
+    const int write_fault = detail::observe_file_step(file_step::write, tmp, allowed);
+    if (write_fault) text = text.substr(0, allowed);  // a short write, then the fault
+    while (!text.empty() && failure.empty()) {
         const DWORD chunk = static_cast<DWORD>((std::min<std::size_t>)(text.size(), 1u << 30));
         DWORD n = 0;
-        written = ::WriteFile(h, text.data(), chunk, &n, nullptr) != FALSE && n > 0;
-        if (!written) failure = ::GetLastError();
+        if (::WriteFile(h, text.data(), chunk, &n, nullptr) == FALSE || n == 0) failure = system_message(::GetLastError());
         text.remove_prefix(n);
     }
-    if (written && !::FlushFileBuffers(h)) {
-        written = false;
-        failure = ::GetLastError();
+    if (failure.empty() && write_fault) failure = injected(write_fault);
+    if (failure.empty()) {
+        if (const int e = detail::observe_file_step(file_step::flush_file, tmp)) failure = injected(e);
+        else if (!::FlushFileBuffers(h)) failure = system_message(::GetLastError());
     }
+    const int close_fault = detail::observe_file_step(file_step::close, tmp);
     ::CloseHandle(h);
-    if (!written) return give_up("cannot write " + utf8_name(tmp) + ": " + system_message(failure));
+    if (failure.empty() && close_fault) failure = injected(close_fault);
+    if (!failure.empty()) return give_up("cannot write " + utf8_name(tmp) + ": " + failure);
+    if (const int e = detail::observe_file_step(file_step::rename, path))
+        return give_up("cannot rename " + utf8_name(tmp) + " to " + name + ": " + injected(e));
     // A reader, a virus scanner or the indexer may hold the old file open for a moment without
     // FILE_SHARE_DELETE: the rename is tried again for up to half a second.
     DWORD moved_error = 0;
