@@ -174,6 +174,17 @@ FOREWARN_INLINE approval_handle approver::handle(const std::string& id) {
     return approval_handle(shared_, id);
 }
 
+FOREWARN_INLINE approval_handle approver::handle_for_known(const std::string& id) {
+    const bool approved = policy_.was_approved(id);
+    {
+        std::lock_guard<std::mutex> lock(shared_->mutex);
+        auto it = shared_->status.try_emplace(id).first;
+        if (approved && !is_final(it->second.state))
+            it->second = approval_status{approval_state::approved, "approved before this restart", {}};
+    }
+    return approval_handle(shared_, id);
+}
+
 FOREWARN_INLINE result<void> approver::start_coordinator(const clock& c, const logger& log) {
     if (!coordinator_ || coordinator_started_) return {};
     coordinator_context ctx;
@@ -320,6 +331,16 @@ FOREWARN_INLINE void approver::restore(const poller_state& st, clock::time_point
         if (s.approved) approved.push_back(s.id);
     }
     policy_.mark_approved(approved);
+    // Handles asked for before the state was loaded (handle_for_known) learn what it says.
+    for (const auto& id : approved) {
+        bool waiting;
+        {
+            std::lock_guard<std::mutex> lock(shared_->mutex);
+            auto it = shared_->status.find(id);
+            waiting = it != shared_->status.end() && !is_final(it->second.state);
+        }
+        if (waiting) settle(id, {approval_state::approved, "approved before this restart", {}});
+    }
     if (coordinator_ && !st.coordinator.empty()) coordinator_->load_state(st.coordinator);
 }
 

@@ -291,6 +291,13 @@ public:
     /// Wanted events not approved yet (for a health snapshot).
     std::vector<std::string> awaiting(const document& d) const;
 
+    /**
+     * A handle for an event announced earlier (a prepare delivered before a restart whose work had
+     * not finished): unlike handle(), it keeps a status already known, and one restored as
+     * approved reads approved.
+     */
+    approval_handle handle_for_known(const std::string& id);
+
     /// Adds readiness to a state about to be saved, and the coordinator's own.
     void save(poller_state& st) const;
     /// Continues from a saved state.

@@ -235,6 +235,20 @@ public:
     /// between polls (the thread started by start() does this by itself).
     void approve_due();
 
+    /**
+     * A handle for an event whose prepare was delivered earlier, for work that outlived the
+     * handle on_prepare got: typically a process restarted with a state store while its
+     * preparation (a drain, a hook) had not finished. The prepare is not delivered again, so
+     * ask for the event's handle and call ready() once the work is done: it is approved as
+     * the first handle would have had it (policy, coordinator, once). Any thread, before or after
+     * start(). An event already approved reads approved; one the poller no longer sees settles as
+     * gone at the next document.
+     */
+    approval_handle approval(const std::string& event_id) {
+        std::lock_guard<std::mutex> lock(data_mutex_);
+        return approver_.handle_for_known(event_id);
+    }
+
     /// The last document whose changes were all delivered (what the state store holds).
     document last_document() const {
         std::lock_guard<std::mutex> lock(data_mutex_);

@@ -883,3 +883,47 @@ TEST_CASE("poller thread: errors between documents are reported and the thread g
     REQUIRE(rec.errs().size() == 1);
     CHECK(rec.errs()[0].message == "t1");
 }
+
+TEST_CASE("poller: a prepare whose work outlived the process - approval(id) after the restart approves it once",
+          "[poller][state][approval]") {
+    temp_path f("resume");
+    manual_clock clock;
+    fake_source src(source_options(clock));
+    src.set(make_doc("1", {make_event("A"), make_event("D")}));
+    {
+        recorder rec;
+        rec.ready_in_handler = false;
+        poller p(src, rec.handlers(), with_state(f));
+        REQUIRE(p.poll_once());
+        CHECK(rec.seen() == ids{"prepare A", "prepare D"});
+        rec.handle(0).ready();  // A is ready in time; D's work is cut short by the "crash"
+        p.approve_due();
+        REQUIRE(p.poll_once());  // saves A as approved
+    }
+    CHECK(src.approvals() == std::vector<ids>{{"A"}});
+    recorder rec;
+    rec.ready_in_handler = false;
+    poller p(src, rec.handlers(), with_state(f));
+    // Asked for before the state is loaded, as a restarted program does at once.
+    auto d = p.approval("D");
+    auto a = p.approval("A");
+    auto unknown = p.approval("Z");
+    CHECK(d.event_id() == "D");
+    CHECK(d.status().state == approval_state::pending);
+    REQUIRE(p.poll_once());
+    CHECK(rec.seen().empty());  // no prepare again: the handle is the only way to approve D
+    CHECK(src.approvals() == std::vector<ids>{{"A"}});
+    CHECK(a.status().state == approval_state::approved);  // restored, not sent again
+    CHECK(unknown.status().state == approval_state::gone);
+    CHECK(d.status().state != approval_state::approved);
+    d.ready();
+    p.approve_due();
+    CHECK(src.approvals() == std::vector<ids>{{"A"}, {"D"}});
+    CHECK(d.status().state == approval_state::approved);
+    // Asking again, and saying ready again, changes nothing.
+    p.approval("D").ready();
+    p.approve_due();
+    REQUIRE(p.poll_once());
+    CHECK(src.approvals() == std::vector<ids>{{"A"}, {"D"}});
+    CHECK(p.approval("D").status().state == approval_state::approved);
+}

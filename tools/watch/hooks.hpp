@@ -113,11 +113,12 @@ public:
         return it->second;
     }
 
-    std::vector<std::pair<std::string, entry>> pending() const {
+    /// Every run recorded, oldest first.
+    std::vector<std::pair<std::string, entry>> entries() const {
         std::vector<std::pair<std::string, entry>> out;
         for (const auto& k : order_) {
             auto it = entries_.find(k);
-            if (it != entries_.end() && it->second.state == "pending") out.emplace_back(k, it->second);
+            if (it != entries_.end()) out.emplace_back(k, it->second);
         }
         return out;
     }
@@ -273,15 +274,29 @@ public:
         }
     }
 
-    /// Runs again what the journal says was running when forewarn-watch last stopped.
-    void resume_pending(const std::function<std::string(const std::string& hook)>& command_of,
-                        std::chrono::steady_clock::time_point deadline) {
-        for (auto& [key, e] : journal_.pending()) {
-            const std::string cmd = command_of(e.hook);
-            if (cmd.empty()) continue;
-            log_("hook " + e.hook + " " + key.substr(key.find(':') + 1) +
-                 ": was running when forewarn-watch stopped: run again");
-            run(key, e.hook, cmd, e.input, e.env, deadline, nullptr);
+    /// How to go on with a run the journal holds: its command (none: leave it), deadline, and
+    /// what to do with its outcome.
+    struct resumed {
+        std::string command;
+        std::chrono::steady_clock::time_point deadline;
+        done_fn done;
+    };
+
+    /**
+     * Goes on from the journal of the last run: what was running when forewarn-watch stopped runs
+     * again; for `hooks`, what had succeeded gives `done` its recorded outcome once more (a
+     * prepare that succeeded before a crash still has its event to approve).
+     */
+    void resume(const std::set<std::string>& hooks,
+                const std::function<resumed(const std::string& key, const hook_journal::entry&)>& plan) {
+        for (auto& [key, e] : journal_.entries()) {
+            if (e.state != "pending" && !(e.state == "done" && hooks.count(e.hook))) continue;
+            resumed r = plan(key, e);
+            if (r.command.empty()) continue;
+            if (e.state == "pending")
+                log_("hook " + e.hook + " " + key.substr(key.find(':') + 1) +
+                     ": was running when forewarn-watch stopped: run again");
+            run(key, e.hook, r.command, e.input, e.env, r.deadline, std::move(r.done));
         }
     }
 

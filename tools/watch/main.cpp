@@ -190,39 +190,47 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
         hooks.run(hook + ":" + c.event.id, hook, command_of(hook), input + "\n", watch::hook_environment(hook, c, cloud_name),
                   deadline, std::move(done));
     };
-    const auto longest = std::chrono::steady_clock::now() + s.hook_timeout;
-    hooks.resume_pending(command_of, longest);
+    const bool approving = s.approve != forewarn::approval_scope::never;
+    // A prepare hook makes its event ready only when it succeeds before NotBefore less
+    // --hook-deadline (approve_by); it is stopped at that point or at --hook-timeout.
+    auto approve_by_of = [&](const forewarn::event& e) -> std::optional<std::chrono::steady_clock::time_point> {
+        if (!e.not_before) return std::nullopt;
+        const auto left = *e.not_before - std::chrono::system_clock::now() - s.hook_deadline;
+        return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(left);
+    };
+    auto prepare_deadline = [&](const std::optional<std::chrono::steady_clock::time_point>& approve_by) {
+        const auto now = std::chrono::steady_clock::now();
+        return approve_by && *approve_by > now ? (std::min)(now + s.hook_timeout, *approve_by) : now + s.hook_timeout;
+    };
+    // What a prepare hook's end means for its event: ready (approved as the policy allows) or not.
+    auto after_prepare = [&](const std::string& id, std::optional<std::chrono::steady_clock::time_point> approve_by,
+                             forewarn::approval_handle ready, bool quiet) -> watch::hook_runner::done_fn {
+        return [id, approve_by, ready = std::move(ready), quiet, approving](const watch::hook_outcome& o) {
+            if (o.what != watch::hook_outcome::kind::succeeded) {
+                if (!quiet) log_line("hook prepare " + id + ": the event is not approved");
+                return;
+            }
+            if (approve_by && std::chrono::steady_clock::now() >= *approve_by) {
+                if (!quiet) log_line("hook prepare " + id + ": done after its deadline; the event is not approved");
+                return;
+            }
+            if (approving) ready.ready();
+        };
+    };
 
     forewarn::poller_handlers h;
     h.on_prepare = [&](const forewarn::change& c, forewarn::approval_handle ready) {
         emit(c);
         hooks.forget({"recover:" + c.event.id});  // an earlier occurrence of this id is over
-        const bool approving = s.approve != forewarn::approval_scope::never;
         if (s.on_prepare.empty()) {
             // Nothing to drain: ready at once, and the policy decides.
             if (approving) ready.ready();
             return;
         }
-        const auto now = std::chrono::steady_clock::now();
-        auto deadline = now + s.hook_timeout;
-        std::optional<std::chrono::steady_clock::time_point> approve_by;  // ready only before this
-        if (c.event.not_before) {
-            const auto left = *c.event.not_before - std::chrono::system_clock::now() - s.hook_deadline;
-            approve_by = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(left);
-            if (*approve_by > now) deadline = (std::min)(deadline, *approve_by);
-            else log_line("hook prepare " + c.event.id + ": announced too close to NotBefore to approve after a hook; it runs, the event is not approved");
-        }
-        run_hook("prepare", c, deadline, [&, ready, approve_by, approving, id = c.event.id](const watch::hook_outcome& o) {
-            if (o.what != watch::hook_outcome::kind::succeeded) {
-                log_line("hook prepare " + id + ": the event is not approved");
-                return;
-            }
-            if (approve_by && std::chrono::steady_clock::now() >= *approve_by) {
-                log_line("hook prepare " + id + ": done after its deadline; the event is not approved");
-                return;
-            }
-            if (approving) ready.ready();
-        });
+        const auto approve_by = approve_by_of(c.event);
+        if (approve_by && *approve_by <= std::chrono::steady_clock::now())
+            log_line("hook prepare " + c.event.id + ": announced too close to NotBefore to approve after a hook; it runs, the event is not approved");
+        run_hook("prepare", c, prepare_deadline(approve_by), after_prepare(c.event.id, approve_by, std::move(ready), false));
     };
     h.on_started = [&](const forewarn::change& c) {
         emit(c);
@@ -318,6 +326,25 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
 
     forewarn::poller<Client> p(std::move(client), h, o);
     poller = &p;
+
+    // The journal of the last run. Its events were announced before this start and the poller
+    // does not announce them again, so a prepare's approval goes through p.approval(id): a hook
+    // that was running when forewarn-watch stopped runs again and, on success, makes its event
+    // ready; one that had succeeded makes it ready now (the crash may have come before that was
+    // saved). Repeating ready() for an event already approved or over changes nothing.
+    hooks.resume({"prepare"}, [&](const std::string& key, const watch::hook_journal::entry& e) {
+        watch::hook_runner::resumed r;
+        r.command = command_of(e.hook);
+        r.deadline = std::chrono::steady_clock::now() + s.hook_timeout;
+        if (e.hook != "prepare" || r.command.empty()) return r;
+        const std::string id = key.substr(key.find(':') + 1);
+        auto c = forewarn::change_from_json(e.input);
+        const auto approve_by = c ? approve_by_of(c->event) : std::nullopt;
+        if (c) r.deadline = prepare_deadline(approve_by);
+        else if (e.state == "done") r.command.clear();  // nothing to approve by: leave it
+        r.done = after_prepare(id, approve_by, p.approval(id), e.state == "done");
+        return r;
+    });
 
     std::optional<watch::metrics_server> server;
     if (!s.metrics_listen.empty()) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The POSIX half of platform/process.hpp: fork, /bin/sh -c, a process group, pidfd.
+// The POSIX half of platform/process.hpp: fork, a keeper leading the process group, /bin/sh -c,
+// pidfd.
 #pragma once
 
 #include "process.hpp"
@@ -13,6 +14,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,6 +43,16 @@ inline int pidfd_open(pid_t pid) {
     (void)pid;
     errno = ENOSYS;
     return -1;
+#endif
+}
+
+/// Asks the kernel for `sig` when the parent (the thread that forked) is gone: Linux's
+/// PR_SET_PDEATHSIG; elsewhere nothing.
+inline void die_with_parent(int sig) {
+#ifdef __linux__
+    ::prctl(PR_SET_PDEATHSIG, static_cast<unsigned long>(sig));
+#else
+    (void)sig;
 #endif
 }
 
@@ -93,20 +107,18 @@ inline hook_outcome run_hook(const std::string& command, const std::string& inpu
     }
     detail::fd_guard out_read{out_pipe[0]}, out_write{out_pipe[1]};
 
+    const pid_t agent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
         out.detail = std::string("fork: ") + std::strerror(errno);
         return out;
     }
     if (pid == 0) {
+        // The keeper: the leader of the hook's process group, between forewarn-watch and the
+        // shell. It ends the whole group should forewarn-watch die (the kernel tells it with
+        // SIGHUP), so a hook's processes never outlive the agent that ran them and a restarted
+        // agent's rerun never overlaps them; else it ends as the shell ends, with its status.
         ::setpgid(0, 0);
-        sigset_t none;
-        sigemptyset(&none);
-        ::sigprocmask(SIG_SETMASK, &none, nullptr);  // forewarn-watch blocks its signals in every thread
-        struct sigaction dfl {};
-        dfl.sa_handler = SIG_DFL;
-        ::sigaction(SIGPIPE, &dfl, nullptr);  // what forewarn-watch ignores, a hook gets back
-        ::sigaction(SIGXFSZ, &dfl, nullptr);
         ::dup2(in_pipe[0], 0);
         ::dup2(out_pipe[1], 1);
         ::dup2(out_pipe[1], 2);
@@ -114,8 +126,46 @@ inline hook_outcome run_hook(const std::string& command, const std::string& inpu
         if (::syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
 #endif
             for (long fd = 3; fd < max_fd; ++fd) ::close(static_cast<int>(fd));
-        ::execve("/bin/sh", argv, envp.data());
-        ::_exit(127);
+        sigset_t waited;
+        sigemptyset(&waited);
+        for (int sig : {SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGQUIT}) sigaddset(&waited, sig);
+        ::sigprocmask(SIG_BLOCK, &waited, nullptr);
+        detail::die_with_parent(SIGHUP);
+        if (::getppid() != agent) ::_exit(125);  // forewarn-watch died before this line: run nothing
+        const pid_t shell = ::fork();
+        if (shell == 0) {
+            sigset_t none;
+            sigemptyset(&none);
+            ::sigprocmask(SIG_SETMASK, &none, nullptr);  // forewarn-watch blocks its signals in every thread
+            struct sigaction dfl {};
+            dfl.sa_handler = SIG_DFL;
+            ::sigaction(SIGPIPE, &dfl, nullptr);  // what forewarn-watch ignores, a hook gets back
+            ::sigaction(SIGXFSZ, &dfl, nullptr);
+            ::execve("/bin/sh", argv, envp.data());
+            ::_exit(127);
+        }
+        for (int fd = 0; fd <= 2; ++fd) ::close(fd);  // the pipes are the shell's alone
+        if (shell < 0) ::_exit(127);
+        for (;;) {
+            siginfo_t info;
+            const int sig = ::sigwaitinfo(&waited, &info);
+            if (sig == SIGHUP && ::getppid() != agent) ::kill(0, SIGKILL);  // forewarn-watch is gone: the group ends
+            if (sig != SIGCHLD) continue;  // SIGTERM and the like reach the shell itself, as the group's member
+            int status = 0;
+            if (::waitpid(shell, &status, WNOHANG) != shell) continue;
+            if (WIFEXITED(status)) ::_exit(WEXITSTATUS(status));
+            // Ended by a signal: end by the same one, so forewarn-watch sees what the shell saw.
+            struct sigaction dfl {};
+            dfl.sa_handler = SIG_DFL;
+            const int by = WTERMSIG(status);
+            ::sigaction(by, &dfl, nullptr);
+            sigset_t only;
+            sigemptyset(&only);
+            sigaddset(&only, by);
+            ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+            ::kill(::getpid(), by);
+            ::_exit(128 + by);
+        }
     }
     ::setpgid(pid, pid);  // also here: whichever runs first
     in_read.reset();
