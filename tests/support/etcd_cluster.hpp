@@ -81,8 +81,6 @@ public:
     }
     etcd_cluster(const etcd_cluster&) = delete;
     etcd_cluster& operator=(const etcd_cluster&) = delete;
-
-    std::size_t size() const { return members_.size(); }
     std::string client_url(std::size_t i) const {
         return (tls_.cert.empty() ? "http://127.0.0.1:" : "https://127.0.0.1:") + std::to_string(members_.at(i).client_port);
     }
@@ -124,6 +122,19 @@ public:
             m.pid = 0;
         }
     }
+
+    /// Starts a member killed before, on its own data directory: it rejoins the cluster.
+    void restart(std::size_t i) { start(i); }
+
+    /// SIGSTOP one member: a pause (a frozen VM, a long stall) rather than a crash; resume() ends it.
+    void pause(std::size_t i) {
+        if (members_.at(i).pid > 0) ::kill(members_[i].pid, SIGSTOP);
+    }
+    void resume(std::size_t i) {
+        if (members_.at(i).pid > 0) ::kill(members_[i].pid, SIGCONT);
+    }
+
+    std::size_t size() const { return members_.size(); }
 
     /// Every live member answers /health with "true".
     bool wait_healthy(std::chrono::milliseconds limit) {
