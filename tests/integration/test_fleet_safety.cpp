@@ -49,14 +49,9 @@ struct event_history {
 };
 
 std::vector<event_history> azure_events(const emulator_process& emu) {
-    auto c = control(emu);
-    auto r = c.Get("/emulator/v1/state");
-    REQUIRE(r);
-    REQUIRE(r->status == 200);
-    auto doc = forewarn::detail::parse_json(r->body);
-    REQUIRE(doc.has_value());
+    const auto doc = control_get(emu, "state");
     std::vector<event_history> out;
-    for (const auto& e : (*doc)["events"].GetArray()) {
+    for (const auto& e : doc["events"].GetArray()) {
         event_history h;
         auto str = [&](const char* name) {
             return e.HasMember(name) && e[name].IsString() ? std::string(e[name].GetString()) : std::string();
@@ -100,11 +95,8 @@ struct member {
 
 /// How many requests the emulator has logged since it started.
 std::size_t requests_seen(const emulator_process& emu) {
-    auto c = control(emu);
-    auto r = c.Get("/emulator/v1/requests");
-    if (!r || r->status != 200) return 0;
-    auto doc = forewarn::detail::parse_json(r->body);
-    return doc && doc->HasMember("next") && (*doc)["next"].IsNumber() ? static_cast<std::size_t>((*doc)["next"].GetInt64()) - 1 : 0;
+    const auto doc = control_get(emu, "requests");
+    return static_cast<std::size_t>(doc["next"].GetInt64()) - 1;
 }
 
 }  // namespace

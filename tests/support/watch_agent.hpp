@@ -226,15 +226,21 @@ struct logged {
     int status = 0;
 };
 
-inline std::vector<logged> scheduled_events_requests(const emulator_process& emu) {
+/// GET /emulator/v1/PATH, parsed (state, requests...).
+inline rapidjson::Document control_get(const emulator_process& emu, const std::string& path) {
     auto c = control(emu);
-    auto r = c.Get("/emulator/v1/requests");
+    auto r = c.Get(("/emulator/v1/" + path).c_str());
     REQUIRE(r);
     REQUIRE(r->status == 200);
     auto doc = forewarn::detail::parse_json(r->body);
     REQUIRE(doc.has_value());
+    return std::move(*doc);
+}
+
+inline std::vector<logged> scheduled_events_requests(const emulator_process& emu) {
+    const auto doc = control_get(emu, "requests");
     std::vector<logged> out;
-    const auto& reqs = (*doc)["requests"];
+    const auto& reqs = doc["requests"];
     for (rapidjson::SizeType i = 0; i < reqs.Size(); ++i) {
         logged l{reqs[i]["method"].GetString(), reqs[i]["target"].GetString(), reqs[i]["body"].GetString(),
                  reqs[i]["status"].GetInt()};
