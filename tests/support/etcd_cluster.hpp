@@ -3,7 +3,8 @@
 
 // A real etcd cluster for a test: N members of Debian's etcd-server (/usr/bin/etcd, installed by
 // ./quickstart; FOREWARN_ETCD overrides the path) on loopback ports, data in a fresh temporary
-// directory, every process stopped (SIGKILL) and the directory removed at scope exit. POSIX only.
+// directory, every process stopped (SIGKILL) and the directory removed at scope exit; on Linux the
+// members also die with the test program should it be killed. POSIX only.
 //
 //   forewarn_test::etcd_cluster etcd(3);
 //   auto urls = etcd.client_urls();         // {"http://127.0.0.1:P1", ...}
@@ -14,7 +15,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -211,15 +214,26 @@ private:
         std::vector<char*> argv;
         for (auto& a : args) argv.push_back(a.data());
         argv.push_back(nullptr);
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (dir_ + "/" + m.name + ".stderr").c_str(),
-                                         O_WRONLY | O_CREAT | O_APPEND, 0644);
-        pid_t pid = 0;
-        const int rc = ::posix_spawn(&pid, program_.c_str(), &actions, nullptr, argv.data(), environ);
-        posix_spawn_file_actions_destroy(&actions);
-        if (rc != 0) throw std::runtime_error("etcd_cluster: could not start " + program_);
+        const std::string err_path = dir_ + "/" + m.name + ".stderr";
+        const pid_t parent = ::getpid();
+        // fork and exec rather than posix_spawn: the member asks for SIGKILL when the test program
+        // dies (PR_SET_PDEATHSIG), so a test killed mid-run leaves no etcd behind. Only
+        // async-signal-safe calls after fork().
+        const pid_t pid = ::fork();
+        if (pid < 0) throw std::runtime_error("etcd_cluster: could not start " + program_);
+        if (pid == 0) {
+#ifdef __linux__
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (::getppid() != parent) ::_exit(127);
+#endif
+            const int out = ::open("/dev/null", O_WRONLY);
+            const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+            if (out >= 0) ::dup2(out, STDOUT_FILENO);
+            if (err >= 0) ::dup2(err, STDERR_FILENO);
+            ::execve(program_.c_str(), argv.data(), environ);
+            ::_exit(127);
+        }
+        (void)parent;
         m.pid = pid;
     }
 

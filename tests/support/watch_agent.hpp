@@ -16,7 +16,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -84,15 +86,26 @@ public:
         std::vector<char*> argv;
         for (auto& a : args) argv.push_back(a.data());
         argv.push_back(nullptr);
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-        posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
-        const int rc = ::posix_spawn(&pid_, args[0].c_str(), &actions, nullptr, argv.data(), environ);
-        posix_spawn_file_actions_destroy(&actions);
+        // fork and exec rather than posix_spawn: the child asks for SIGKILL when the test program
+        // dies (PR_SET_PDEATHSIG, Linux), so a test killed mid-run leaves no agent polling on.
+        // Only async-signal-safe calls after fork(); the program's path is checked before.
+        const bool runnable = ::access(args[0].c_str(), X_OK) == 0;
+        const pid_t parent = ::getpid();
+        pid_ = runnable ? ::fork() : -1;
+        if (pid_ == 0) {
+#ifdef __linux__
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (::getppid() != parent) ::_exit(127);
+#endif
+            ::dup2(out[1], STDOUT_FILENO);
+            ::dup2(err[1], STDERR_FILENO);
+            ::execve(args[0].c_str(), argv.data(), environ);
+            ::_exit(127);
+        }
+        (void)parent;
         ::close(out[1]);
         ::close(err[1]);
-        if (rc != 0) {
+        if (pid_ < 0) {
             ::close(out[0]);
             ::close(err[0]);
             throw std::runtime_error("cannot start " + args[0]);
