@@ -351,6 +351,59 @@ TEST_CASE("fleet on etcd: no slot and no approval while one kind of etcd request
     }
 }
 
+TEST_CASE("fleet on etcd: a holder whose keepalives fail says no once its lease may be gone, before etcd revokes it",
+          "[fleet][etcd][faults]") {
+    // The slot is held; then every keepalive fails (testing::fault_transport). etcd revokes the
+    // lease TTL after the last renewal and another member may then take the slot, so admit() must
+    // stop saying yes before that: from the last renewal plus TTL less the margin (here 12 - 4 s)
+    // every answer is "no" or the error, whatever the test's own timing.
+    using forewarn::testing::fault_transport;
+    forewarn_test::etcd_cluster etcd(1);
+    fault_transport<> transport;
+    auto options = budget_for(etcd.client_urls(), 1, "keepalive");
+    options.lease_ttl = 12s;  // renewed every 4 s; counted on for 8 s after a renewal
+    options.poll_interval = 200ms;
+    auto budget = std::make_shared<forewarn::etcd::basic_maintenance_budget<fault_transport<>>>(options, transport);
+    forewarn::coordinator_context ctx;
+    ctx.self = "vmK";
+    auto started = budget->start(ctx);
+    INFO((started ? std::string() : started.error().describe()));
+    REQUIRE(started);
+    const auto e = reboot("K", "vmK");
+    budget->observe({forewarn::local_event{e, true, false}});
+    REQUIRE(eventually([&] {
+        auto r = budget->admit(e);
+        return r && *r;
+    }));
+    forewarn::testing::fault f;
+    f.match.path_ends_with = "/lease/keepalive";
+    f.kind = forewarn::testing::fault_kind::fail;
+    const auto id = transport.add(f);
+    const auto faulted = std::chrono::steady_clock::now();  // every renewal that worked came before
+    bool said_error = false;
+    std::size_t late_answers = 0;
+    while (std::chrono::steady_clock::now() < faulted + 10500ms) {
+        auto r = budget->admit(e);
+        if (!r) said_error = true;
+        if (std::chrono::steady_clock::now() >= faulted + 8s) {
+            ++late_answers;
+            INFO("keepalives failed: " << transport.taken(id));
+            CHECK_FALSE((r && *r));
+        }
+        std::this_thread::sleep_for(50ms);
+    }
+    CHECK(late_answers > 0);
+    CHECK(transport.taken(id) >= 1);
+    CHECK(said_error);  // the failed renewals reached the poller
+    // Healed: the lease renewed (or, if etcd revoked it meanwhile, a new one and the slot again).
+    transport.clear();
+    CHECK(eventually([&] {
+        auto r = budget->admit(e);
+        return r && *r;
+    }));
+    budget->observe({});
+}
+
 TEST_CASE("fleet on etcd: a member that never returns frees its slot after the lease TTL, not before",
           "[fleet][etcd]") {
     forewarn_test::etcd_cluster etcd(1);
