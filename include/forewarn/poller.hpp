@@ -63,6 +63,13 @@ struct poller_options {
     /// How recover reasons are judged (the gap in watching, the boot id).
     tracking_options tracking;
     /**
+     * Which events this poller handles at all; empty (the default): every one. An event it
+     * declines is left out of each document before anything looks at it: no change, no approval,
+     * not in the state, the health or last_document(). E.g. only Freeze and Reboot:
+     * `o.filter = [](const forewarn::event& e) { return e.type == forewarn::event_type::freeze || e.type == forewarn::event_type::reboot; };`
+     */
+    std::function<bool(const event&)> filter;
+    /**
      * Where handlers run. Empty (the default): on the poller's thread. Otherwise every handler
      * call (and every approval_handle outcome callback) is handed to it as a task, in order; it
      * must run them in that order (an asio strand, a serial work queue).
@@ -247,6 +254,14 @@ public:
     approval_handle approval(const std::string& event_id) {
         std::lock_guard<std::mutex> lock(data_mutex_);
         return approver_.handle_for_known(event_id);
+    }
+
+    /// The last document fetched (filtered), from the moment its changes are computed: what a
+    /// handler sees as the present (readiness.hpp asks it). last_document() lags it until every
+    /// change of it was delivered.
+    document latest_document() const {
+        std::lock_guard<std::mutex> lock(data_mutex_);
+        return tracker_.latest();
     }
 
     /// The last document whose changes were all delivered (what the state store holds).
@@ -465,6 +480,11 @@ private:
             }
             report(fetched.error());
             return fetched.error();
+        }
+        if (options_.filter) {
+            auto& events = fetched->events;
+            events.erase(std::remove_if(events.begin(), events.end(), [&](const event& e) { return !options_.filter(e); }),
+                         events.end());
         }
         const auto now = c.now();
         std::vector<change> changes;

@@ -389,7 +389,9 @@ TEST_CASE("watch: a bad command line exits 2, --help 0", "[watch][agent]") {
                                strings{"--etcd", "http://127.0.0.1:2379", "--fleet-group", "db", "--fleet-max", "0"},
                                strings{"--etcd", "http://127.0.0.1:2379", "--fleet-group", "db", "--fleet-ttl", "5"},
                                strings{"--etcd", "http://127.0.0.1:2379", "--fleet-group", "db", "--etcd-cert", "c.pem"},
-                               strings{"--etcd-user", "fleet"}}) {
+                               strings{"--etcd-user", "fleet"}, strings{"--only", "freeze,bogus"},
+                               strings{"--ignore", ""}, strings{"--approve-freeze-under", "0"},
+                               strings{"--unready-before", "-1"}, strings{"--ready-file", ""}}) {
         strings args = agent_command();
         args.insert(args.end(), bad.begin(), bad.end());
         child_process p(args);
@@ -729,6 +731,122 @@ TEST_CASE("watch --metrics-listen: /metrics in Prometheus text, /healthz follows
     }));
     down.stop();
     CHECK(down.wait_exit(20s) == 0);
+}
+
+TEST_CASE("watch /readyz and --ready-file: not ready from this VM's event until it is over, another VM's changes nothing",
+          "[watch][e2e][metrics][readiness]") {
+    temp_dir dir("readyz");
+    emulator_process emu;
+    const std::string file = dir.file("ready");
+    auto w = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--interval", "200", "--metrics-listen", "127.0.0.1:0",
+                         "--ready-file", file});
+    REQUIRE(w.wait_for_stderr("/metrics and /healthz", agent_start()));
+    const std::string err = w.err();
+    httplib::Client c("127.0.0.1", std::stoi(err.substr(err.find("metrics on http://127.0.0.1:") + 28)));
+    c.set_read_timeout(10, 0);
+    auto readyz = [&] {
+        auto r = c.Get("/readyz");
+        REQUIRE(r);
+        return std::make_pair(r->status, r->body);
+    };
+    auto gauge = [&] {
+        auto r = c.Get("/metrics");
+        REQUIRE(r);
+        return r->body.find("forewarn_ready{cloud=\"azure\"} 1\n") != std::string::npos ? 1
+               : r->body.find("forewarn_ready{cloud=\"azure\"} 0\n") != std::string::npos ? 0
+                                                                                          : -1;
+    };
+    REQUIRE(eventually([&] { return std::filesystem::exists(file); }));
+    CHECK(readyz() == std::make_pair(200, std::string("ready: no maintenance near\n")));
+    CHECK(gauge() == 1);
+    // Another VM's event: still ready.
+    post(emu, "azure/events", R"({"EventId":"OTHER","EventType":"Reboot","Resources":["WestNO_9"],"notice":"10m"})");
+    wait_for_polls(emu, 3);
+    CHECK(readyz().first == 200);
+    CHECK(std::filesystem::exists(file));
+    // This VM's: not ready from the first poll that sees it (the flip's latency is printed).
+    const auto posted = std::chrono::steady_clock::now();
+    post(emu, "azure/events", R"({"EventId":"MINE","EventType":"Freeze","Resources":["WestNO_0"],"notice":"10m"})");
+    REQUIRE(eventually([&] { return readyz().first == 503; }));
+    const auto flipped = std::chrono::steady_clock::now();
+    CHECK(readyz().second == "not ready: event MINE (freeze) is scheduled\n");
+    CHECK(eventually([&] { return !std::filesystem::exists(file); }));
+    const auto removed = std::chrono::steady_clock::now();
+    CHECK(gauge() == 0);
+    std::printf("readyz: 503 %lld ms after the event was posted (poll interval 200 ms), the ready file gone %lld ms after\n",
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(flipped - posted).count()),
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(removed - posted).count()));
+    // Started: still not ready; over: ready again.
+    post(emu, "azure/events/MINE/start", "{}");
+    REQUIRE(eventually([&] { return readyz().second == "not ready: event MINE (freeze) is under way\n"; }));
+    post(emu, "azure/events/MINE/complete", "{}");
+    REQUIRE(eventually([&] { return readyz().first == 200; }));
+    CHECK(eventually([&] { return std::filesystem::exists(file); }));
+    CHECK(gauge() == 1);
+    w.stop();
+    CHECK(w.wait_exit(20s) == 0);
+    CHECK(std::filesystem::exists(file));  // a stop is not maintenance: the file stays
+
+    // --unready-before: ready while NotBefore is further away, not ready once it is near.
+    auto u = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--interval", "200", "--ready-file", file,
+                         "--unready-before", "120"});
+    REQUIRE(u.wait_for_stderr("watching azure", agent_start()));
+    post(emu, "azure/events", R"({"EventId":"FAR","EventType":"Reboot","Resources":["WestNO_0"],"notice":"10m"})");
+    REQUIRE(u.wait_for_lines(1, 20s));  // its prepare
+    wait_for_polls(emu, 3);
+    CHECK(std::filesystem::exists(file));
+    post(emu, "azure/events", R"({"EventId":"NEAR","EventType":"Reboot","Resources":["WestNO_0"],"notice":"60s"})");
+    CHECK(eventually([&] { return !std::filesystem::exists(file); }));
+    CHECK(u.wait_for_stderr("ready file " + file + " removed: event NEAR (reboot) is scheduled to start within 120 s", 10s));
+    u.stop();
+    CHECK(u.wait_exit(20s) == 0);
+}
+
+TEST_CASE("watch --approve-freeze-under, --approve-user-events, --only and --ignore", "[watch][e2e][approval]") {
+    temp_dir dir("rules");
+    emulator_process emu({"--rate-limit", "0"});
+    // The prepare hook never finishes in time: only the at-once rules approve.
+    auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_0", "--approve", "own", "--interval", "200",
+                         "--on-prepare", "sleep 60", "--approve-freeze-under", "9", "--approve-user-events",
+                         "--ignore", "redeploy"});
+    REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
+    post(emu, "azure/events",
+         R"({"EventId":"SHORT","EventType":"Freeze","Resources":["WestNO_0"],"DurationInSeconds":5,"notice":"10m"})");
+    post(emu, "azure/events",
+         R"({"EventId":"LONG","EventType":"Freeze","Resources":["WestNO_0"],"DurationInSeconds":30,"notice":"10m"})");
+    post(emu, "azure/events",
+         R"({"EventId":"ADMIN","EventType":"Reboot","Resources":["WestNO_0"],"EventSource":"User","notice":"10m"})");
+    post(emu, "azure/events", R"({"EventId":"MOVE","EventType":"Redeploy","Resources":["WestNO_0"],"notice":"10m"})");
+    // The ids the service accepted approvals for (one request may carry several).
+    auto approved = [&] {
+        std::set<std::string> ids;
+        for (const auto& body : approval_bodies(emu, 200))
+            for (auto at = body.find("\"EventId\":\""); at != std::string::npos; at = body.find("\"EventId\":\"", at + 1))
+                ids.insert(body.substr(at + 11, body.find('"', at + 11) - at - 11));
+        return ids;
+    };
+    REQUIRE(eventually([&] { return approved().size() >= 2; }));
+    wait_for_polls(emu, 4);
+    CHECK(approved() == std::set<std::string>{"ADMIN", "SHORT"});
+    // The ignored type is neither printed nor hooked nor approved.
+    std::set<std::string> printed;
+    for (const auto& l : w.out()) printed.insert(parse_line(l).id);
+    CHECK(printed.count("MOVE") == 0);
+    CHECK(printed.count("LONG") == 1);
+    CHECK(w.err().find("MOVE") == std::string::npos);
+    w.stop();
+    CHECK(w.wait_exit(20s) == 0);
+
+    // --only: the other types are left alone.
+    auto o = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_0", "--interval", "200", "--only", "redeploy,reboot"});
+    REQUIRE(o.wait_for_stderr("watching azure", agent_start()));
+    wait_for_polls(emu, 3);
+    std::set<std::string> seen;
+    for (const auto& l : o.out()) seen.insert(parse_line(l).id);
+    CHECK(seen.count("MOVE") == 1);
+    CHECK(seen.count("LONG") == 0);
+    o.stop();
+    CHECK(o.wait_exit(20s) == 0);
 }
 
 TEST_CASE("watch: every option from a FOREWARN_* variable, the command line winning - --help names them all", "[watch]") {

@@ -927,3 +927,28 @@ TEST_CASE("poller: a prepare whose work outlived the process - approval(id) afte
     CHECK(src.approvals() == std::vector<ids>{{"A"}, {"D"}});
     CHECK(p.approval("D").status().state == approval_state::approved);
 }
+
+TEST_CASE("poller: a filter leaves the events it declines out of everything - changes, approvals, health, last_document",
+          "[poller][filter]") {
+    manual_clock clock;
+    fake_source src(source_options(clock));
+    auto freeze = make_event("F");
+    freeze.type = event_type::freeze;
+    src.set(make_doc("1", {freeze, make_event("R")}));
+    recorder rec;
+    poller_options o;
+    o.filter = [](const event& e) { return e.type == event_type::freeze; };
+    poller p(src, rec.handlers(), o);
+    REQUIRE(p.poll_once());
+    CHECK(rec.seen() == ids{"prepare F"});
+    CHECK(src.approvals() == std::vector<ids>{{"F"}});
+    CHECK(p.health().events == 1);
+    REQUIRE(p.last_document().events.size() == 1);
+    CHECK(p.last_document().events[0].id == "F");
+    // R starting and ending changes nothing either.
+    src.set(make_doc("2", {freeze, make_event("R", event_status::started)}));
+    REQUIRE(p.poll_once());
+    src.set(make_doc("3", {freeze}));
+    REQUIRE(p.poll_once());
+    CHECK(rec.seen() == ids{"prepare F"});
+}

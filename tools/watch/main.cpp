@@ -20,12 +20,14 @@
 #include <forewarn/etcd/maintenance_budget.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/poller.hpp>
+#include <forewarn/readiness.hpp>
 #include <forewarn/state_file.hpp>
 #include <forewarn/time.hpp>
 
 #include "hooks.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
+#include "ready_file.hpp"
 #include "platform/arguments.hpp"
 #include "platform/etcd_transport.hpp"
 #include "platform/service.hpp"
@@ -218,9 +220,17 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
         };
     };
 
+    // --ready-file: looked at again after each change (and when the clock turns its answer).
+    std::optional<watch::ready_file> ready_file;
+    if (!s.ready_file.empty()) ready_file.emplace(s.ready_file, log_line);
+    auto changed = [&] {
+        if (ready_file) ready_file->changed();
+    };
+
     forewarn::poller_handlers h;
     h.on_prepare = [&](const forewarn::change& c, forewarn::approval_handle ready) {
         emit(c);
+        changed();
         hooks.forget({"recover:" + c.event.id});  // an earlier occurrence of this id is over
         if (s.on_prepare.empty()) {
             // Nothing to drain: ready at once, and the policy decides.
@@ -234,15 +244,20 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
     };
     h.on_started = [&](const forewarn::change& c) {
         emit(c);
+        changed();
         hooks.forget({"recover:" + c.event.id});
         if (!s.on_started.empty()) run_hook("started", c, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
     };
     h.on_recover = [&](const forewarn::change& c) {
         emit(c);
+        changed();
         if (!s.on_recover.empty()) run_hook("recover", c, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
         hooks.forget({"prepare:" + c.event.id, "started:" + c.event.id});  // a later occurrence runs them again
     };
-    h.on_updated = emit;
+    h.on_updated = [&](const forewarn::change& c) {
+        emit(c);
+        changed();
+    };
     h.on_error = [&](const forewarn::error& e) {
         counters.poll_failed(error_kind(e));
         log_line(e.describe());
@@ -278,6 +293,12 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
     o.approval.scope = s.approve;
     o.approval.dry_run = s.dry_run;
     if (s.grace) o.approval.follower_grace = *s.grace;
+    o.approval.approve_freeze_shorter_than = s.approve_freeze_under;
+    o.approval.approve_user_events = s.approve_user_events;
+    if (!s.only.empty() || !s.ignore.empty())
+        o.filter = [&s](const forewarn::event& e) {
+            return (s.only.empty() || s.only.count(e.type)) && !s.ignore.count(e.type);
+        };
 
     if (!s.etcd.empty()) {
         forewarn::etcd::budget_options b;
@@ -346,17 +367,30 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
         return r;
     });
 
+    // Readiness for a load balancer (/readyz, --ready-file, forewarn_ready): from the latest
+    // document, this VM's events.
+    forewarn::readiness_options readiness_options;
+    readiness_options.unready_before = s.unready_before;
+    auto readiness_now = [&] {
+        return forewarn::ready_for_traffic(p.latest_document(), s.self.empty() ? p.self() : s.self,
+                                           std::chrono::system_clock::now(), readiness_options);
+    };
+
     std::optional<watch::metrics_server> server;
     if (!s.metrics_listen.empty()) {
         server.emplace([&](std::string_view path) -> std::pair<int, std::string> {
             const auto health = p.health();
-            if (path == "/metrics") return {200, counters.exposition(cloud, health, p.last_document())};
+            if (path == "/metrics") return {200, counters.exposition(cloud, health, p.last_document(), readiness_now().ready)};
+            if (path == "/readyz") {
+                const auto r = readiness_now();
+                return {r.ready ? 200 : 503, (r.ready ? "ready: " : "not ready: ") + one_line(r.why) + "\n"};
+            }
             if (path == "/healthz") {
                 if (counters.healthy(health, s.health_max_age)) return {200, "ok\n"};
                 return {503, "no successful poll for more than " + std::to_string(s.health_max_age.count()) + " s" +
                                  (health.last_error ? ": " + health.last_error->describe() : std::string()) + "\n"};
             }
-            return {404, "not found: /metrics or /healthz\n"};
+            return {404, "not found: /metrics, /healthz or /readyz\n"};
         });
         if (auto e = server->start(s.metrics_listen); !e.empty()) {
             log_line(e);
@@ -373,11 +407,13 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
         log_line(started.error().describe());
         return 1;
     }
+    if (ready_file) ready_file->start(readiness_now, [&] { return p.health().polls > 0; });
     // The main thread sleeps until a stop (SIGINT, SIGTERM; on Windows Ctrl+C, Ctrl+Break, the
     // console closing, a shutdown) or the last --exit-after line: no polling.
     const bool by_signal = watch::stop_signal::wait();
     p.stop();
     if (server) server->stop();
+    if (ready_file) ready_file->stop();  // the file stays as it was: a stop is not maintenance
     hooks.stop();  // running hooks are stopped; the journal keeps them pending for the next start
     if (by_signal) std::fputs("forewarn-watch: stopped by a signal\n", out_streams.log);
     watch::stop_signal::finished();

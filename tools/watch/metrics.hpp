@@ -74,7 +74,8 @@ public:
 
     /// The text exposition format (version 0.0.4): the poller's health, the last document's
     /// events, and what forewarn-watch counted itself.
-    std::string exposition(std::string_view cloud, const forewarn::poller_health& h, const forewarn::document& last) const {
+    std::string exposition(std::string_view cloud, const forewarn::poller_health& h, const forewarn::document& last,
+                           bool ready) const {
         std::lock_guard<std::mutex> lock(mutex_);
         std::string o;
         const std::string c = "cloud=\"" + prometheus_label(cloud) + "\"";
@@ -119,6 +120,9 @@ public:
             line("forewarn_hook_duration_seconds_sum", c + ",hook=\"" + prometheus_label(hook) + "\"", d.first);
             line("forewarn_hook_duration_seconds_count", c + ",hook=\"" + prometheus_label(hook) + "\"", static_cast<double>(d.second));
         }
+        o += "# HELP forewarn_ready Whether this VM should take traffic (1) or not (0): what /readyz says.\n"
+             "# TYPE forewarn_ready gauge\n";
+        line("forewarn_ready", c, ready ? 1.0 : 0.0);
         o += "# HELP forewarn_last_successful_poll_timestamp_seconds When a poll last succeeded (Unix time; 0: never).\n"
              "# TYPE forewarn_last_successful_poll_timestamp_seconds gauge\n";
         line("forewarn_last_successful_poll_timestamp_seconds", c,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <forewarn/approval.hpp>
+#include <forewarn/event.hpp>
 
 #include "platform/arguments.hpp"
 
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,7 +45,31 @@ struct settings {
     std::chrono::seconds fleet_ttl{900};
     std::chrono::seconds fleet_settle{0};
     std::string etcd_user, etcd_ca, etcd_cert, etcd_key;
+    // The seed's approval rules, and which events the agent handles at all.
+    std::optional<std::chrono::seconds> approve_freeze_under;  // approve such Freezes at once
+    bool approve_user_events = false;                         // approve EventSource User at once
+    std::set<forewarn::event_type> only, ignore;              // empty only: every type
+    // Readiness for a load balancer: /readyz and --ready-file.
+    std::chrono::seconds unready_before{0};
+    std::string ready_file;
 };
+
+/// A comma-separated list of neutral event type names (event.hpp's to_string), or the error.
+inline std::string type_list(std::string_view v, std::set<forewarn::event_type>& out, const char* what) {
+    out.clear();
+    while (true) {
+        const auto comma = v.find(',');
+        const std::string_view name = v.substr(0, comma);
+        const auto t = forewarn::event_type_from_string(name);
+        if (name.empty() || (t == forewarn::event_type::unknown && name != "unknown"))
+            return std::string(what) + " takes event types separated by commas: freeze, reboot, redeploy, preempt, terminate, "
+                                       "live_migrate, host_terminate, preempted, maintenance, retirement, stop, hibernate, "
+                                       "rebalance, unknown";
+        out.insert(t);
+        if (comma == std::string_view::npos) return {};
+        v.remove_prefix(comma + 1);
+    }
+}
 
 /// One flag: its name, its value's name (empty: a switch), its help, and what it sets. The
 /// environment variable is FOREWARN_ and the name in upper case with '_' for '-'.
@@ -118,6 +144,36 @@ inline const std::vector<flag>& flags() {
              s.dry_run = true;
              return {};
          }},
+        {"approve-freeze-under", "SECONDS",
+         "approve at once, without waiting for a hook, a Freeze whose announced duration is known and shorter "
+         "than this (the Azure sample's rule is 9); with --approve, which still says whose events",
+         [](settings& s, std::string_view v) -> std::string {
+             std::chrono::seconds n{};
+             auto e = seconds_flag(v, n, "--approve-freeze-under", true);
+             if (e.empty()) s.approve_freeze_under = n;
+             return e;
+         }},
+        {"approve-user-events", "",
+         "approve at once, without waiting for a hook, events an administrator started (EventSource User); "
+         "with --approve, which still says whose events",
+         [](settings& s, std::string_view) -> std::string {
+             s.approve_user_events = true;
+             return {};
+         }},
+        {"only", "TYPES", "handle only events of these types (comma-separated: freeze, reboot, live_migrate, ...); others are not printed, hooked or approved",
+         [](settings& s, std::string_view v) -> std::string { return type_list(v, s.only, "--only"); }},
+        {"ignore", "TYPES", "leave events of these types alone (comma-separated, as --only)",
+         [](settings& s, std::string_view v) -> std::string { return type_list(v, s.ignore, "--ignore"); }},
+        {"unready-before", "SECONDS",
+         "/readyz and --ready-file say not ready from this long before an event's NotBefore rather than from "
+         "its announcement (default 0: from the announcement)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.unready_before, "--unready-before", false); }},
+        {"ready-file", "PATH", "a file present while this VM should take traffic, removed from an event's announcement (or --unready-before) until it is over",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.empty()) return "--ready-file needs a path";
+             s.ready_file = std::string(v);
+             return {};
+         }},
         {"grace", "SECONDS", "the follower's grace for user events with --approve leader (default 30)",
          [](settings& s, std::string_view v) -> std::string {
              std::chrono::seconds g{};
@@ -166,7 +222,7 @@ inline const std::vector<flag>& flags() {
          [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.hook_deadline, "--hook-deadline", false); }},
         {"hook-timeout", "SECONDS", "no hook runs longer than this (default 600)",
          [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.hook_timeout, "--hook-timeout", true); }},
-        {"metrics-listen", "HOST:PORT", "serve /metrics (Prometheus text) and /healthz there, e.g. 127.0.0.1:9464",
+        {"metrics-listen", "HOST:PORT", "serve /metrics (Prometheus text), /healthz and /readyz there, e.g. 127.0.0.1:9464",
          [](settings& s, std::string_view v) -> std::string {
              if (v.find(':') == std::string_view::npos) return "--metrics-listen needs HOST:PORT";
              s.metrics_listen = std::string(v);

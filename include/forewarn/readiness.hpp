@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Whether this VM should take traffic now, from what the poller knows: the readiness probe a load
+// balancer asks before maintenance (forewarn-watch's /readyz answers with it). A service with its
+// own HTTP server answers its own probe the same way, from poller::last_document() and self().
+
+#include <forewarn/config.hpp>
+#include <forewarn/event.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+FOREWARN_BEGIN_NAMESPACE
+
+struct readiness_options {
+    /// 0 (the default): not ready from the moment an event naming this VM is announced. N > 0:
+    /// from N seconds before its NotBefore, when that comes later than the announcement.
+    std::chrono::seconds unready_before{0};
+};
+
+/// The answer: ready or not, why, and when it may change by time alone.
+struct readiness {
+    bool ready = true;
+    std::string why;       ///< in words, for a probe's body or a log
+    std::string event_id;  ///< the event that makes this VM not ready, if any
+    /// When the answer turns by the clock alone (an event's NotBefore less unready_before);
+    /// otherwise only a new document changes it.
+    std::optional<std::chrono::system_clock::time_point> changes_at;
+};
+
+/**
+ * Whether this VM (`self`; an event without Resources, as GCE and AWS give them, is always this
+ * VM's) should take traffic at `now`, given the last document: not while an event naming it is
+ * Started, nor while one is Scheduled (from its announcement, or from `unready_before` ahead of
+ * its NotBefore), until the event is gone (its recover) or ends (AWS completed, canceled).
+ *
+ * @code
+ * auto r = forewarn::ready_for_traffic(p.last_document(), p.self(), std::chrono::system_clock::now());
+ * respond(r.ready ? 200 : 503, r.why);
+ * @endcode
+ */
+inline readiness ready_for_traffic(const document& d, std::string_view self, std::chrono::system_clock::time_point now,
+                                   const readiness_options& o = {}) {
+    readiness r;
+    r.why = "no maintenance near";
+    for (const auto& e : d.events) {
+        if (!e.resources.empty() && !e.affects(self)) continue;
+        if (e.status == event_status::started) {
+            r.ready = false;
+            r.event_id = e.id;
+            r.why = "event " + e.id + " (" + std::string(to_string(e.type)) + ") is under way";
+            r.changes_at.reset();
+            return r;
+        }
+        if (e.status != event_status::scheduled) continue;  // completed, canceled, unknown
+        const bool timed = o.unready_before.count() > 0 && e.not_before;
+        const auto from = timed ? *e.not_before - o.unready_before : now;
+        if (now >= from) {
+            if (r.ready) {
+                r.ready = false;
+                r.event_id = e.id;
+                r.why = "event " + e.id + " (" + std::string(to_string(e.type)) + ") is scheduled" +
+                        (timed ? " to start within " + std::to_string(o.unready_before.count()) + " s" : std::string());
+                r.changes_at.reset();
+            }
+        } else if (r.ready && (!r.changes_at || from < *r.changes_at)) {
+            r.changes_at = from;
+        }
+    }
+    return r;
+}
+
+FOREWARN_END_NAMESPACE
