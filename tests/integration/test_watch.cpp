@@ -391,7 +391,10 @@ TEST_CASE("watch: a bad command line exits 2, --help 0", "[watch][agent]") {
                                strings{"--etcd", "http://127.0.0.1:2379", "--fleet-group", "db", "--etcd-cert", "c.pem"},
                                strings{"--etcd-user", "fleet"}, strings{"--only", "freeze,bogus"},
                                strings{"--ignore", ""}, strings{"--approve-freeze-under", "0"},
-                               strings{"--unready-before", "-1"}, strings{"--ready-file", ""}}) {
+                               strings{"--unready-before", "-1"}, strings{"--ready-file", ""},
+                               strings{"--webhook", "ftp://example.com/x"}, strings{"--webhook", "http://a b/"},
+                               strings{"--webhook", "http://127.0.0.1:1/", "--webhook-template", "/nonexistent/t.json"},
+                               strings{"--webhook-template", FOREWARN_SOURCE_DIR "/CMakeLists.txt"}}) {
         strings args = agent_command();
         args.insert(args.end(), bad.begin(), bad.end());
         child_process p(args);
@@ -847,6 +850,158 @@ TEST_CASE("watch --approve-freeze-under, --approve-user-events, --only and --ign
     CHECK(seen.count("LONG") == 0);
     o.stop();
     CHECK(o.wait_exit(20s) == 0);
+}
+
+namespace {
+
+/// A loopback HTTP server for webhooks: records each POST; `answer` decides what it says.
+struct hook_server {
+    struct received {
+        std::string path, body, content_type, authorization;
+        std::chrono::steady_clock::time_point at;
+    };
+    httplib::Server server;
+    std::thread thread;
+    int port = 0;
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::vector<received> got;
+    bool closing = false;
+    std::function<void(const std::string& path, std::size_t nth, httplib::Response&)> answer;
+
+    hook_server() {
+        server.Post(R"(/.*)", [this](const httplib::Request& req, httplib::Response& res) {
+            std::size_t nth;
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                got.push_back({req.path, req.body, req.get_header_value("Content-Type"), req.get_header_value("Authorization"),
+                               std::chrono::steady_clock::now()});
+                nth = got.size();
+            }
+            cv.notify_all();
+            res.status = 200;
+            if (req.path == "/hang") {  // until the test ends
+                std::unique_lock<std::mutex> lock(mutex);
+                cv.wait(lock, [this] { return closing; });
+                return;
+            }
+            if (req.path == "/big") res.set_content(std::string(10 << 20, 'x'), "text/plain");  // 10 MiB
+            if (answer) answer(req.path, nth, res);
+        });
+        port = server.bind_to_any_port("127.0.0.1");
+        thread = std::thread([this] { server.listen_after_bind(); });
+    }
+    ~hook_server() {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            closing = true;
+        }
+        cv.notify_all();
+        server.stop();
+        thread.join();
+    }
+    std::vector<received> requests() {
+        std::lock_guard<std::mutex> lock(mutex);
+        return got;
+    }
+    std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port) + path; }
+};
+
+}  // namespace
+
+TEST_CASE("watch --webhook: each change POSTed as its JSON line, retried after 5xx, with the Authorization from the environment",
+          "[watch][e2e][webhook]") {
+    emulator_process emu;
+    hook_server hooks;
+    hooks.answer = [](const std::string&, std::size_t nth, httplib::Response& res) { res.status = nth <= 2 ? 503 : 200; };
+    ::setenv("FOREWARN_WEBHOOK_AUTHORIZATION", "Bearer t0k3n", 1);
+    auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_0", "--interval", "200", "--webhook",
+                         hooks.url("/hook"), "--metrics-listen", "127.0.0.1:0"});
+    ::unsetenv("FOREWARN_WEBHOOK_AUTHORIZATION");
+    REQUIRE(w.wait_for_stderr("/metrics and /healthz", agent_start()));
+    const auto posted = std::chrono::steady_clock::now();
+    post(emu, "azure/events", R"({"EventId":"W1","EventType":"Reboot","Resources":["WestNO_0"],"notice":"10m"})");
+    REQUIRE(w.wait_for_lines(1, 20s));
+    REQUIRE(eventually([&] { return hooks.requests().size() >= 3; }));
+    const auto got = hooks.requests();
+    REQUIRE(got.size() == 3);  // two 503s, then delivered: not sent again
+    for (const auto& r : got) {
+        CHECK(r.path == "/hook");
+        CHECK(r.body == w.out().at(0));  // the JSON line, byte for byte
+        CHECK(r.content_type == "application/json");
+        CHECK(r.authorization == "Bearer t0k3n");
+    }
+    std::printf("webhook: first request %lld ms after the event was posted, delivered after 2 retries %lld ms after\n",
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(got[0].at - posted).count()),
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(got[2].at - posted).count()));
+    const std::string err = w.err();
+    CHECK(err.find("webhook: HTTP 503, again in 1000 ms") != std::string::npos);
+    httplib::Client c("127.0.0.1", std::stoi(err.substr(err.find("metrics on http://127.0.0.1:") + 28)));
+    auto m = c.Get("/metrics");
+    REQUIRE(m);
+    CHECK(m->body.find("forewarn_webhook_deliveries_total{cloud=\"azure\",result=\"ok\"} 1\n") != std::string::npos);
+    CHECK(m->body.find("forewarn_webhook_retries_total{cloud=\"azure\"} 2\n") != std::string::npos);
+    w.stop();
+    CHECK(w.wait_exit(20s) == 0);
+}
+
+TEST_CASE("watch --webhook-template: the change's fields escaped as JSON; a hanging server delays nothing",
+          "[watch][e2e][webhook]") {
+    temp_dir dir("webhook");
+    emulator_process emu;
+    hook_server hooks;
+    // A template that would not give JSON, or names what a change does not have: exit 2 at start.
+    for (const std::string bad : {R"({"text": "{{nope}}"})", R"({"text": {{id}}})", R"({"text": "{{id")"}) {
+        const std::string file = dir.file("bad.json");
+        std::ofstream(file) << bad;
+        auto b = watch(emu, {"--webhook", hooks.url("/x"), "--webhook-template", file});
+        CHECK(b.wait_exit(10s) == 2);
+        CHECK(b.err().find("--webhook-template") != std::string::npos);
+    }
+    const std::string tmpl = dir.file("slack.json");
+    std::ofstream(tmpl) << R"({"text": "{{change}}: {{id}} ({{type}}) on {{resources}} at {{not_before}}", "raw": {{json}}})";
+    auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_0", "--interval", "200", "--webhook",
+                         hooks.url("/slack"), "--webhook-template", tmpl});
+    REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
+    post(emu, "azure/events", R"({"EventId":"Q\"uote\\d","EventType":"Freeze","Resources":["WestNO_0","vm \"2\""],"notice":"10m"})");
+    REQUIRE(eventually([&] { return !hooks.requests().empty(); }));
+    const auto body = hooks.requests().at(0).body;
+    INFO(body);
+    auto doc = forewarn::detail::parse_json(body);
+    REQUIRE(doc.has_value());
+    const auto line = parse_line(w.out().at(0));
+    CHECK(std::string((*doc)["text"].GetString()) ==
+          "prepare: Q\"uote\\d (freeze) on WestNO_0, vm \"2\" at " + line.not_before.value_or("?"));
+    CHECK((*doc)["raw"].IsObject());
+    CHECK(std::string((*doc)["raw"]["id"].GetString()) == "Q\"uote\\d");
+    w.stop();
+    CHECK(w.wait_exit(20s) == 0);
+
+    // A 10 MiB answer: read no further than 64 KiB, not sent again, counted as failed.
+    auto big = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--interval", "200", "--webhook", hooks.url("/big")});
+    REQUIRE(big.wait_for_stderr("watching azure", agent_start()));
+    post(emu, "azure/events", R"({"EventId":"B1","EventType":"Reboot","Resources":["WestNO_0"],"notice":"10m"})");
+    CHECK(big.wait_for_stderr("not retried", 20s));
+    CHECK(big.err().find("body_too_large") != std::string::npos);
+    big.stop();
+    CHECK(big.wait_exit(20s) == 0);
+
+    // A server that never answers: the approval goes out as if there were no webhook, and a stop
+    // is prompt (the request in flight is cancelled).
+    auto h = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--approve", "own", "--interval", "200", "--webhook",
+                         hooks.url("/hang")});
+    REQUIRE(h.wait_for_stderr("watching azure", agent_start()));
+    const auto before = approval_bodies(emu).size();
+    post(emu, "azure/events", R"({"EventId":"H1","EventType":"Reboot","Resources":["WestNO_0"],"notice":"10m"})");
+    REQUIRE(eventually([&] {  // the webhook is hanging
+        const auto got = hooks.requests();
+        return std::any_of(got.begin(), got.end(), [](const hook_server::received& r) { return r.path == "/hang"; });
+    }));
+    CHECK(eventually([&] { return approval_bodies(emu).size() > before; }, 10s));
+    const auto stopping = std::chrono::steady_clock::now();
+    h.stop();
+    CHECK(h.wait_exit(20s) == 0);
+    CHECK(std::chrono::steady_clock::now() - stopping < 5s);
 }
 
 TEST_CASE("watch: every option from a FOREWARN_* variable, the command line winning - --help names them all", "[watch]") {

@@ -162,8 +162,18 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
             watch::stop_signal::notify_done();  // wakes main()
         }
     };
+    // --webhook: each change queued for a thread of its own, never waited for.
+    std::optional<watch::webhook> hook_url;
+    if (!s.webhook.empty()) {
+        watch::webhook::options wo;
+        wo.url = s.webhook;
+        wo.body = s.webhook_body;
+        if (auto a = watch::platform::environment("FOREWARN_WEBHOOK_AUTHORIZATION")) wo.authorization = *a;
+        hook_url.emplace(std::move(wo), log_line, [&](std::string_view result, int retries) { counters.webhook(result, retries); });
+    }
     auto emit = [&](const forewarn::change& c) {
         counters.change(forewarn::to_string(c.kind), forewarn::to_string(c.event.type));
+        if (hook_url) hook_url->send(forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()));
         print(s.json ? forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()) : one_line(text_line(c)),
               true);
     };
@@ -414,6 +424,7 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
     p.stop();
     if (server) server->stop();
     if (ready_file) ready_file->stop();  // the file stays as it was: a stop is not maintenance
+    if (hook_url) hook_url->stop();      // what is still queued is not sent
     hooks.stop();  // running hooks are stopped; the journal keeps them pending for the next start
     if (by_signal) std::fputs("forewarn-watch: stopped by a signal\n", out_streams.log);
     watch::stop_signal::finished();

@@ -56,6 +56,11 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         would_approve_ += static_cast<long long>(n);
     }
+    void webhook(std::string_view result, int retries) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++webhooks_[std::string(result)];
+        webhook_retries_ += retries;
+    }
     void hook_ran(std::string_view hook, std::string_view result, std::chrono::milliseconds took) {
         std::lock_guard<std::mutex> lock(mutex_);
         ++hook_runs_[{std::string(hook), std::string(result)}];
@@ -120,6 +125,13 @@ public:
             line("forewarn_hook_duration_seconds_sum", c + ",hook=\"" + prometheus_label(hook) + "\"", d.first);
             line("forewarn_hook_duration_seconds_count", c + ",hook=\"" + prometheus_label(hook) + "\"", static_cast<double>(d.second));
         }
+        o += "# HELP forewarn_webhook_deliveries_total Changes the webhook delivered (ok), gave up on (failed) or dropped "
+             "(its queue full).\n# TYPE forewarn_webhook_deliveries_total counter\n";
+        for (const auto& [result, n] : webhooks_)
+            line("forewarn_webhook_deliveries_total", c + ",result=\"" + prometheus_label(result) + "\"", static_cast<double>(n));
+        o += "# HELP forewarn_webhook_retries_total Webhook requests sent again after a failure.\n"
+             "# TYPE forewarn_webhook_retries_total counter\n";
+        line("forewarn_webhook_retries_total", c, static_cast<double>(webhook_retries_));
         o += "# HELP forewarn_ready Whether this VM should take traffic (1) or not (0): what /readyz says.\n"
              "# TYPE forewarn_ready gauge\n";
         line("forewarn_ready", c, ready ? 1.0 : 0.0);
@@ -136,6 +148,8 @@ private:
     std::map<std::pair<std::string, std::string>, long long> changes_, hook_runs_;
     std::map<std::string, std::pair<double, long long>> hook_seconds_;
     long long would_approve_ = 0;
+    std::map<std::string, long long> webhooks_;
+    long long webhook_retries_ = 0;
     std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
 };
 

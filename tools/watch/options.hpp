@@ -6,8 +6,10 @@
 
 #include <forewarn/approval.hpp>
 #include <forewarn/event.hpp>
+#include <forewarn/platform/files.hpp>
 
 #include "platform/arguments.hpp"
+#include "webhook.hpp"
 
 #include <cerrno>
 #include <chrono>
@@ -52,6 +54,9 @@ struct settings {
     // Readiness for a load balancer: /readyz and --ready-file.
     std::chrono::seconds unready_before{0};
     std::string ready_file;
+    // Webhooks: the URL, and a template of one's own (read and checked at start).
+    std::string webhook, webhook_template_file;
+    webhook_template webhook_body;
 };
 
 /// A comma-separated list of neutral event type names (event.hpp's to_string), or the error.
@@ -173,6 +178,22 @@ inline const std::vector<flag>& flags() {
              if (v.empty()) return "--ready-file needs a path";
              s.ready_file = std::string(v);
              return {};
+         }},
+        {"webhook", "URL",
+         "POST each change there as JSON (its line, or --webhook-template), from a thread of its own, retried on "
+         "errors; an Authorization header only from FOREWARN_WEBHOOK_AUTHORIZATION",
+         [](settings& s, std::string_view v) -> std::string {
+             s.webhook = std::string(v);
+             return webhook::check_url(s.webhook);
+         }},
+        {"webhook-template", "FILE",
+         "the webhook's body: JSON with {{id}}, {{type}}, {{change}}, {{not_before}}, {{resources}}, ... "
+         "(the change's fields, escaped) or {{json}} (its whole line)",
+         [](settings& s, std::string_view v) -> std::string {
+             s.webhook_template_file = std::string(v);
+             auto text = forewarn::platform::read_small_file(forewarn::platform::path_from_utf8(v), 64 * 1024);
+             if (!text) return "--webhook-template: " + text.error().describe();
+             return s.webhook_body.parse(*text);
          }},
         {"grace", "SECONDS", "the follower's grace for user events with --approve leader (default 30)",
          [](settings& s, std::string_view v) -> std::string {
@@ -365,6 +386,10 @@ inline std::optional<int> parse(const std::vector<std::string>& args, settings& 
     }
     if (s.etcd.empty() && (!s.etcd_user.empty() || !s.etcd_ca.empty() || !s.etcd_cert.empty() || !s.etcd_key.empty())) {
         std::fputs("forewarn-watch: --etcd-user, --etcd-ca, --etcd-cert and --etcd-key need --etcd\n", stderr);
+        return 2;
+    }
+    if (!s.webhook_template_file.empty() && s.webhook.empty()) {
+        std::fputs("forewarn-watch: --webhook-template needs --webhook\n", stderr);
         return 2;
     }
     if (s.etcd_cert.empty() != s.etcd_key.empty()) {

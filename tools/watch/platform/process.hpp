@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // One hook process: `command` run by the platform's shell (POSIX /bin/sh -c, Windows cmd.exe /c)
 // with `input` on its stdin, `env` ("NAME=value") added to forewarn-watch's environment (never its
-// FOREWARN_ETCD_PASSWORD), its output given line by line to `log_line`, stopped as a whole (its
+// FOREWARN_ETCD_PASSWORD or FOREWARN_WEBHOOK_AUTHORIZATION), its output given line by line to `log_line`, stopped as a whole (its
 // process group, or its job object) when `deadline` comes or `stop` is raised. Blocks the calling
 // thread until the process is gone. The platform's half: process_posix.hpp, process_windows.hpp.
 #pragma once

@@ -78,7 +78,7 @@ inline hook_outcome run_hook(const std::string& command, const std::string& inpu
         const auto eq = kv.find('=');
         if (eq == std::string_view::npos) continue;
         // The agent's secrets stay the agent's: a hook never inherits the etcd password.
-        if (kv.substr(0, eq) == "FOREWARN_ETCD_PASSWORD") continue;
+        if (kv.substr(0, eq) == "FOREWARN_ETCD_PASSWORD" || kv.substr(0, eq) == "FOREWARN_WEBHOOK_AUTHORIZATION") continue;
         vars[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
     }
     for (const auto& kv : env) {

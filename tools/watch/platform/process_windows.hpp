@@ -46,7 +46,9 @@ inline std::wstring environment_block(const std::vector<std::string>& add) {
             if (eq == std::wstring_view::npos) continue;
             const std::wstring name(kv.substr(0, eq));
             // The agent's secrets stay the agent's: a hook never inherits the etcd password.
-            if (::CompareStringOrdinal(name.c_str(), -1, L"FOREWARN_ETCD_PASSWORD", -1, TRUE) == CSTR_EQUAL) continue;
+            if (::CompareStringOrdinal(name.c_str(), -1, L"FOREWARN_ETCD_PASSWORD", -1, TRUE) == CSTR_EQUAL ||
+                ::CompareStringOrdinal(name.c_str(), -1, L"FOREWARN_WEBHOOK_AUTHORIZATION", -1, TRUE) == CSTR_EQUAL)
+                continue;
             vars[name] = std::wstring(kv.substr(eq + 1));
         }
         ::FreeEnvironmentStringsW(env);
