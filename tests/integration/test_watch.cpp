@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -1003,6 +1004,60 @@ TEST_CASE("watch --webhook-template: the change's fields escaped as JSON; a hang
     CHECK(h.wait_exit(20s) == 0);
     CHECK(std::chrono::steady_clock::now() - stopping < 5s);
 }
+
+#if defined(FOREWARN_PROMTOOL)
+TEST_CASE("watch /metrics passes promtool's lint, and serves every series examples/prometheus names",
+          "[watch][e2e][metrics][etcd]") {
+    // Every feature on, and one event through it all, so that every series exists.
+    temp_dir dir("promtool");
+    forewarn_test::etcd_cluster etcd(1);
+    emulator_process emu;
+    hook_server hooks;
+    auto w = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--approve", "own", "--interval", "200",
+                         "--metrics-listen", "127.0.0.1:0", "--etcd", etcd.endpoints(), "--fleet-group", "db",
+                         "--fleet-ttl", "10", "--on-prepare", "true", "--webhook", hooks.url("/hook")});
+    REQUIRE(w.wait_for_stderr("/metrics and /healthz", agent_start()));
+    const std::string err = w.err();
+    httplib::Client c("127.0.0.1", std::stoi(err.substr(err.find("metrics on http://127.0.0.1:") + 28)));
+    c.set_read_timeout(10, 0);
+    post(emu, "azure/events", R"({"EventId":"P1","EventType":"Reboot","Resources":["WestNO_0"],"notice":"10m","impact":"300s"})");
+    std::string body;
+    REQUIRE(eventually([&] {
+        auto r = c.Get("/metrics");
+        if (!r) return false;
+        body = r->body;
+        return body.find("forewarn_webhook_deliveries_total{") != std::string::npos &&
+               body.find("forewarn_hook_runs_total{") != std::string::npos &&
+               body.find("state=\"holding\"} 1\n") != std::string::npos;
+    }));
+    INFO(body);
+    // promtool's lint: exit 0 and nothing to say.
+    const std::string file = dir.file("metrics.txt"), said = dir.file("promtool.txt");
+    std::ofstream(file) << body;
+    const int rc = std::system((std::string(FOREWARN_PROMTOOL) + " check metrics < '" + file + "' > '" + said + "' 2>&1").c_str());
+    INFO("promtool: " << read_text(said));
+    CHECK(rc == 0);
+    CHECK(read_text(said).empty());
+    // The alert rules and the dashboard name only series the agent serves.
+    for (const char* name : {"forewarn-rules.yml", "grafana-dashboard.json"}) {
+        const std::string text = read_text(std::string(FOREWARN_SOURCE_DIR) + "/examples/prometheus/" + name);
+        REQUIRE_FALSE(text.empty());
+        std::size_t named = 0;
+        for (auto at = text.find("forewarn_"); at != std::string::npos; at = text.find("forewarn_", at + 1)) {
+            auto end = at;
+            while (end < text.size() && (std::islower(static_cast<unsigned char>(text[end])) || text[end] == '_')) ++end;
+            const std::string series = text.substr(at, end - at);
+            INFO(name << " names " << series);
+            // A sample, or at least the declaration (a counter by kind has none before its first).
+            CHECK((body.find("\n" + series + "{") != std::string::npos || body.find("# TYPE " + series + " ") != std::string::npos));
+            ++named;
+        }
+        CHECK(named >= 6);
+    }
+    w.stop();
+    CHECK(w.wait_exit(20s) == 0);
+}
+#endif
 
 TEST_CASE("watch: every option from a FOREWARN_* variable, the command line winning - --help names them all", "[watch]") {
     struct env_var {

@@ -319,7 +319,9 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
         b.max_in_maintenance = static_cast<std::size_t>(s.fleet_max);
         b.lease_ttl = s.fleet_ttl;
         b.settle_time = s.fleet_settle;
+        counters.fleet_slot(s.fleet_group, "none");
         b.on_slot_change = [&](const forewarn::slot_change& c) {
+            counters.fleet_slot(c.group, forewarn::to_string(c.to));
             log_line("fleet " + c.group + ": slot " + std::string(forewarn::to_string(c.from)) + " -> " +
                      std::string(forewarn::to_string(c.to)) + (c.event_id.empty() ? std::string() : " for " + c.event_id));
             if (!s.json) return;

@@ -56,6 +56,12 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         would_approve_ += static_cast<long long>(n);
     }
+    void fleet_slot(std::string_view group, std::string_view state) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        slot_group_ = std::string(group);
+        slot_state_ = std::string(state);
+        slot_since_ = std::chrono::system_clock::now();
+    }
     void webhook(std::string_view result, int retries) {
         std::lock_guard<std::mutex> lock(mutex_);
         ++webhooks_[std::string(result)];
@@ -132,6 +138,16 @@ public:
         o += "# HELP forewarn_webhook_retries_total Webhook requests sent again after a failure.\n"
              "# TYPE forewarn_webhook_retries_total counter\n";
         line("forewarn_webhook_retries_total", c, static_cast<double>(webhook_retries_));
+        if (!slot_group_.empty()) {
+            const std::string g = c + ",group=\"" + prometheus_label(slot_group_) + "\"";
+            o += "# HELP forewarn_fleet_slot This VM's place in its fleet group's budget: 1 for its state now.\n"
+                 "# TYPE forewarn_fleet_slot gauge\n";
+            for (const char* st : {"none", "waiting", "holding", "forced"})
+                line("forewarn_fleet_slot", g + ",state=\"" + st + "\"", slot_state_ == st ? 1.0 : 0.0);
+            o += "# HELP forewarn_fleet_slot_since_timestamp_seconds When the slot last changed state (Unix time).\n"
+                 "# TYPE forewarn_fleet_slot_since_timestamp_seconds gauge\n";
+            line("forewarn_fleet_slot_since_timestamp_seconds", g, std::chrono::duration<double>(slot_since_.time_since_epoch()).count());
+        }
         o += "# HELP forewarn_ready Whether this VM should take traffic (1) or not (0): what /readyz says.\n"
              "# TYPE forewarn_ready gauge\n";
         line("forewarn_ready", c, ready ? 1.0 : 0.0);
@@ -149,6 +165,8 @@ private:
     std::map<std::string, std::pair<double, long long>> hook_seconds_;
     long long would_approve_ = 0;
     std::map<std::string, long long> webhooks_;
+    std::string slot_group_, slot_state_ = "none";
+    std::chrono::system_clock::time_point slot_since_{};
     long long webhook_retries_ = 0;
     std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
 };
