@@ -85,8 +85,10 @@ FOREWARN_INLINE std::chrono::nanoseconds approval_policy::seen_for(std::string_v
     return it == entries_.end() ? std::chrono::nanoseconds(0) : std::chrono::nanoseconds(now - it->second.first_seen);
 }
 
-FOREWARN_INLINE std::vector<std::string> approval_policy::due(const document& d, clock::time_point now) const {
+FOREWARN_INLINE std::vector<std::string> approval_policy::due(const document& d, clock::time_point now,
+                                                             std::optional<std::chrono::system_clock::time_point> wall) const {
     std::vector<std::string> out;
+    if (!in_window(wall)) return out;
     for (const auto& e : d.events) {
         if (e.status != event_status::scheduled) continue;
         auto it = entries_.find(e.id);
@@ -99,8 +101,20 @@ FOREWARN_INLINE std::vector<std::string> approval_policy::due(const document& d,
     return out;
 }
 
-FOREWARN_INLINE std::optional<clock::time_point> approval_policy::next_deadline(const document& d,
-                                                                                clock::time_point now) const {
+FOREWARN_INLINE std::optional<clock::time_point> approval_policy::next_deadline(
+    const document& d, clock::time_point now, std::optional<std::chrono::system_clock::time_point> wall) const {
+    if (options_.window && wall && !options_.window->contains(*wall)) {
+        // Closed: the next chance is the opening, if anything waits for it.
+        for (const auto& e : d.events) {
+            auto it = entries_.find(e.id);
+            if (it == entries_.end() || it->second.approved || it->second.withheld || e.status != event_status::scheduled)
+                continue;
+            if (!it->second.ready && !approves_at_once(e)) continue;
+            return now + std::chrono::duration_cast<clock::duration>(options_.window->next_open(*wall) - *wall) +
+                   std::chrono::milliseconds(10);
+        }
+        return std::nullopt;
+    }
     if (options_.scope != approval_scope::leader) return std::nullopt;
     std::optional<clock::time_point> best;
     for (const auto& e : d.events) {
@@ -246,16 +260,17 @@ FOREWARN_INLINE void approver::drain() {
 }
 
 FOREWARN_INLINE std::vector<std::string> approver::due(const document& d, clock::time_point now,
-                                                       std::vector<error>& problems) {
+                                                       std::vector<error>& problems,
+                                                       std::optional<std::chrono::system_clock::time_point> wall) {
     drain();
     std::vector<std::string> out;
-    const auto candidates = can_approve_ ? policy_.due(d, now) : std::vector<std::string>{};
+    const auto candidates = can_approve_ ? policy_.due(d, now, wall) : std::vector<std::string>{};
     for (const auto& e : d.events) {
         if (e.status != event_status::scheduled || policy_.was_approved(e.id) || policy_.was_withheld(e.id) ||
             !policy_.wanted(e))
             continue;
         if (std::find(candidates.begin(), candidates.end(), e.id) == candidates.end()) {
-            status_not_due(e, now);
+            status_not_due(e, now, wall);
             continue;
         }
         if (coordinator_) {
@@ -297,9 +312,9 @@ FOREWARN_INLINE void approver::withheld(const std::vector<std::string>& ids) {
     for (const auto& id : ids) update(id, {approval_state::not_approved, "dry run: it would have been approved now", {}});
 }
 
-FOREWARN_INLINE std::optional<clock::time_point> approver::next_deadline(const document& d,
-                                                                         clock::time_point now) const {
-    return can_approve_ ? policy_.next_deadline(d, now) : std::nullopt;
+FOREWARN_INLINE std::optional<clock::time_point> approver::next_deadline(
+    const document& d, clock::time_point now, std::optional<std::chrono::system_clock::time_point> wall) const {
+    return can_approve_ ? policy_.next_deadline(d, now, wall) : std::nullopt;
 }
 
 FOREWARN_INLINE auto approver::take_completions() -> std::vector<completion> {
@@ -344,11 +359,14 @@ FOREWARN_INLINE void approver::restore(const poller_state& st, clock::time_point
     if (coordinator_ && !st.coordinator.empty()) coordinator_->load_state(st.coordinator);
 }
 
-FOREWARN_INLINE void approver::status_not_due(const event& e, clock::time_point now) {
+FOREWARN_INLINE void approver::status_not_due(const event& e, clock::time_point now,
+                                              std::optional<std::chrono::system_clock::time_point> wall) {
     if (!can_approve_) return update(e.id, {approval_state::not_approved, "this source cannot approve", {}});
     const auto& o = policy_.options();
     if (o.scope == approval_scope::never)
         return update(e.id, {approval_state::not_approved, "approval is off (scope never)", {}});
+    if (!policy_.in_window(wall))
+        return update(e.id, {approval_state::waiting, "outside the approval window " + o.window->to_string(), {}});
     if (policy_.needs_identity()) return update(e.id, {approval_state::waiting, "this VM's name is not known yet", {}});
     if (o.scope != approval_scope::all && !e.affects(policy_.self()))
         return update(e.id, {approval_state::not_approved, "the event does not name this VM", {}});

@@ -7,6 +7,7 @@
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/approval_window.hpp>
 #include <forewarn/coordinator.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/leader.hpp>
@@ -57,6 +58,12 @@ struct approval_options {
     /// Approve at once Freeze events whose known duration is shorter than this (the seed's
     /// sample: 0 <= DurationInSeconds < 9 is "no impact"). Unknown (-1) durations never qualify.
     std::optional<std::chrono::seconds> approve_freeze_shorter_than;
+    /**
+     * Approve early only inside this window of wall-clock time (approval_window::parse:
+     * "22:00-04:00/mon-fri UTC"); outside it events wait, and proceed at NotBefore as the platform
+     * decides. None (the default): any time.
+     */
+    std::optional<approval_window> window;
     leader_rule rule = leader_rule::first_listed;
     std::chrono::nanoseconds follower_grace = std::chrono::seconds(30);
     /**
@@ -122,13 +129,20 @@ public:
     std::chrono::nanoseconds seen_for(std::string_view id, clock::time_point now) const;
 
     /// The ids to approve now, in document order (one POST can carry them all).
-    std::vector<std::string> due(const document& d, clock::time_point now) const;
+    std::vector<std::string> due(const document& d, clock::time_point now,
+                                 std::optional<std::chrono::system_clock::time_point> wall = std::nullopt) const;
+
+    /// Whether the window (if any) lets approvals through at `wall` (unknown: not with a window).
+    bool in_window(std::optional<std::chrono::system_clock::time_point> wall) const noexcept {
+        return !options_.window || (wall && options_.window->contains(*wall));
+    }
 
     /**
      * The earliest time after `now` when due() may grow without a new document (a follower's
      * grace ending), so a poller whose source waits long (GCE) asks for a document by then.
      */
-    std::optional<clock::time_point> next_deadline(const document& d, clock::time_point now) const;
+    std::optional<clock::time_point> next_deadline(const document& d, clock::time_point now,
+                                                   std::optional<std::chrono::system_clock::time_point> wall = std::nullopt) const;
 
     /// Ids approved so far among the events still present.
     std::vector<std::string> approved_ids() const;
@@ -271,7 +285,8 @@ public:
      * The ids to approve now (the policy, then the coordinator), in document order. Every wanted
      * event gets its status; `problems` receives the coordinator's errors.
      */
-    std::vector<std::string> due(const document& d, clock::time_point now, std::vector<error>& problems);
+    std::vector<std::string> due(const document& d, clock::time_point now, std::vector<error>& problems,
+                                 std::optional<std::chrono::system_clock::time_point> wall = std::nullopt);
 
     /// The approval of `ids` succeeded.
     void approved(const std::vector<std::string>& ids, const document& d);
@@ -282,8 +297,9 @@ public:
     /// Dry run: `ids` were due and nothing was sent. Final for their handles: not_approved.
     void withheld(const std::vector<std::string>& ids);
 
-    /// When due() may grow without a new document (a follower's grace ending).
-    std::optional<clock::time_point> next_deadline(const document& d, clock::time_point now) const;
+    /// When due() may grow without a new document (a follower's grace ending, the window opening).
+    std::optional<clock::time_point> next_deadline(const document& d, clock::time_point now,
+                                                   std::optional<std::chrono::system_clock::time_point> wall = std::nullopt) const;
 
     /// Callbacks of handles whose outcome became final, to run without a lock held.
     std::vector<completion> take_completions();
@@ -305,7 +321,7 @@ public:
 
 private:
     // A wanted event the policy does not let through now: final or waiting, and why.
-    void status_not_due(const event& e, clock::time_point now);
+    void status_not_due(const event& e, clock::time_point now, std::optional<std::chrono::system_clock::time_point> wall);
 
     void update(const std::string& id, approval_status st);
 

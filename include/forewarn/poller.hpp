@@ -397,7 +397,7 @@ private:
         }
         {
             std::lock_guard<std::mutex> lock(data_mutex_);
-            due = approver_.due(latest, now, problems);
+            due = approver_.due(latest, now, problems, source_.clock().wall_now());
             health_.awaiting_approval = approver_.awaiting(latest);
         }
         for (const auto& p : problems) report(p);
@@ -467,7 +467,8 @@ private:
         auto not_after = c.now();
         if (wait) {
             std::lock_guard<std::mutex> lock(data_mutex_);
-            not_after = approver_.next_deadline(tracker_.latest(), c.now()).value_or((forewarn::clock::time_point::max)());
+            not_after = approver_.next_deadline(tracker_.latest(), c.now(), c.wall_now())
+                            .value_or((forewarn::clock::time_point::max)());
         }
         auto fetched = source_.next(not_after);
         if (!fetched) {

@@ -395,7 +395,8 @@ TEST_CASE("watch: a bad command line exits 2, --help 0", "[watch][agent]") {
                                strings{"--unready-before", "-1"}, strings{"--ready-file", ""},
                                strings{"--webhook", "ftp://example.com/x"}, strings{"--webhook", "http://a b/"},
                                strings{"--webhook", "http://127.0.0.1:1/", "--webhook-template", "/nonexistent/t.json"},
-                               strings{"--webhook-template", FOREWARN_SOURCE_DIR "/CMakeLists.txt"}}) {
+                               strings{"--webhook-template", FOREWARN_SOURCE_DIR "/CMakeLists.txt"},
+                               strings{"--approve-window", "22:00"}, strings{"--approve-window", "22:00-04:00 Europe/Paris"}}) {
         strings args = agent_command();
         args.insert(args.end(), bad.begin(), bad.end());
         child_process p(args);
@@ -851,6 +852,48 @@ TEST_CASE("watch --approve-freeze-under, --approve-user-events, --only and --ign
     CHECK(seen.count("LONG") == 0);
     o.stop();
     CHECK(o.wait_exit(20s) == 0);
+}
+
+TEST_CASE("watch --approve-window: no early approval outside the window, at once inside it, shown in --dry-run",
+          "[watch][e2e][approval]") {
+    emulator_process emu({"--rate-limit", "0"});
+    const long long minute =
+        std::chrono::duration_cast<std::chrono::minutes>(std::chrono::system_clock::now().time_since_epoch()).count() % 1440;
+    auto hhmm = [](long long m) {
+        m = (m % 1440 + 1440) % 1440;
+        char b[16];
+        std::snprintf(b, sizeof b, "%02lld:%02lld", m / 60, m % 60);
+        return std::string(b);
+    };
+    const std::string closed = hhmm(minute + 120) + "-" + hhmm(minute + 180), open = hhmm(minute - 60) + "-" + hhmm(minute + 60);
+    const strings flags{"--cloud", "azure", "--json", "--self", "WestNO_0", "--approve", "own", "--interval", "200"};
+    auto with = [&](strings extra) {
+        strings f = flags;
+        f.insert(f.end(), extra.begin(), extra.end());
+        return f;
+    };
+    {
+        auto shut = watch(emu, with({"--approve-window", closed}));
+        REQUIRE(shut.wait_for_stderr("window " + closed + " UTC", agent_start()));
+        post(emu, "azure/events", R"({"EventId":"WIN","EventType":"Reboot","Resources":["WestNO_0"],"notice":"10m"})");
+        REQUIRE(shut.wait_for_lines(1, 20s));
+        wait_for_polls(emu, 5);
+        CHECK(approval_bodies(emu).empty());  // ready (no hook), allowed, but outside the window
+        shut.stop();
+        CHECK(shut.wait_exit(20s) == 0);
+    }
+    {
+        auto dry = watch(emu, with({"--approve-window", open, "--dry-run"}));
+        REQUIRE(dry.wait_for_lines(2, 20s));  // the prepare, then what it would have approved
+        CHECK(dry.out().at(1).find(R"("approve_window":")" + open + R"( UTC","would_approve":["WIN"])") != std::string::npos);
+        dry.stop();
+        CHECK(dry.wait_exit(20s) == 0);
+        CHECK(approval_bodies(emu).empty());
+    }
+    auto inside = watch(emu, with({"--approve-window", open}));
+    CHECK(eventually([&] { return approval_bodies(emu) == strings{R"({"StartRequests":[{"EventId":"WIN"}]})"}; }));
+    inside.stop();
+    CHECK(inside.wait_exit(20s) == 0);
 }
 
 namespace {

@@ -237,3 +237,67 @@ TEST_CASE("approval_policy: to_string of scopes", "[approval]") {
     CHECK(forewarn::to_string(approval_scope::leader) == "leader");
     CHECK(forewarn::to_string(approval_scope::all) == "all");
 }
+
+namespace {
+// 2026-11-23 was a Monday; a wall time on that week, in UTC.
+std::chrono::system_clock::time_point monday(int hour, int minute = 0) {
+    return std::chrono::system_clock::time_point(std::chrono::hours(24 * 20780) + std::chrono::hours(hour) +
+                                                 std::chrono::minutes(minute));
+}
+}  // namespace
+
+TEST_CASE("approval_window: parses HH:MM-HH:MM[/DAYS][ UTC+HH:MM], refuses anything else", "[approval][window]") {
+    auto w = forewarn::approval_window::parse("22:00-04:00/mon-fri UTC+01:00");
+    REQUIRE(w);
+    CHECK(w->start_minute == 22 * 60);
+    CHECK(w->end_minute == 4 * 60);
+    CHECK(w->days == 0x1f);
+    CHECK(w->utc_offset == 60min);
+    CHECK(w->to_string() == "22:00-04:00/mon,tue,wed,thu,fri UTC+01:00");
+    CHECK(forewarn::approval_window::parse("09:30-17:00")->to_string() == "09:30-17:00 UTC");
+    CHECK(forewarn::approval_window::parse("09:30-17:00/sat,sun UTC")->days == 0x60);
+    CHECK(forewarn::approval_window::parse("00:00-00:00/fri-mon")->days == 0x71);  // a range across the week's end
+    for (const char* bad : {"", "9:30-17:00", "24:00-01:00", "09:30", "09:30-17:60", "09:30-17:00/funday",
+                            "09:30-17:00/", "09:30-17:00 Europe/Berlin", "09:30-17:00 UTC+15:00", "09:30-17:00 UTC+1"}) {
+        INFO(bad);
+        auto r = forewarn::approval_window::parse(bad);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == forewarn::errc::invalid_argument);
+    }
+}
+
+TEST_CASE("approval_window: inside or not, across midnight, the days it opens on, an offset", "[approval][window]") {
+    const auto night = forewarn::approval_window::parse("22:00-04:00/fri").value();
+    CHECK(night.contains(monday(23) + 24h * 4));     // Friday 23:00 (Monday + 4 days)
+    CHECK(night.contains(monday(3) + 24h * 5));      // Saturday 03:00: Friday's window still open
+    CHECK_FALSE(night.contains(monday(4) + 24h * 5));  // Saturday 04:00: closed
+    CHECK_FALSE(night.contains(monday(23) + 24h * 3));  // Thursday 23:00: not a day it opens on
+    CHECK(night.next_open(monday(12)) == monday(22) + 24h * 4);
+    const auto day = forewarn::approval_window::parse("09:00-17:00 UTC+02:00").value();
+    CHECK(day.contains(monday(7)));        // 09:00 at UTC+2
+    CHECK_FALSE(day.contains(monday(15)));  // 17:00 at UTC+2
+    CHECK(day.next_open(monday(16)) == monday(7) + 24h);
+    const auto always = forewarn::approval_window::parse("00:00-00:00").value();
+    CHECK(always.contains(monday(0)));
+    CHECK(always.contains(monday(23, 59)));
+}
+
+TEST_CASE("approval_policy: a window holds early approvals back until it opens, and says when that is",
+          "[approval][window]") {
+    approval_options o;
+    o.scope = approval_scope::own;
+    o.window = forewarn::approval_window::parse("22:00-04:00").value();
+    approval_policy p(o);
+    p.set_self("vm_0");
+    const auto d = make_doc({make_event("A", {"vm_0"})});
+    p.observe(d, at(0s));
+    p.mark_ready("A");
+    CHECK(p.due(d, at(1s), monday(12)).empty());
+    CHECK(p.due(d, at(1s)).empty());  // no wall time: never with a window
+    const auto next = p.next_deadline(d, at(1s), monday(12));
+    REQUIRE(next);
+    CHECK(*next >= at(1s) + 10h);
+    CHECK(*next <= at(1s) + 10h + 1s);
+    CHECK(p.due(d, at(1s) + 10h, monday(22)) == ids{"A"});
+    CHECK(p.due(d, at(1s) + 10h, monday(2) + 24h) == ids{"A"});
+}

@@ -289,6 +289,10 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
             w.boolean(true);
             w.key("cloud");
             w.string(cloud_name);
+            if (s.approve_window) {
+                w.key("approve_window");
+                w.string(s.approve_window->to_string());
+            }
             w.key("would_approve");
             w.begin_array();
             for (const auto& id : ids) w.string(id);
@@ -305,6 +309,7 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
     if (s.grace) o.approval.follower_grace = *s.grace;
     o.approval.approve_freeze_shorter_than = s.approve_freeze_under;
     o.approval.approve_user_events = s.approve_user_events;
+    o.approval.window = s.approve_window;
     if (!s.only.empty() || !s.ignore.empty())
         o.filter = [&s](const forewarn::event& e) {
             return (s.only.empty() || s.only.count(e.type)) && !s.ignore.count(e.type);
@@ -412,9 +417,10 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
                  std::to_string(server->port()) + "/metrics and /healthz");
     }
 
-    std::fprintf(out_streams.log, "forewarn-watch: watching %s at %s (approve: %s%s%s%s)\n", cloud.c_str(), where.c_str(),
+    const std::string window = s.approve_window ? ", window " + s.approve_window->to_string() : std::string();
+    std::fprintf(out_streams.log, "forewarn-watch: watching %s at %s (approve: %s%s%s%s%s)\n", cloud.c_str(), where.c_str(),
                  std::string(forewarn::to_string(s.approve)).c_str(), s.self.empty() ? "" : " as ", s.self.c_str(),
-                 s.dry_run ? ", dry run: nothing is sent" : "");
+                 window.c_str(), s.dry_run ? ", dry run: nothing is sent" : "");
     if (auto started = p.start(); !started) {
         log_line(started.error().describe());
         return 1;

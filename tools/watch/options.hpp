@@ -50,6 +50,7 @@ struct settings {
     // The seed's approval rules, and which events the agent handles at all.
     std::optional<std::chrono::seconds> approve_freeze_under;  // approve such Freezes at once
     bool approve_user_events = false;                         // approve EventSource User at once
+    std::optional<forewarn::approval_window> approve_window;  // early approvals only inside it
     std::set<forewarn::event_type> only, ignore;              // empty only: every type
     // Readiness for a load balancer: /readyz and --ready-file.
     std::chrono::seconds unready_before{0};
@@ -163,6 +164,15 @@ inline const std::vector<flag>& flags() {
          "with --approve, which still says whose events",
          [](settings& s, std::string_view) -> std::string {
              s.approve_user_events = true;
+             return {};
+         }},
+        {"approve-window", "HH:MM-HH:MM[/DAYS][ UTC+HH:MM]",
+         "approve early only inside this daily window (UTC unless an offset is given; DAYS: mon,tue,... or "
+         "mon-fri); outside it events proceed at NotBefore as the platform decides",
+         [](settings& s, std::string_view v) -> std::string {
+             auto w = forewarn::approval_window::parse(v);
+             if (!w) return "--approve-window: " + w.error().message;
+             s.approve_window = *w;
              return {};
          }},
         {"only", "TYPES", "handle only events of these types (comma-separated: freeze, reboot, live_migrate, ...); others are not printed, hooked or approved",
