@@ -45,8 +45,16 @@ measure() {  # measure LABEL PROGRAM [ARGS...]: the program is started with the 
         "$label" $((b - a)) "$seconds" "$switches" "$(awk -v s="$switches" -v t="$seconds" 'BEGIN {print s / t}')" "$anon"
 }
 
+features_dir="$(mktemp -d)"
+trap 'rm -rf "$features_dir"' EXIT
 for bin in "${binaries[@]}"; do
     measure "$bin" "$bin" --cloud azure --endpoint "{}" --interval 1000 --self vm0
+    # The same at rest with every optional feature on: metrics and /readyz, the ready file, a
+    # webhook, the approval rules, a window, a type filter, a state file.
+    measure "$bin (every feature on)" "$bin" --cloud azure --endpoint "{}" --interval 1000 --self vm0 \
+        --approve own --metrics-listen 127.0.0.1:0 --ready-file "$features_dir/ready" --unready-before 60 \
+        --webhook http://127.0.0.1:9/hook --approve-window 00:00-00:00 --approve-freeze-under 9 --approve-user-events \
+        --only freeze,reboot,redeploy --state-file "$features_dir/state.json"
 done
 if [[ -x "$raw" ]]; then
     measure "raw libcurl loop, 1 Hz (the floor)" "$raw" "{}/metadata/scheduledevents?api-version=2020-07-01" \
