@@ -989,7 +989,7 @@ TEST_CASE("watch --webhook: each change POSTed as its JSON line, retried after 5
     CHECK(w.wait_exit(20s) == 0);
 }
 
-TEST_CASE("watch --webhook-template: the change's fields escaped as JSON; a hanging server delays nothing",
+TEST_CASE("watch --webhook-template: the change's fields escaped as JSON, and a hanging server delays nothing",
           "[watch][e2e][webhook]") {
     temp_dir dir("webhook");
     emulator_process emu;
