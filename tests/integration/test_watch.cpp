@@ -911,9 +911,10 @@ struct hook_server {
     std::condition_variable cv;
     std::vector<received> got;
     bool closing = false;
-    std::function<void(const std::string& path, std::size_t nth, httplib::Response&)> answer;
+    using answer_fn = std::function<void(const std::string& path, std::size_t nth, httplib::Response&)>;
+    const answer_fn answer;  // set before the server's thread starts, never after
 
-    hook_server() {
+    explicit hook_server(answer_fn a = {}) : answer(std::move(a)) {
         server.Post(R"(/.*)", [this](const httplib::Request& req, httplib::Response& res) {
             std::size_t nth;
             {
@@ -956,8 +957,7 @@ struct hook_server {
 TEST_CASE("watch --webhook: each change POSTed as its JSON line, retried after 5xx, with the Authorization from the environment",
           "[watch][e2e][webhook]") {
     emulator_process emu;
-    hook_server hooks;
-    hooks.answer = [](const std::string&, std::size_t nth, httplib::Response& res) { res.status = nth <= 2 ? 503 : 200; };
+    hook_server hooks([](const std::string&, std::size_t nth, httplib::Response& res) { res.status = nth <= 2 ? 503 : 200; });
     ::setenv("FOREWARN_WEBHOOK_AUTHORIZATION", "Bearer t0k3n", 1);
     auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_0", "--interval", "200", "--webhook",
                          hooks.url("/hook"), "--metrics-listen", "127.0.0.1:0"});
