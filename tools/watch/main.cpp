@@ -173,9 +173,11 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
     }
     auto emit = [&](const forewarn::change& c) {
         counters.change(forewarn::to_string(c.kind), forewarn::to_string(c.event.type));
-        if (hook_url) hook_url->send(forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()));
-        print(s.json ? forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()) : one_line(text_line(c)),
-              true);
+        // The JSON line, written once for stdout and the webhook alike.
+        const std::string json = s.json || hook_url ? forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string())
+                                                    : std::string();
+        if (hook_url) hook_url->send(json);
+        print(s.json ? json : one_line(text_line(c)), true);
     };
 
     // Hooks: the journal lives beside the state file, so a restart knows what already ran.
