@@ -4,7 +4,9 @@
 #include <forewarn/config.hpp>
 #include <forewarn/event.hpp>
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,6 +62,30 @@ constexpr recover_reason recover_reason_from_string(std::string_view name) noexc
     return recover_reason::none;
 }
 
+/**
+ * What this process's own clock saw while an event naming this VM was Started: the VM's pause as
+ * the guest lived it (a Freeze is a gap between ticks), beside what the service announced
+ * (DurationInSeconds). A paused guest's monotonic clock may keep running (the gap shows there) or
+ * stop while its wall clock is stepped forward once time sync catches up (the jump of wall time
+ * against monotonic time shows it); both are watched. The poller measures it (pause_meter.hpp) and
+ * gives it with the recover change.
+ */
+struct observed_pause {
+    /// The larger of the two below: the longest pause seen.
+    std::chrono::nanoseconds longest{0};
+    /// The longest a look came later than due on the monotonic clock (0: never late).
+    std::chrono::nanoseconds monotonic_gap{0};
+    /// The largest forward jump of wall time against monotonic time between two looks.
+    std::chrono::nanoseconds wall_jump{0};
+    /// From the first look to the last: how long it was watched.
+    std::chrono::nanoseconds watched{0};
+    /// Looks at the clocks while it was watched.
+    std::uint64_t looks = 0;
+
+    /// "monotonic" or "wall": which clock saw `longest` (monotonic when neither saw anything).
+    std::string_view seen_by() const noexcept { return wall_jump > monotonic_gap ? "wall" : "monotonic"; }
+};
+
 /// One change, carrying the event as it is now (for recover: as it was last seen, or with the
 /// final status the service gave it).
 struct change {
@@ -73,6 +99,10 @@ struct change {
     std::optional<forewarn::event> previous;
     cloud origin = cloud::none;  ///< the service of the document that showed the change
     std::string incarnation;     ///< that document's incarnation (informative)
+    /// recover only: the pause this process saw while the event was Started and named this VM
+    /// (poller_options::pause_look); nothing when it was not watched Started (a restart, an
+    /// event never seen Started, another VM's event, measuring off).
+    std::optional<observed_pause> pause;
 };
 
 namespace detail {

@@ -30,6 +30,7 @@
 #include <forewarn/leader.hpp>
 #include <forewarn/log.hpp>
 #include <forewarn/notice_source.hpp>
+#include <forewarn/pause_meter.hpp>
 #include <forewarn/poller.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/retry.hpp>

@@ -33,6 +33,17 @@ FOREWARN_INLINE result<std::string> to_json(const change& c, invalid_utf8 bad) {
         w.string(to_string(c.reason));
         w.key("evidence");
         w.string(c.evidence);
+        // What this process's clock saw while the event was Started (null: not watched Started).
+        w.key("observed_pause_s");
+        if (c.pause)
+            w.number(static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(c.pause->longest).count()) / 1000.0);
+        else
+            w.null();
+        w.key("observed_pause_seen_by");
+        if (c.pause)
+            w.string(c.pause->seen_by());
+        else
+            w.null();
     }
     w.key("incarnation");
     w.string(c.incarnation);
@@ -94,6 +105,17 @@ FOREWARN_INLINE result<change> change_from_json(std::string_view text) {
     if (!known) return detail::json_shape_error("change", "unknown change kind \"" + kind + "\"");
     c.origin = cloud_from_string(origin);
     c.reason = recover_reason_from_string(reason);
+    if (const auto* p = detail::json_member(root, "observed_pause_s"); p && !p->IsNull()) {
+        if (!p->IsNumber()) return detail::json_type_error("observed_pause_s", "number", *p);
+        const double seconds = p->GetDouble();
+        if (!(seconds >= 0 && seconds < 1e9)) return detail::json_shape_error("observed_pause_s", "not a pause in seconds");
+        auto by = detail::json_optional_string(root, "observed_pause_seen_by", "");
+        if (!by) return std::move(by).error();
+        observed_pause op;
+        op.longest = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(seconds));
+        (*by == "wall" ? op.wall_jump : op.monotonic_gap) = op.longest;
+        c.pause = op;
+    }
     return c;
 }
 

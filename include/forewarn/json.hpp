@@ -21,8 +21,11 @@
  * with each event in the form above.
  *
  * A change is the event's members after `"change"` (prepare | started | recover | updated) and
- * `"cloud"`, then for a recover `"reason"` (completed | cancelled | unknown) and `"evidence"`
- * (what decided it, in words), then `"incarnation"`.
+ * `"cloud"`, then for a recover `"reason"` (completed | cancelled | unknown), `"evidence"`
+ * (what decided it, in words), `"observed_pause_s"` (the longest pause this process saw while the
+ * event was Started, in seconds to the millisecond, or null when it did not watch it Started) and
+ * `"observed_pause_seen_by"` ("monotonic" | "wall" | null: which clock saw it), then
+ * `"incarnation"`.
  */
 
 #include <forewarn/config.hpp>

@@ -11,6 +11,7 @@
 #include <forewarn/event.hpp>
 #include <forewarn/log.hpp>
 #include <forewarn/notice_source.hpp>
+#include <forewarn/pause_meter.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/state_store.hpp>
 
@@ -75,6 +76,13 @@ struct poller_options {
      * must run them in that order (an asio strand, a serial work queue).
      */
     std::function<void(std::function<void()>)> executor;
+    /**
+     * How often the poller's own clock is read while an event naming this VM is Started, to
+     * measure the pause the VM lives through (change::pause on its recover; pause_meter.hpp).
+     * 0: not measured. Only the thread start() runs measures: poll_once() callers get nothing
+     * (the time between their calls is their cadence, not a pause).
+     */
+    std::chrono::milliseconds pause_look{100};
 };
 
 /// A snapshot of how a poller is doing (health()).
@@ -450,7 +458,12 @@ private:
             switch (c.kind) {
             case change_kind::prepare: dispatch_.post("on_prepare", &poller_handlers::on_prepare, c, approver_.handle(c.event.id)); break;
             case change_kind::started: dispatch_.post("on_started", &poller_handlers::on_started, c); break;
-            case change_kind::recover: dispatch_.post("on_recover", &poller_handlers::on_recover, c); break;
+            case change_kind::recover: {
+                change r = c;
+                r.pause = meter_.take(c.event.id);
+                dispatch_.post("on_recover", &poller_handlers::on_recover, r);
+                break;
+            }
             case change_kind::updated: dispatch_.post("on_updated", &poller_handlers::on_updated, c); break;
             }
             ++n;
@@ -499,6 +512,7 @@ private:
             health_.last_success_at = now;
             health_.events = fetched->events.size();
         }
+        if (wait && options_.pause_look.count() > 0) watch_pauses(*fetched);
         const std::size_t delivered = deliver(changes);
         {
             std::lock_guard<std::mutex> lock(data_mutex_);
@@ -512,8 +526,25 @@ private:
         return delivered;
     }
 
+    // The events of `d` that are Started and name this VM are the ones the pause meter watches.
+    void watch_pauses(const document& d) {
+        std::vector<std::string> ids;
+        {
+            std::lock_guard<std::mutex> lock(data_mutex_);
+            for (const auto& e : d.events)
+                if (e.status == event_status::started && (e.resources.empty() || (!health_.self.empty() && e.affects(health_.self))))
+                    ids.push_back(e.id);
+        }
+        if (auto r = meter_.watch(ids); !r) {
+            error e = std::move(r).error();
+            e.message = "cannot measure the pause of a Started event: " + e.message;
+            report(e);
+        }
+    }
+
     void run() {
         while (!stopping()) cycle(true);
+        meter_.stop();
         approver_.stop_coordinator();
     }
 
@@ -528,6 +559,7 @@ private:
 
     std::shared_ptr<detail::poller_waker> waker_;
     detail::worker worker_;  // the poller's thread: start, stop, join
+    pause_meter meter_;      // what each Started event of this VM cost (its own thread, while one is)
     std::optional<forewarn::clock::time_point> next_identity_try_;
     std::chrono::milliseconds identity_backoff_{500};
     bool state_loaded_ = false;
@@ -539,7 +571,7 @@ basic_poller<Source>::basic_poller(Source source, poller_handlers h, poller_opti
     : source_(std::move(source)), options_(std::move(o)),
       dispatch_(std::move(h), options_.executor, [this](const error& e) { note(e); }),
       tracker_(options_.tracking), approver_(options_.approval, options_.coordinator),
-      waker_(std::make_shared<detail::poller_waker>()) {
+      waker_(std::make_shared<detail::poller_waker>()), meter_(source_.clock(), options_.pause_look) {
     Source* s = &source_;
     waker_->set([s] { s->wake(); });
     std::weak_ptr<detail::poller_waker> weak = waker_;
@@ -572,6 +604,7 @@ result<void> basic_poller<Source>::start() {
 template <class Source>
 void basic_poller<Source>::stop() noexcept {
     worker_.stop();
+    if (!worker_.on_worker_thread()) meter_.stop();  // from a handler: run() stops it as it ends
 }
 
 template <class Source>

@@ -68,6 +68,7 @@
 #include <forewarn/testing/fault_transport.hpp>
 #include <forewarn/testing/file_faults.hpp>
 #include <forewarn/readiness.hpp>
+#include <forewarn/pause_meter.hpp>
 #include <forewarn/approval_window.hpp>
 #include <forewarn/testing/harness.hpp>
 #include <forewarn/testing/manual_clock.hpp>

@@ -110,8 +110,8 @@ TEST_CASE("json: a change is the event's members between its kind and its incarn
     auto text = forewarn::to_json(c);
     REQUIRE(text);
     CHECK(text->rfind(R"({"change":"recover","cloud":"azure","id":"C7061BAC)", 0) == 0);
-    CHECK(text->find(R"("reason":"unknown","evidence":"a gap of 6.0 s in watching","incarnation":"5"})") !=
-          std::string::npos);
+    CHECK(text->find(R"("reason":"unknown","evidence":"a gap of 6.0 s in watching","observed_pause_s":null,)"
+                     R"("observed_pause_seen_by":null,"incarnation":"5"})") != std::string::npos);
     auto back = forewarn::change_from_json(*text);
     REQUIRE(back);
     CHECK(back->kind == change_kind::recover);
@@ -120,8 +120,36 @@ TEST_CASE("json: a change is the event's members between its kind and its incarn
     CHECK(back->evidence == c.evidence);
     CHECK(back->origin == forewarn::cloud::azure);
     CHECK(back->incarnation == "5");
+    CHECK_FALSE(back->pause);
     c.kind = change_kind::prepare;
     CHECK(forewarn::to_json(c)->find("reason") == std::string::npos);  // recover only
+    CHECK(forewarn::to_json(c)->find("observed_pause") == std::string::npos);
+}
+
+TEST_CASE("json: a recover's observed pause, in seconds to the millisecond, and the clock that saw it", "[json][public]") {
+    change c;
+    c.kind = change_kind::recover;
+    c.event = full_event();
+    c.reason = recover_reason::completed;
+    forewarn::observed_pause op;
+    op.monotonic_gap = std::chrono::milliseconds(2900);
+    op.wall_jump = std::chrono::microseconds(3012400);
+    op.longest = op.wall_jump;
+    c.pause = op;
+    auto text = forewarn::to_json(c);
+    REQUIRE(text);
+    CHECK(text->find(R"("observed_pause_s":3.012,"observed_pause_seen_by":"wall",)") != std::string::npos);
+    auto back = forewarn::change_from_json(*text);
+    REQUIRE(back);
+    REQUIRE(back->pause);
+    CHECK(back->pause->longest == std::chrono::milliseconds(3012));
+    CHECK(back->pause->seen_by() == "wall");
+    for (const char* bad : {R"("observed_pause_s":"3")", R"("observed_pause_s":-1)"}) {
+        std::string t = *text;
+        t.replace(t.find(R"("observed_pause_s":3.012)"), std::string(R"("observed_pause_s":3.012)").size(), bad);
+        CAPTURE(t);
+        CHECK_FALSE(forewarn::change_from_json(t));
+    }
 }
 
 TEST_CASE("json: text that is not UTF-8 fails, or is replaced for log lines", "[json][public]") {

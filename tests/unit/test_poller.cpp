@@ -884,6 +884,76 @@ TEST_CASE("poller thread: errors between documents are reported and the thread g
     CHECK(rec.errs()[0].message == "t1");
 }
 
+TEST_CASE("poller thread: the pause a Started event of this VM lived through comes with its recover",
+          "[poller][thread][pause]") {
+    manual_clock clock;
+    fake_source src(source_options(clock));
+    recorder rec;
+    poller p(src, rec.handlers());
+    src.set(make_doc("1", {make_event("A"), make_event("B", event_status::scheduled, {"vm_1"})}));
+    REQUIRE(p.start());
+    REQUIRE(clock.wait_idle());
+    CHECK(clock.threads() == 1);  // nothing Started: no meter thread
+    src.set(make_doc("2", {make_event("A", event_status::started), make_event("B", event_status::started, {"vm_1"})}));
+    REQUIRE(clock.advance_and_wait(1s));
+    CHECK(clock.threads() == 2);  // A is Started and names this VM: watched
+    REQUIRE(clock.advance_and_wait(100ms));
+    REQUIRE(clock.advance_and_wait(100ms));
+    REQUIRE(clock.advance_and_wait(3s));  // the freeze: 3 s with nothing running
+    src.set(make_doc("3", {}));
+    REQUIRE(clock.advance_and_wait(1s));
+    std::vector<change> recovers;
+    {
+        std::lock_guard<std::mutex> lock(rec.mutex);
+        for (const auto& c : rec.changes)
+            if (c.kind == change_kind::recover) recovers.push_back(c);
+    }
+    REQUIRE(recovers.size() == 2);
+    for (const auto& c : recovers) {
+        if (c.event.id == "A") {
+            REQUIRE(c.pause);
+            CHECK(c.pause->longest == 2900ms);  // 3 s after the last look, which was due 100 ms after it
+            CHECK(c.pause->seen_by() == "monotonic");
+        } else {
+            CHECK_FALSE(c.pause);  // another VM's event is not this VM's pause
+        }
+    }
+    p.stop();
+    CHECK(clock.threads() == 0);  // the meter's thread stopped with the poller
+}
+
+TEST_CASE("poller: no pause is measured with pause_look 0, nor by poll_once()", "[poller][pause]") {
+    manual_clock clock;
+    for (const bool threaded : {true, false}) {
+        CAPTURE(threaded);
+        fake_source src(source_options(clock));
+        recorder rec;
+        poller_options o;
+        if (threaded) o.pause_look = 0ms;
+        poller p(src, rec.handlers(), o);
+        src.set(make_doc("1", {make_event("A", event_status::started)}));
+        if (threaded) {
+            REQUIRE(p.start());
+            REQUIRE(clock.wait_idle());
+        } else {
+            REQUIRE(p.poll_once());
+        }
+        CHECK(clock.threads() == (threaded ? 1u : 0u));  // no meter thread
+        clock.advance(5s);
+        src.set(make_doc("2", {}));
+        if (threaded) {
+            REQUIRE(clock.advance_and_wait(1s));
+            p.stop();
+        } else {
+            REQUIRE(p.poll_once());
+        }
+        std::lock_guard<std::mutex> lock(rec.mutex);
+        REQUIRE(rec.changes.size() == 2);
+        CHECK(rec.changes[1].kind == change_kind::recover);
+        CHECK_FALSE(rec.changes[1].pause);
+    }
+}
+
 TEST_CASE("poller: a prepare whose work outlived the process - approval(id) after the restart approves it once",
           "[poller][state][approval]") {
     temp_path f("resume");

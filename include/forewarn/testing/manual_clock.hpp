@@ -55,7 +55,11 @@ public:
     /// waits again or ends).
     void advance(duration d) const { state_->advance(d); }
 
-    /// The wall time now() corresponds to.
+    /// Steps the wall clock alone (negative: back) with monotonic time standing still and nobody
+    /// woken: what time sync does to a guest whose monotonic clock stopped while it was paused.
+    void step_wall(duration d) const { state_->wall_offset_ns.fetch_add(d.count()); }
+
+    /// The wall time now() 0 corresponds to (before any step_wall()).
     wall_time_point wall_epoch() const noexcept { return state_->wall_epoch; }
 
     /// Threads asleep on this clock now.
@@ -132,7 +136,8 @@ private:
 
         time_point now() const noexcept override { return time_point(duration(now_ns.load())); }
         wall_time_point wall_now() const noexcept override {
-            return wall_epoch + std::chrono::duration_cast<wall_time_point::duration>(duration(now_ns.load()));
+            return wall_epoch +
+                   std::chrono::duration_cast<wall_time_point::duration>(duration(now_ns.load() + wall_offset_ns.load()));
         }
 
         bool wait_until(const std::shared_ptr<forewarn::detail::wake_signal>& signal, std::unique_lock<std::mutex>& lock,
@@ -248,6 +253,7 @@ private:
 
         const wall_time_point wall_epoch;
         mutable std::atomic<std::int64_t> now_ns{0};
+        mutable std::atomic<std::int64_t> wall_offset_ns{0};  // step_wall()
         mutable std::mutex mutex;
         mutable std::condition_variable changed;
         mutable std::list<waiter> waiters;

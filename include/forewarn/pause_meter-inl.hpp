@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Definitions for <forewarn/pause_meter.hpp> (spdlog's -inl files): included at the end of that
+// header when FOREWARN_HEADER_DEFINITIONS is 1; compiled once into libforewarn in compiled mode.
+
+#include <forewarn/pause_meter.hpp>
+
+#if FOREWARN_HEADER_DEFINITIONS
+
+#include <algorithm>
+#include <utility>
+
+FOREWARN_BEGIN_NAMESPACE
+
+FOREWARN_INLINE pause_meter::pause_meter(forewarn::clock c, std::chrono::nanoseconds look)
+    : clock_(std::move(c)), look_((std::max)(look, std::chrono::nanoseconds(std::chrono::milliseconds(1)))),
+      signal_(std::make_shared<detail::wake_signal>()), worker_(signal_) {}
+
+FOREWARN_INLINE pause_meter::~pause_meter() { stop(); }
+
+FOREWARN_INLINE void pause_meter::stop() noexcept { worker_.stop(); }
+
+FOREWARN_INLINE bool pause_meter::any_active_locked() const {
+    return std::any_of(records_.begin(), records_.end(), [](const auto& r) { return r.second.active; });
+}
+
+FOREWARN_INLINE void pause_meter::look_locked() {
+    const auto now = clock_.now();
+    const auto wall = clock_.wall_now();
+    if (last_ && last_wall_) {
+        const auto due = forewarn::clock::saturating_add(*last_, look_);
+        const std::chrono::nanoseconds late = now > due ? now - due : std::chrono::nanoseconds(0);
+        const std::chrono::nanoseconds steady_moved = now - *last_;
+        const auto wall_moved = std::chrono::duration_cast<std::chrono::nanoseconds>(wall - *last_wall_);
+        const std::chrono::nanoseconds jump = wall_moved > steady_moved ? wall_moved - steady_moved : std::chrono::nanoseconds(0);
+        for (auto& [id, r] : records_) {
+            if (!r.active) continue;
+            auto& s = r.seen;
+            s.monotonic_gap = (std::max)(s.monotonic_gap, late);
+            s.wall_jump = (std::max)(s.wall_jump, jump);
+            s.longest = (std::max)(s.monotonic_gap, s.wall_jump);
+            s.watched = now - r.since;
+            ++s.looks;
+        }
+    }
+    last_ = now;
+    last_wall_ = wall;
+}
+
+FOREWARN_INLINE result<void> pause_meter::watch(const std::vector<std::string>& ids) {
+    bool start = false;
+    {
+        std::lock_guard<std::mutex> lock(signal_->mutex);
+        bool changed = false;
+        if (any_active_locked()) look_locked();  // the last look for those that stop being watched
+        for (auto& [id, r] : records_) {
+            const bool still = std::find(ids.begin(), ids.end(), id) != ids.end();
+            if (r.active && !still) {
+                r.active = false;
+                changed = true;
+            }
+        }
+        for (const auto& id : ids) {
+            auto it = records_.find(id);
+            if (it != records_.end()) {
+                if (it->second.active) continue;
+                records_.erase(it);  // Started again after it stopped (not seen by this process): anew
+            }
+            if (!last_) look_locked();  // the first watched: the time line starts here
+            record r;
+            r.since = clock_.now();
+            records_.emplace(id, r);
+            changed = true;
+        }
+        if (!any_active_locked()) {
+            last_.reset();
+            last_wall_.reset();
+        }
+        if (changed) ++generation_;
+        start = changed && any_active_locked() && !worker_.running();
+    }
+    signal_->notify_all();
+    if (!start) return {};
+    return worker_.start(clock_, [this] { loop(); }, {});
+}
+
+FOREWARN_INLINE std::optional<observed_pause> pause_meter::take(const std::string& id) {
+    std::optional<observed_pause> out;
+    {
+        std::lock_guard<std::mutex> lock(signal_->mutex);
+        auto it = records_.find(id);
+        if (it == records_.end()) return std::nullopt;
+        if (it->second.active) look_locked();
+        out = it->second.seen;
+        records_.erase(it);
+        if (!any_active_locked()) {
+            last_.reset();
+            last_wall_.reset();
+        }
+        ++generation_;
+    }
+    signal_->notify_all();
+    return out;
+}
+
+FOREWARN_INLINE std::size_t pause_meter::watching() const {
+    std::lock_guard<std::mutex> lock(signal_->mutex);
+    return static_cast<std::size_t>(
+        std::count_if(records_.begin(), records_.end(), [](const auto& r) { return r.second.active; }));
+}
+
+FOREWARN_INLINE void pause_meter::loop() {
+    std::unique_lock<std::mutex> lock(signal_->mutex);
+    while (!worker_.stop_requested_locked()) {
+        const auto seen = generation_;
+        const auto deadline = any_active_locked() && last_ ? forewarn::clock::saturating_add(*last_, look_)
+                                                           : (forewarn::clock::time_point::max)();
+        clock_.wait_until(signal_, lock, deadline,
+                          [&] { return worker_.stop_requested_locked() || generation_ != seen; });
+        if (worker_.stop_requested_locked()) break;
+        if (generation_ != seen) continue;  // the watched set changed: a new deadline
+        if (any_active_locked() && last_ && clock_.now() >= forewarn::clock::saturating_add(*last_, look_)) look_locked();
+    }
+}
+
+FOREWARN_END_NAMESPACE
+
+#endif
