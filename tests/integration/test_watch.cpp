@@ -807,6 +807,64 @@ TEST_CASE("watch /readyz and --ready-file: not ready from this VM's event until 
     CHECK(u.wait_exit(20s) == 0);
 }
 
+TEST_CASE("watch: the pause this VM lived through while its Freeze was Started - in the recover line and /metrics, "
+          "beside the announced duration",
+          "[watch][e2e][metrics][pause]") {
+    emulator_process emu;
+    auto w = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--interval", "200", "--json", "--metrics-listen", "127.0.0.1:0"});
+    REQUIRE(w.wait_for_stderr("/metrics and /healthz", agent_start()));
+    const std::string err = w.err();
+    httplib::Client c("127.0.0.1", std::stoi(err.substr(err.find("metrics on http://127.0.0.1:") + 28)));
+    c.set_read_timeout(10, 0);
+    // One Freeze the agent lives through unpaused, then one during which it is stopped for 3 s
+    // (SIGSTOP: its monotonic clock runs on, so the gap between its looks shows the pause).
+    double paused = 0;
+    for (const bool stop : {false, true}) {
+        const std::string id = stop ? "PAUSED" : "QUIET";
+        const std::size_t before = w.out().size();
+        post(emu, "azure/events",
+             R"({"EventId":")" + id + R"(","EventType":"Freeze","Resources":["WestNO_0"],"DurationInSeconds":5,"notice":"10m","impact":"10m"})");
+        REQUIRE(w.wait_for_lines(before + 1, 20s));  // prepare
+        post(emu, "azure/events/" + id + "/start", "{}");
+        REQUIRE(w.wait_for_lines(before + 2, 20s));  // started
+        std::this_thread::sleep_for(500ms);           // looked at a few times, unpaused
+        if (stop) {
+            const auto t0 = std::chrono::steady_clock::now();
+            w.signal(SIGSTOP);
+            std::this_thread::sleep_for(3s);  // the pause under test
+            w.signal(SIGCONT);
+            paused = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
+        post(emu, "azure/events/" + id + "/complete", "{}");
+        REQUIRE(w.wait_for_lines(before + 3, 20s));  // recover
+        const auto lines = w.out();
+        const auto rec = parse_line(lines[before + 2]);
+        CHECK(rec.change == "recover");
+        CHECK(rec.id == id);
+        REQUIRE(rec.observed_pause_s);
+        CHECK(rec.observed_pause_seen_by == std::optional<std::string>("monotonic"));
+        std::printf("pause: %s observed %.3f s (stopped for %.3f s)\n", id.c_str(), *rec.observed_pause_s, stop ? paused : 0.0);
+        if (stop) {
+            CHECK(*rec.observed_pause_s >= paused - 0.2);  // within a look (100 ms) and scheduling
+            CHECK(*rec.observed_pause_s <= paused + 0.5);
+        } else {
+            CHECK(*rec.observed_pause_s < 0.5);
+        }
+    }
+    auto r = c.Get("/metrics");
+    REQUIRE(r);
+    const std::string m = r->body;
+    INFO(m);
+    const std::string t = "{cloud=\"azure\",type=\"freeze\"";
+    CHECK(m.find("forewarn_event_pause_observed_seconds_count" + t + "} 2\n") != std::string::npos);
+    CHECK(m.find("forewarn_event_pause_observed_seconds_bucket" + t + ",le=\"0.5\"} 1\n") != std::string::npos);
+    CHECK(m.find("forewarn_event_pause_observed_seconds_bucket" + t + ",le=\"5\"} 2\n") != std::string::npos);
+    CHECK(m.find("forewarn_event_duration_announced_seconds_count" + t + "} 2\n") != std::string::npos);
+    CHECK(m.find("forewarn_event_duration_announced_seconds_sum" + t + "} 10\n") != std::string::npos);
+    w.stop();
+    CHECK(w.wait_exit(20s) == 0);
+}
+
 TEST_CASE("watch --approve-freeze-under, --approve-user-events, --only and --ignore", "[watch][e2e][approval]") {
     temp_dir dir("rules");
     emulator_process emu({"--rate-limit", "0"});
@@ -1091,8 +1149,14 @@ TEST_CASE("watch /metrics passes promtool's lint, and serves every series exampl
             while (end < text.size() && (std::islower(static_cast<unsigned char>(text[end])) || text[end] == '_')) ++end;
             const std::string series = text.substr(at, end - at);
             INFO(name << " names " << series);
-            // A sample, or at least the declaration (a counter by kind has none before its first).
-            CHECK((body.find("\n" + series + "{") != std::string::npos || body.find("# TYPE " + series + " ") != std::string::npos));
+            // A sample, or at least the declaration (a counter by kind has none before its first; a
+            // histogram's _bucket, _sum and _count series are declared by its name).
+            std::string histogram = series;
+            for (const std::string suffix : {"_bucket", "_sum", "_count"})
+                if (histogram.size() > suffix.size() && histogram.compare(histogram.size() - suffix.size(), suffix.size(), suffix) == 0)
+                    histogram.resize(histogram.size() - suffix.size());
+            CHECK((body.find("\n" + series + "{") != std::string::npos || body.find("# TYPE " + series + " ") != std::string::npos ||
+                   body.find("# TYPE " + histogram + " histogram\n") != std::string::npos));
             ++named;
         }
         CHECK(named >= 6);

@@ -288,6 +288,8 @@ struct json_change {
     std::string change, cloud, id, type, raw_type, status, raw_status, description, incarnation;
     std::optional<std::string> not_before, source, reason;
     std::optional<long long> duration_s;
+    std::optional<double> observed_pause_s;          // recover only, when this agent watched it Started
+    std::optional<std::string> observed_pause_seen_by;
     strings resources;
 };
 
@@ -306,6 +308,8 @@ inline json_change parse_line(const std::string& line) {
     if (keys.count("reason")) {
         expected.insert("reason");
         expected.insert("evidence");
+        expected.insert("observed_pause_s");
+        expected.insert("observed_pause_seen_by");
     }
     CHECK(keys == expected);
     REQUIRE(forewarn::change_from_json(line));  // the library reads back what the program writes
@@ -326,7 +330,16 @@ inline json_change parse_line(const std::string& line) {
     c.incarnation = str("incarnation");
     c.not_before = opt("not_before");
     c.source = opt("source");
-    if (keys.count("reason")) c.reason = str("reason");
+    if (keys.count("reason")) {
+        c.reason = str("reason");
+        const auto& pause = (*doc)["observed_pause_s"];
+        CHECK(pause.IsNull() == (*doc)["observed_pause_seen_by"].IsNull());
+        if (!pause.IsNull()) {
+            REQUIRE(pause.IsNumber());
+            c.observed_pause_s = pause.GetDouble();
+            c.observed_pause_seen_by = str("observed_pause_seen_by");
+        }
+    }
     if (!(*doc)["duration_s"].IsNull()) c.duration_s = (*doc)["duration_s"].GetInt64();
     for (const auto& r : (*doc)["resources"].GetArray()) c.resources.emplace_back(r.GetString());
     CHECK((c.change == "recover") == c.reason.has_value());

@@ -85,6 +85,12 @@ std::string text_line(const forewarn::change& c) {
         out += " (";
         out += forewarn::to_string(c.reason);
         out += ')';
+        if (c.pause) {
+            char seen[96];
+            std::snprintf(seen, sizeof seen, ", paused %.3f s by the %s clock",
+                          std::chrono::duration<double>(c.pause->longest).count(), std::string(c.pause->seen_by()).c_str());
+            out += seen;
+        }
     }
     if (e.not_before) out += ", not before " + forewarn::format_iso8601(*e.not_before);
     if (!e.resources.empty()) {
@@ -261,6 +267,7 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
         if (!s.on_started.empty()) run_hook("started", c, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
     };
     h.on_recover = [&](const forewarn::change& c) {
+        if (c.pause) counters.pause(forewarn::to_string(c.event.type), *c.pause, c.event.duration());
         emit(c);
         changed();
         if (!s.on_recover.empty()) run_hook("recover", c, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);

@@ -12,6 +12,7 @@
 
 #include "platform/sockets.hpp"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -73,6 +74,13 @@ public:
         auto& d = hook_seconds_[std::string(hook)];
         d.first += static_cast<double>(took.count()) / 1000.0;
         ++d.second;
+    }
+
+    /// An event of this VM is over and its pause was measured: observed against announced.
+    void pause(std::string_view type, const forewarn::observed_pause& seen, std::optional<std::chrono::seconds> announced) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        observed_[std::string(type)].add(std::chrono::duration<double>(seen.longest).count());
+        if (announced && announced->count() >= 0) announced_[std::string(type)].add(static_cast<double>(announced->count()));
     }
 
     /// Healthy: a poll succeeded within `max_age`; before the first one, the agent's start
@@ -138,6 +146,25 @@ public:
         o += "# HELP forewarn_webhook_retries_total Webhook requests sent again after a failure.\n"
              "# TYPE forewarn_webhook_retries_total counter\n";
         line("forewarn_webhook_retries_total", c, static_cast<double>(webhook_retries_));
+        auto histogram = [&](const std::string& name, const std::map<std::string, seconds_histogram>& by_type) {
+            for (const auto& [type, hist] : by_type) {
+                const std::string t = c + ",type=\"" + prometheus_label(type) + "\"";
+                for (std::size_t i = 0; i < seconds_histogram::bounds.size(); ++i) {
+                    char le[32];
+                    std::snprintf(le, sizeof le, "%g", seconds_histogram::bounds[i]);
+                    line(name + "_bucket", t + ",le=\"" + le + "\"", static_cast<double>(hist.below[i]));
+                }
+                line(name + "_bucket", t + ",le=\"+Inf\"", static_cast<double>(hist.count));
+                line(name + "_sum", t, hist.sum);
+                line(name + "_count", t, static_cast<double>(hist.count));
+            }
+        };
+        o += "# HELP forewarn_event_pause_observed_seconds The longest pause this VM lived through while an event of "
+             "it was Started (its monotonic or wall clock), by event type.\n# TYPE forewarn_event_pause_observed_seconds histogram\n";
+        histogram("forewarn_event_pause_observed_seconds", observed_);
+        o += "# HELP forewarn_event_duration_announced_seconds The impact the service announced (DurationInSeconds) for the "
+             "same events, when it said one.\n# TYPE forewarn_event_duration_announced_seconds histogram\n";
+        histogram("forewarn_event_duration_announced_seconds", announced_);
         if (!slot_group_.empty()) {
             const std::string g = c + ",group=\"" + prometheus_label(slot_group_) + "\"";
             o += "# HELP forewarn_fleet_slot This VM's place in its fleet group's budget: 1 for its state now.\n"
@@ -159,7 +186,22 @@ public:
     }
 
 private:
+    // A Prometheus histogram in seconds: cumulative counts per upper bound.
+    struct seconds_histogram {
+        static constexpr std::array<double, 12> bounds{0.1, 0.25, 0.5, 1, 2, 5, 9, 15, 30, 60, 300, 900};
+        std::array<long long, bounds.size()> below{};
+        long long count = 0;
+        double sum = 0;
+        void add(double v) {
+            for (std::size_t i = 0; i < bounds.size(); ++i)
+                if (v <= bounds[i]) ++below[i];
+            ++count;
+            sum += v;
+        }
+    };
+
     mutable std::mutex mutex_;
+    std::map<std::string, seconds_histogram> observed_, announced_;
     std::map<std::string, long long> failures_;
     std::map<std::pair<std::string, std::string>, long long> changes_, hook_runs_;
     std::map<std::string, std::pair<double, long long>> hook_seconds_;

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -26,7 +27,8 @@ namespace watch {
 
 /// A --webhook-template: JSON text with {{name}} placeholders, each a member of the change's JSON
 /// line (change, cloud, id, type, raw_type, status, raw_status, resource_type, resources,
-/// not_before, description, source, raw_source, duration_s, reason, evidence, incarnation) put
+/// not_before, description, source, raw_source, duration_s, reason, evidence, observed_pause_s,
+/// observed_pause_seen_by, incarnation) put
 /// in as the inside of a JSON string, or {{json}}, the whole line as a JSON value.
 class webhook_template {
 public:
@@ -35,7 +37,8 @@ public:
         static const char* const known[] = {"json",        "change",      "cloud",      "id",         "type",
                                             "raw_type",    "status",      "raw_status", "resource_type", "resources",
                                             "not_before",  "description", "source",     "raw_source", "duration_s",
-                                            "reason",      "evidence",    "incarnation"};
+                                            "reason",      "evidence",    "observed_pause_s", "observed_pause_seen_by",
+                                            "incarnation"};
         parts_.clear();
         std::size_t at = 0;
         while (at < text.size()) {
@@ -79,6 +82,11 @@ public:
                 if (const auto* v = forewarn::detail::json_member(*doc, p.name.c_str())) {
                     if (v->IsString()) value = std::string(forewarn::detail::json_string_view(*v));
                     else if (v->IsInt64()) value = std::to_string(v->GetInt64());
+                    else if (v->IsNumber()) {
+                        char num[32];
+                        std::snprintf(num, sizeof num, "%.3f", v->GetDouble());
+                        value = num;
+                    }
                     else if (v->IsBool()) value = v->GetBool() ? "true" : "false";
                     else if (v->IsArray())
                         for (const auto& item : v->GetArray())
