@@ -739,12 +739,12 @@ TEST_CASE("watch --metrics-listen: /metrics in Prometheus text, /healthz follows
 }
 
 TEST_CASE("watch /readyz and --ready-file: not ready from this VM's event until it is over, another VM's changes nothing",
-          "[watch][e2e][metrics][readiness]") {
+          "[watch][e2e][metrics][readiness][agent]") {
     temp_dir dir("readyz");
     emulator_process emu;
     const std::string file = dir.file("ready");
     auto w = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--interval", "200", "--metrics-listen", "127.0.0.1:0",
-                         "--ready-file", file});
+                         "--ready-file", agent_path(file)});
     REQUIRE(w.wait_for_stderr("/metrics and /healthz", agent_start()));
     const std::string err = w.err();
     httplib::Client c("127.0.0.1", std::stoi(err.substr(err.find("metrics on http://127.0.0.1:") + 28)));
@@ -793,7 +793,7 @@ TEST_CASE("watch /readyz and --ready-file: not ready from this VM's event until 
     CHECK(std::filesystem::exists(file));  // a stop is not maintenance: the file stays
 
     // --unready-before: ready while NotBefore is further away, not ready once it is near.
-    auto u = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--interval", "200", "--ready-file", file,
+    auto u = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--interval", "200", "--ready-file", agent_path(file),
                          "--unready-before", "120"});
     REQUIRE(u.wait_for_stderr("watching azure", agent_start()));
     post(emu, "azure/events", R"({"EventId":"FAR","EventType":"Reboot","Resources":["WestNO_0"],"notice":"10m"})");
@@ -802,14 +802,14 @@ TEST_CASE("watch /readyz and --ready-file: not ready from this VM's event until 
     CHECK(std::filesystem::exists(file));
     post(emu, "azure/events", R"({"EventId":"NEAR","EventType":"Reboot","Resources":["WestNO_0"],"notice":"60s"})");
     CHECK(eventually([&] { return !std::filesystem::exists(file); }));
-    CHECK(u.wait_for_stderr("ready file " + file + " removed: event NEAR (reboot) is scheduled to start within 120 s", 10s));
+    CHECK(u.wait_for_stderr("ready file " + agent_path(file) + " removed: event NEAR (reboot) is scheduled to start within 120 s", 10s));
     u.stop();
     CHECK(u.wait_exit(20s) == 0);
 }
 
 TEST_CASE("watch: the pause this VM lived through while its Freeze was Started - in the recover line and /metrics, "
           "beside the announced duration",
-          "[watch][e2e][metrics][pause]") {
+          "[watch][e2e][metrics][pause][agent]") {
     emulator_process emu;
     auto w = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--interval", "200", "--json", "--metrics-listen", "127.0.0.1:0"});
     REQUIRE(w.wait_for_stderr("/metrics and /healthz", agent_start()));
@@ -865,12 +865,13 @@ TEST_CASE("watch: the pause this VM lived through while its Freeze was Started -
     CHECK(w.wait_exit(20s) == 0);
 }
 
-TEST_CASE("watch --approve-freeze-under, --approve-user-events, --only and --ignore", "[watch][e2e][approval]") {
+TEST_CASE("watch --approve-freeze-under, --approve-user-events, --only and --ignore", "[watch][e2e][approval][agent]") {
     temp_dir dir("rules");
     emulator_process emu({"--rate-limit", "0"});
     // The prepare hook never finishes in time: only the at-once rules approve.
     auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_0", "--approve", "own", "--interval", "200",
-                         "--on-prepare", "sleep 60", "--approve-freeze-under", "9", "--approve-user-events",
+                         "--on-prepare", hook_for("sleep 60", "ping -n 61 127.0.0.1 >nul"), "--approve-freeze-under", "9",
+                         "--approve-user-events",
                          "--ignore", "redeploy"});
     REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
     post(emu, "azure/events",
@@ -913,7 +914,7 @@ TEST_CASE("watch --approve-freeze-under, --approve-user-events, --only and --ign
 }
 
 TEST_CASE("watch --approve-window: no early approval outside the window, at once inside it, shown in --dry-run",
-          "[watch][e2e][approval]") {
+          "[watch][e2e][approval][agent]") {
     emulator_process emu({"--rate-limit", "0"});
     const long long minute =
         std::chrono::duration_cast<std::chrono::minutes>(std::chrono::system_clock::now().time_since_epoch()).count() % 1440;
@@ -1013,7 +1014,7 @@ struct hook_server {
 }  // namespace
 
 TEST_CASE("watch --webhook: each change POSTed as its JSON line, retried after 5xx, with the Authorization from the environment",
-          "[watch][e2e][webhook]") {
+          "[watch][e2e][webhook][agent]") {
     emulator_process emu;
     hook_server hooks([](const std::string&, std::size_t nth, httplib::Response& res) { res.status = nth <= 2 ? 503 : 200; });
     ::setenv("FOREWARN_WEBHOOK_AUTHORIZATION", "Bearer t0k3n", 1);
@@ -1029,7 +1030,9 @@ TEST_CASE("watch --webhook: each change POSTed as its JSON line, retried after 5
     REQUIRE(got.size() == 3);  // two 503s, then delivered: not sent again
     for (const auto& r : got) {
         CHECK(r.path == "/hook");
-        CHECK(r.body == w.out().at(0));  // the JSON line, byte for byte
+        std::string line = w.out().at(0);
+        if (!line.empty() && line.back() == '\r') line.pop_back();  // Windows' stdout ends lines with \r\n
+        CHECK(r.body == line);  // the JSON line, byte for byte
         CHECK(r.content_type == "application/json");
         CHECK(r.authorization == "Bearer t0k3n");
     }
@@ -1048,7 +1051,7 @@ TEST_CASE("watch --webhook: each change POSTed as its JSON line, retried after 5
 }
 
 TEST_CASE("watch --webhook-template: the change's fields escaped as JSON, and a hanging server delays nothing",
-          "[watch][e2e][webhook]") {
+          "[watch][e2e][webhook][agent]") {
     temp_dir dir("webhook");
     emulator_process emu;
     hook_server hooks;
@@ -1056,14 +1059,14 @@ TEST_CASE("watch --webhook-template: the change's fields escaped as JSON, and a 
     for (const std::string bad : {R"({"text": "{{nope}}"})", R"({"text": {{id}}})", R"({"text": "{{id")"}) {
         const std::string file = dir.file("bad.json");
         std::ofstream(file) << bad;
-        auto b = watch(emu, {"--webhook", hooks.url("/x"), "--webhook-template", file});
+        auto b = watch(emu, {"--webhook", hooks.url("/x"), "--webhook-template", agent_path(file)});
         CHECK(b.wait_exit(10s) == 2);
         CHECK(b.err().find("--webhook-template") != std::string::npos);
     }
     const std::string tmpl = dir.file("slack.json");
     std::ofstream(tmpl) << R"({"text": "{{change}}: {{id}} ({{type}}) on {{resources}} at {{not_before}}", "raw": {{json}}})";
     auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "WestNO_0", "--interval", "200", "--webhook",
-                         hooks.url("/slack"), "--webhook-template", tmpl});
+                         hooks.url("/slack"), "--webhook-template", agent_path(tmpl)});
     REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
     post(emu, "azure/events", R"({"EventId":"Q\"uote\\d","EventType":"Freeze","Resources":["WestNO_0","vm \"2\""],"notice":"10m"})");
     REQUIRE(eventually([&] { return !hooks.requests().empty(); }));
