@@ -32,6 +32,7 @@
 #include <forewarn/notice_source.hpp>
 #include <forewarn/pause_meter.hpp>
 #include <forewarn/poller.hpp>
+#include <forewarn/readiness.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/retry.hpp>
 #include <forewarn/state_store.hpp>
