@@ -39,7 +39,10 @@ public:
 
     bool busy() const noexcept { return busy_; }
 
-    /// Wakes every thread waiting on this signal. The caller may hold `mutex` or not.
+    /// Wakes every thread waiting on this signal. The caller may hold `mutex` or not, but
+    /// changes what the waiters' predicates read under `mutex` first: a wake-up that changes
+    /// nothing may reach a waiter between its look at the predicate and its sleep, and a manual
+    /// clock would then count it busy while it sleeps.
     void notify_all() noexcept;
 
 private:

@@ -19,7 +19,14 @@ FOREWARN_INLINE pause_meter::pause_meter(forewarn::clock c, std::chrono::nanosec
 
 FOREWARN_INLINE pause_meter::~pause_meter() { stop(); }
 
-FOREWARN_INLINE void pause_meter::stop() noexcept { worker_.stop(); }
+FOREWARN_INLINE void pause_meter::stop() noexcept {
+    worker_.stop();
+    // Nobody looked while stopped: the next watch() starts a new time line instead of taking the
+    // time stopped for a pause.
+    std::lock_guard<std::mutex> lock(signal_->mutex);
+    last_.reset();
+    last_wall_.reset();
+}
 
 FOREWARN_INLINE bool pause_meter::any_active_locked() const {
     return std::any_of(records_.begin(), records_.end(), [](const auto& r) { return r.second.active; });
@@ -49,11 +56,10 @@ FOREWARN_INLINE void pause_meter::look_locked() {
 }
 
 FOREWARN_INLINE result<void> pause_meter::watch(const std::vector<std::string>& ids) {
-    bool start = false;
+    bool start = false, changed = false;
     {
         std::lock_guard<std::mutex> lock(signal_->mutex);
-        bool changed = false;
-        if (any_active_locked()) look_locked();  // the last look for those that stop being watched
+        if (any_active_locked() && last_) look_locked();  // the last look for those that stop being watched
         for (auto& [id, r] : records_) {
             const bool still = std::find(ids.begin(), ids.end(), id) != ids.end();
             if (r.active && !still) {
@@ -67,7 +73,6 @@ FOREWARN_INLINE result<void> pause_meter::watch(const std::vector<std::string>& 
                 if (it->second.active) continue;
                 records_.erase(it);  // Started again after it stopped (not seen by this process): anew
             }
-            if (!last_) look_locked();  // the first watched: the time line starts here
             record r;
             r.since = clock_.now();
             records_.emplace(id, r);
@@ -76,11 +81,16 @@ FOREWARN_INLINE result<void> pause_meter::watch(const std::vector<std::string>& 
         if (!any_active_locked()) {
             last_.reset();
             last_wall_.reset();
+        } else if (!last_) {
+            look_locked();  // the first look of a time line: it starts here
         }
         if (changed) ++generation_;
-        start = changed && any_active_locked() && !worker_.running();
+        start = any_active_locked() && !worker_.running();
     }
-    signal_->notify_all();
+    // Only after a change its wait looks for (the generation): a wake-up with nothing changed
+    // could reach the thread between its look at the predicate and its sleep, and a manual clock
+    // would count it awake while it sleeps.
+    if (changed) signal_->notify_all();
     if (!start) return {};
     return worker_.start(clock_, [this] { loop(); }, {});
 }

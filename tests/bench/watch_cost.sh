@@ -5,7 +5,8 @@
 # the same request once a second (forewarn-bench-raw-libcurl every=1000, when the build has the
 # benchmarks); prints CPU time (utime + stime from /proc/PID/stat, in 10 ms ticks), voluntary
 # context switches of all threads (wake-ups) and private memory (RssAnon). Give two binaries (an
-# older build and this one) to compare them in the same run.
+# older build and this one) to compare them in the same run. Each is measured at rest, at rest with
+# every optional feature on, and while a Freeze of its VM is under way (the pause meter's looks).
 #
 #   tests/bench/watch_cost.sh BUILD_DIR SECONDS [WATCH_BINARY...]
 #   tests/bench/watch_cost.sh build/release 60                 # the build's own forewarn-watch
@@ -21,7 +22,7 @@ raw="$build/tests/bench/forewarn-bench-raw-libcurl"
 measure() {  # measure LABEL PROGRAM [ARGS...]: the program is started with the emulator's URL for {}
     local label="$1" line url w a b switches
     shift
-    coproc EMU { exec "$emulator" --quiet --exit-with-parent; }
+    coproc EMU { exec "$emulator" --quiet --exit-with-parent "${emulator_args[@]}"; }
     read -r line <&"${EMU[0]}"
     url="${line#listening on }"
     local args=()
@@ -45,8 +46,15 @@ measure() {  # measure LABEL PROGRAM [ARGS...]: the program is started with the 
         "$label" $((b - a)) "$seconds" "$switches" "$(awk -v s="$switches" -v t="$seconds" 'BEGIN {print s / t}')" "$anon"
 }
 
+emulator_args=()
 features_dir="$(mktemp -d)"
 trap 'rm -rf "$features_dir"' EXIT
+# A Freeze of this VM under way for the whole run: the pause meter looks at the clocks every 100 ms.
+cat >"$features_dir/started.json" <<'JSON'
+{"name": "freeze-under-way", "vms": [{"name": "vm0"}],
+ "steps": [{"at": "0s", "azure_event": {"EventId": "F1", "EventType": "Freeze", "Resources": ["vm0"],
+                                         "started": true, "DurationInSeconds": 5, "impact": "1h"}}]}
+JSON
 for bin in "${binaries[@]}"; do
     measure "$bin" "$bin" --cloud azure --endpoint "{}" --interval 1000 --self vm0
     # The same at rest with every optional feature on: metrics and /readyz, the ready file, a
@@ -55,6 +63,9 @@ for bin in "${binaries[@]}"; do
         --approve own --metrics-listen 127.0.0.1:0 --ready-file "$features_dir/ready" --unready-before 60 \
         --webhook http://127.0.0.1:9/hook --approve-window 00:00-00:00 --approve-freeze-under 9 --approve-user-events \
         --only freeze,reboot,redeploy --state-file "$features_dir/state.json"
+    emulator_args=(--scenario "$features_dir/started.json")
+    measure "$bin (a Freeze of this VM under way)" "$bin" --cloud azure --endpoint "{}" --interval 1000 --self vm0
+    emulator_args=()
 done
 if [[ -x "$raw" ]]; then
     measure "raw libcurl loop, 1 Hz (the floor)" "$raw" "{}/metadata/scheduledevents?api-version=2020-07-01" \

@@ -96,3 +96,22 @@ TEST_CASE("pause_meter: take() looks once more first - a pause just before the r
     CHECK(seen->longest == 4s);
     REQUIRE(clock.wait_idle());
 }
+
+TEST_CASE("pause_meter: the time it was stopped is no pause - watch() after stop() looks on from then", "[pause_meter]") {
+    manual_clock clock;
+    pause_meter m(clock, 100ms);
+    REQUIRE(m.watch({"E1"}));
+    REQUIRE(clock.wait_idle());
+    REQUIRE(clock.advance_and_wait(100ms));
+    m.stop();  // the poller stopped, E1 still Started
+    CHECK(clock.threads() == 0);
+    REQUIRE(clock.advance_and_wait(10s));
+    REQUIRE(m.watch({"E1"}));  // started again, E1 still Started: the thread again, a new time line
+    REQUIRE(clock.wait_idle());
+    CHECK(clock.threads() == 1);
+    REQUIRE(clock.advance_and_wait(100ms));
+    REQUIRE(clock.advance_and_wait(2s));  // a pause after the restart is seen
+    auto seen = m.take("E1");
+    REQUIRE(seen);
+    CHECK(seen->longest == 1900ms);
+}
