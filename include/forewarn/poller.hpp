@@ -77,8 +77,9 @@ struct poller_options {
      */
     std::function<void(std::function<void()>)> executor;
     /**
-     * How often the poller's own clock is read while an event naming this VM is Started, to
-     * measure the pause the VM lives through (change::pause on its recover; pause_meter.hpp).
+     * How often the poller's own clock is read while an event naming this VM is Started (or a
+     * GCE live migration is announced: GCE never marks one Started), to measure the pause the VM
+     * lives through (change::pause on its recover; pause_meter.hpp).
      * 0: not measured. Only the thread start() runs measures: poll_once() callers get nothing
      * (the time between their calls is their cadence, not a pause).
      */
@@ -526,14 +527,18 @@ private:
         return delivered;
     }
 
-    // The events of `d` that are Started and name this VM are the ones the pause meter watches.
+    // The events of `d` whose pause may come now and that name this VM are the ones the pause
+    // meter watches: Started ones, and GCE's live migrations from their notice (GCE never marks
+    // one Started: the notice is set about 60 s before the migration and cleared after it).
     void watch_pauses(const document& d) {
         std::vector<std::string> ids;
         {
             std::lock_guard<std::mutex> lock(data_mutex_);
-            for (const auto& e : d.events)
-                if (e.status == event_status::started && (e.resources.empty() || (!health_.self.empty() && e.affects(health_.self))))
+            for (const auto& e : d.events) {
+                const bool under_way = e.status == event_status::started || e.type == event_type::live_migrate;
+                if (under_way && (e.resources.empty() || (!health_.self.empty() && e.affects(health_.self))))
                     ids.push_back(e.id);
+            }
         }
         if (auto r = meter_.watch(ids); !r) {
             error e = std::move(r).error();

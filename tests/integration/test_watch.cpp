@@ -177,6 +177,9 @@ TEST_CASE("watch end to end (GCE): a live migration, hanging GETs", "[watch][e2e
     const auto recover = parse_line(lines[1]);
     CHECK(recover.change == "recover");
     CHECK(recover.reason == std::optional<std::string>("completed"));
+    // Watched from the notice (GCE never says Started): the migration's pause, here none.
+    REQUIRE(recover.observed_pause_s.has_value());
+    CHECK(*recover.observed_pause_s < 0.5);
     // Hanging GETs, not a 1 Hz poll: a handful of requests in all.
     auto c = control(emu);
     auto r = c.Get("/emulator/v1/requests");

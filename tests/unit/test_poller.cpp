@@ -922,6 +922,34 @@ TEST_CASE("poller thread: the pause a Started event of this VM lived through com
     CHECK(clock.threads() == 0);  // the meter's thread stopped with the poller
 }
 
+TEST_CASE("poller thread: a GCE live migration is watched from its notice - GCE never marks one Started",
+          "[poller][thread][pause]") {
+    manual_clock clock;
+    auto o = source_options(clock);
+    o.origin = cloud::gce;
+    o.can_approve = false;
+    fake_source src(o);
+    recorder rec;
+    poller p(src, rec.handlers());
+    event migration = make_event("maintenance-event:MIGRATE_ON_HOST_MAINTENANCE", event_status::scheduled, {});
+    migration.type = event_type::live_migrate;
+    migration.raw_type = "MIGRATE_ON_HOST_MAINTENANCE";
+    REQUIRE(p.start());
+    REQUIRE(clock.wait_idle());
+    src.set(make_doc("1", {migration}));
+    REQUIRE(clock.advance_and_wait(1s));
+    CHECK(clock.threads() == 2);  // watched from the notice
+    REQUIRE(clock.advance_and_wait(100ms));
+    REQUIRE(clock.advance_and_wait(5s));  // the migration's blackout
+    src.set(make_doc("2", {}));
+    REQUIRE(clock.advance_and_wait(1s));
+    std::lock_guard<std::mutex> lock(rec.mutex);
+    REQUIRE(rec.changes.size() == 2);
+    REQUIRE(rec.changes[1].kind == change_kind::recover);
+    REQUIRE(rec.changes[1].pause);
+    CHECK(rec.changes[1].pause->longest == 4900ms);
+}
+
 TEST_CASE("poller: no pause is measured with pause_look 0, nor by poll_once()", "[poller][pause]") {
     manual_clock clock;
     for (const bool threaded : {true, false}) {
