@@ -99,9 +99,10 @@ struct change {
     std::optional<forewarn::event> previous;
     cloud origin = cloud::none;  ///< the service of the document that showed the change
     std::string incarnation;     ///< that document's incarnation (informative)
-    /// recover only: the pause this process saw while the event was Started and named this VM
-    /// (poller_options::pause_look); nothing when it was not watched Started (a restart, an
-    /// event never seen Started, another VM's event, measuring off).
+    /// recover only: the pause this process saw while the event was under way and named this VM
+    /// (poller_options::pause_look); nothing when it was not watched (an event never seen
+    /// Started, another VM's event, measuring off, poll_once()). A process restarted mid-event
+    /// watched it from its start only (observed_pause::watched).
     std::optional<observed_pause> pause;
 };
 

@@ -105,16 +105,24 @@ FOREWARN_INLINE result<change> change_from_json(std::string_view text) {
     if (!known) return detail::json_shape_error("change", "unknown change kind \"" + kind + "\"");
     c.origin = cloud_from_string(origin);
     c.reason = recover_reason_from_string(reason);
-    if (const auto* p = detail::json_member(root, "observed_pause_s"); p && !p->IsNull()) {
-        if (!p->IsNumber()) return detail::json_type_error("observed_pause_s", "number", *p);
-        const double seconds = p->GetDouble();
+    // A recover's observed pause: a number of seconds with the clock that saw it, or both null.
+    const auto* pause = detail::json_member(root, "observed_pause_s");
+    const auto* seen_by = detail::json_member(root, "observed_pause_seen_by");
+    const bool has_pause = pause && !pause->IsNull();
+    if (has_pause && !pause->IsNumber()) return detail::json_type_error("observed_pause_s", "number", *pause);
+    if (seen_by && !seen_by->IsNull() && !seen_by->IsString()) return detail::json_type_error("observed_pause_seen_by", "string", *seen_by);
+    const std::string by = seen_by && seen_by->IsString() ? std::string(detail::json_string_view(*seen_by)) : std::string();
+    if (has_pause) {
+        const double seconds = pause->GetDouble();
         if (!(seconds >= 0 && seconds < 1e9)) return detail::json_shape_error("observed_pause_s", "not a pause in seconds");
-        auto by = detail::json_optional_string(root, "observed_pause_seen_by", "");
-        if (!by) return std::move(by).error();
+        if (by != "monotonic" && by != "wall")
+            return detail::json_shape_error("observed_pause_seen_by", "\"monotonic\" or \"wall\" with observed_pause_s");
         observed_pause op;
         op.longest = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(seconds));
-        (*by == "wall" ? op.wall_jump : op.monotonic_gap) = op.longest;
-        c.pause = op;
+        (by == "wall" ? op.wall_jump : op.monotonic_gap) = op.longest;
+        if (c.kind == change_kind::recover) c.pause = op;
+    } else if (seen_by && !seen_by->IsNull()) {
+        return detail::json_shape_error("observed_pause_seen_by", "given without observed_pause_s");
     }
     return c;
 }

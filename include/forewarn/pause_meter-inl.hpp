@@ -83,9 +83,12 @@ FOREWARN_INLINE result<void> pause_meter::watch(const std::vector<std::string>& 
             last_wall_.reset();
         } else if (!last_) {
             look_locked();  // the first look of a time line: it starts here
+            changed = true;  // the thread's wait has a deadline again
         }
         if (changed) ++generation_;
-        start = any_active_locked() && !worker_.running();
+        // Started again only with something new to watch: a thread that cannot start is reported
+        // once per change, not at every poll.
+        start = changed && any_active_locked() && !worker_.running();
     }
     // Only after a change its wait looks for (the generation): a wake-up with nothing changed
     // could reach the thread between its look at the predicate and its sleep, and a manual clock
@@ -101,8 +104,11 @@ FOREWARN_INLINE std::optional<observed_pause> pause_meter::take(const std::strin
         std::lock_guard<std::mutex> lock(signal_->mutex);
         auto it = records_.find(id);
         if (it == records_.end()) return std::nullopt;
-        if (it->second.active) look_locked();
-        out = it->second.seen;
+        // Without the thread (stopped, or it could not start) the calls' own looks are as far
+        // apart as the caller's cadence, not a pause: nothing is measured.
+        const bool measured = worker_.running();
+        if (measured && it->second.active) look_locked();
+        if (measured) out = it->second.seen;
         records_.erase(it);
         if (!any_active_locked()) {
             last_.reset();

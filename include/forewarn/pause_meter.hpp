@@ -5,7 +5,7 @@
 // clocks every `look` (100 ms by default) and keeps, per event, the longest time a look came late
 // on the monotonic clock and the largest jump of wall time against monotonic time. The poller
 // owns one and gives the result with the event's recover change (change::pause). The thread
-// starts when the first event is watched and sleeps, with no deadline, while none is.
+// starts with the first event watched, then sleeps with no deadline while none is, until stop().
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
@@ -46,13 +46,14 @@ public:
     /**
      * The events watched from now on: each id not watched yet begins (from this moment), each
      * watched one left out stops being watched after a last look and is kept until take().
-     * Starts the thread the first time it has something to watch; fails only when a thread
-     * cannot be started (the events are still recorded, looked at by the calls alone).
+     * Starts the thread when it has something new to watch and is not running; fails only when
+     * a thread cannot be started (take() then gives nothing for the events).
      */
     result<void> watch(const std::vector<std::string>& ids);
 
     /// What was seen for `id` (a last look first when it is still watched), forgotten here;
-    /// nothing when it was never watched.
+    /// nothing when it was never watched or the thread does not run (stopped, or it could not
+    /// start: the calls' own looks are the caller's cadence apart, not a pause).
     std::optional<observed_pause> take(const std::string& id);
 
     /// Ids watched now (for tests and metrics).

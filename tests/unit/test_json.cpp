@@ -144,7 +144,9 @@ TEST_CASE("json: a recover's observed pause, in seconds to the millisecond, and 
     REQUIRE(back->pause);
     CHECK(back->pause->longest == std::chrono::milliseconds(3012));
     CHECK(back->pause->seen_by() == "wall");
-    for (const char* bad : {R"("observed_pause_s":"3")", R"("observed_pause_s":-1)"}) {
+    for (const char* bad : {R"("observed_pause_s":"3")", R"("observed_pause_s":-1)",
+                            R"("observed_pause_s":3,"observed_pause_seen_by":"Wall")",
+                            R"("observed_pause_s":null,"observed_pause_seen_by":"wall")"}) {
         std::string t = *text;
         t.replace(t.find(R"("observed_pause_s":3.012)"), std::string(R"("observed_pause_s":3.012)").size(), bad);
         CAPTURE(t);

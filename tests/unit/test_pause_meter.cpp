@@ -100,11 +100,13 @@ TEST_CASE("pause_meter: take() looks once more first - a pause just before the r
 TEST_CASE("pause_meter: the time it was stopped is no pause - watch() after stop() looks on from then", "[pause_meter]") {
     manual_clock clock;
     pause_meter m(clock, 100ms);
-    REQUIRE(m.watch({"E1"}));
+    REQUIRE(m.watch({"E1", "E2"}));
     REQUIRE(clock.wait_idle());
     REQUIRE(clock.advance_and_wait(100ms));
-    m.stop();  // the poller stopped, E1 still Started
+    m.stop();  // the poller stopped, E1 and E2 still Started
     CHECK(clock.threads() == 0);
+    clock.advance(3s);
+    CHECK_FALSE(m.take("E2"));  // no thread: a caller's looks are its cadence apart, no measure
     REQUIRE(clock.advance_and_wait(10s));
     REQUIRE(m.watch({"E1"}));  // started again, E1 still Started: the thread again, a new time line
     REQUIRE(clock.wait_idle());

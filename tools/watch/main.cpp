@@ -87,8 +87,9 @@ std::string text_line(const forewarn::change& c) {
         out += ')';
         if (c.pause) {
             char seen[96];
-            std::snprintf(seen, sizeof seen, ", paused %.3f s by the %s clock",
-                          std::chrono::duration<double>(c.pause->longest).count(), std::string(c.pause->seen_by()).c_str());
+            const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(c.pause->longest).count();  // as the JSON
+            std::snprintf(seen, sizeof seen, ", paused %lld.%03lld s by the %s clock", static_cast<long long>(ms / 1000),
+                          static_cast<long long>(ms % 1000), std::string(c.pause->seen_by()).c_str());
             out += seen;
         }
     }
