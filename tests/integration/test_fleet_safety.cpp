@@ -10,8 +10,9 @@
 //
 // Checked: at no instant were more than two events approved early in maintenance at once (an
 // event the platform started at NotBefore without approval is "forced": the budget counts it but
-// cannot hold it back, docs/fleet.md); every event ended; every agent heard every event's prepare
-// (none lost) and no life printed one twice (a repeat only after a kill).
+// cannot hold it back, docs/fleet.md); every event ended; every agent heard every event (its
+// prepare, or "started" when the agent first saw it Started), each VM prepared its own events,
+// and no life printed a prepare twice (a repeat only after a kill).
 //
 // Hidden from ctest ([.]); CI's soak stage runs it. The seed is printed; FOREWARN_FLEET_SEED
 // replays a run's nemesis (real time still differs).
@@ -264,38 +265,54 @@ TEST_CASE("fleet safety: five agents, two slots, agents and etcd members killed 
         CHECK(approved > 0);  // the budget let events through early, not only the platform
     }
 
-    // No prepare lost, none printed twice by one life.
+    // No event unheard, no prepare printed twice by one life. An agent hears an event's prepare
+    // when it sees it Scheduled; one that first sees it Started (it was down or paused while
+    // the event was Scheduled: an owner's early approval leaves the others about a second)
+    // hears "started" instead, which is the library's promise (docs/poller.md). An event's own
+    // VM must have prepared it: its agent approves only after the prepare hook.
     std::size_t lines = 0, slot_lines = 0, lives = 0;
+    strings heard_started;  // "vmN id" for each agent that first heard an event Started
     for (const auto& m : fleet) {
-        INFO(m.name << "'s log:\n" << m.log);
-        std::map<std::string, int> prepared;
+        std::string out;
+        for (const auto& life : m.lives)
+            for (const auto& l : life) out += l + "\n";
+        INFO(m.name << "'s log:\n" << m.log << m.name << "'s lines:\n" << out);
+        std::map<std::string, int> prepared, started_first;
         for (const auto& life : m.lives) {
             ++lives;
-            std::set<std::string> seen;
+            std::set<std::string> seen, mentioned;
             for (const auto& l : life) {
                 ++lines;
                 if (l.find("\"slot\":") != std::string::npos) {
                     ++slot_lines;
                     continue;
                 }
-                if (l.find("\"change\":\"prepare\"") == std::string::npos) continue;
-                const auto id = parse_line(l).id;
-                INFO(id);
-                CHECK(seen.insert(id).second);
-                ++prepared[id];
+                const auto c = parse_line(l);
+                const bool first = mentioned.insert(c.id).second;
+                if (c.change == "started" && first) ++started_first[c.id];
+                if (c.change != "prepare") continue;
+                INFO(c.id);
+                CHECK(seen.insert(c.id).second);
+                ++prepared[c.id];
             }
         }
         for (const auto& id : ids) {
             INFO(m.name << " " << id);
-            CHECK(prepared[id] >= 1);
+            const std::string suffix = "-" + m.name;  // "W1-vm3" is vm3's
+            const bool own = id.size() > suffix.size() && id.compare(id.size() - suffix.size(), suffix.size(), suffix) == 0;
+            if (own) CHECK(prepared[id] >= 1);
+            CHECK(prepared[id] + started_first[id] >= 1);
+            if (prepared[id] == 0) heard_started.push_back(m.name + " " + id);
         }
     }
 
-    std::string did;
+    std::string did, late = heard_started.empty() ? "none" : "";
+    for (const auto& h : heard_started) late += (late.empty() ? "" : ", ") + h;
     for (const auto& [kind, n] : faults) did += (did.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
     std::printf("fleet safety: %zu events (%zu approved early, %zu forced), at most %d approved in maintenance at once "
-                "(budget %d); %zu agent lives, %zu lines (%zu slot changes), %zu IMDS requests; nemesis: %s; seed %u\n",
-                events.size(), approved, forced, most, budget, lives, lines, slot_lines,
+                "(budget %d); %zu agent lives, %zu lines (%zu slot changes), first heard Started: %s; "
+                "%zu IMDS requests; nemesis: %s; seed %u\n",
+                events.size(), approved, forced, most, budget, lives, lines, slot_lines, late.c_str(),
                 requests_seen(emu), did.c_str(), seed);
 }
 

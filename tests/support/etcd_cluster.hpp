@@ -23,9 +23,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -54,11 +56,12 @@ public:
         if (!::mkdtemp(tmpl)) throw std::runtime_error("etcd_cluster: mkdtemp failed");
         dir_ = tmpl;
         std::string initial;
+        const auto ports = free_ports(2 * static_cast<std::size_t>(members));
         for (int i = 0; i < members; ++i) {
             member m;
             m.name = "m" + std::to_string(i);
-            m.client_port = free_port();
-            m.peer_port = free_port();
+            m.client_port = ports[2 * static_cast<std::size_t>(i)];
+            m.peer_port = ports[2 * static_cast<std::size_t>(i) + 1];
             members_.push_back(m);
             initial += (i ? "," : "") + m.name + "=http://127.0.0.1:" + std::to_string(m.peer_port);
         }
@@ -171,20 +174,40 @@ private:
         pid_t pid = 0;
     };
 
-    static int free_port() {
-        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        a.sin_port = 0;
-        socklen_t len = sizeof a;
-        if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-            ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-            if (fd >= 0) ::close(fd);
-            throw std::runtime_error("etcd_cluster: no free port");
+    /// `n` distinct loopback ports free now, each held until all are chosen (so no two members
+    /// share one). Below the kernel's ephemeral range when it leaves room: a member killed and
+    /// restarted later must find its port free, and the agents' outgoing connections (hundreds
+    /// in a fleet run) take their local ports from the ephemeral range.
+    static std::vector<int> free_ports(std::size_t n) {
+        int ephemeral_low = 32768;
+        if (std::FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+            if (std::fscanf(f, "%d", &ephemeral_low) != 1) ephemeral_low = 32768;
+            std::fclose(f);
         }
-        ::close(fd);
-        return ntohs(a.sin_port);
+        const int lo = 10000, hi = ephemeral_low - 1;
+        std::mt19937 rng(std::random_device{}());
+        std::vector<int> fds, ports;
+        for (int attempt = 0; attempt < 4000 && ports.size() < n; ++attempt) {
+            // Past 2000 tries below the range (or with no room there), the kernel's choice.
+            const bool below = hi - lo >= 1000 && attempt < 2000;
+            const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+            if (fd < 0) break;
+            sockaddr_in a{};
+            a.sin_family = AF_INET;
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            a.sin_port = htons(static_cast<std::uint16_t>(below ? std::uniform_int_distribution<int>(lo, hi)(rng) : 0));
+            socklen_t len = sizeof a;
+            if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+                ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+                ::close(fd);
+                continue;
+            }
+            fds.push_back(fd);
+            ports.push_back(ntohs(a.sin_port));
+        }
+        for (const int fd : fds) ::close(fd);
+        if (ports.size() < n) throw std::runtime_error("etcd_cluster: no free port");
+        return ports;
     }
 
     void start(std::size_t i) {
