@@ -25,7 +25,6 @@ FOREWARN_INLINE void pause_meter::stop() noexcept {
     // time stopped for a pause.
     std::lock_guard<std::mutex> lock(signal_->mutex);
     last_.reset();
-    last_wall_.reset();
 }
 
 FOREWARN_INLINE bool pause_meter::any_active_locked() const {
@@ -35,11 +34,11 @@ FOREWARN_INLINE bool pause_meter::any_active_locked() const {
 FOREWARN_INLINE void pause_meter::look_locked() {
     const auto now = clock_.now();
     const auto wall = clock_.wall_now();
-    if (last_ && last_wall_) {
-        const auto due = forewarn::clock::saturating_add(*last_, look_);
+    if (last_) {
+        const auto due = forewarn::clock::saturating_add(last_->steady, look_);
         const std::chrono::nanoseconds late = now > due ? now - due : std::chrono::nanoseconds(0);
-        const std::chrono::nanoseconds steady_moved = now - *last_;
-        const auto wall_moved = std::chrono::duration_cast<std::chrono::nanoseconds>(wall - *last_wall_);
+        const std::chrono::nanoseconds steady_moved = now - last_->steady;
+        const auto wall_moved = std::chrono::duration_cast<std::chrono::nanoseconds>(wall - last_->wall);
         const std::chrono::nanoseconds jump = wall_moved > steady_moved ? wall_moved - steady_moved : std::chrono::nanoseconds(0);
         for (auto& [id, r] : records_) {
             if (!r.active) continue;
@@ -51,8 +50,7 @@ FOREWARN_INLINE void pause_meter::look_locked() {
             ++s.looks;
         }
     }
-    last_ = now;
-    last_wall_ = wall;
+    last_ = clock_reading{now, wall};
 }
 
 FOREWARN_INLINE result<void> pause_meter::watch(const std::vector<std::string>& ids) {
@@ -80,7 +78,6 @@ FOREWARN_INLINE result<void> pause_meter::watch(const std::vector<std::string>& 
         }
         if (!any_active_locked()) {
             last_.reset();
-            last_wall_.reset();
         } else if (!last_) {
             look_locked();  // the first look of a time line: it starts here
             changed = true;  // the thread's wait has a deadline again
@@ -110,10 +107,7 @@ FOREWARN_INLINE std::optional<observed_pause> pause_meter::take(const std::strin
         if (measured && it->second.active) look_locked();
         if (measured) out = it->second.seen;
         records_.erase(it);
-        if (!any_active_locked()) {
-            last_.reset();
-            last_wall_.reset();
-        }
+        if (!any_active_locked()) last_.reset();
         ++generation_;
     }
     signal_->notify_all();
@@ -130,13 +124,13 @@ FOREWARN_INLINE void pause_meter::loop() {
     std::unique_lock<std::mutex> lock(signal_->mutex);
     while (!worker_.stop_requested_locked()) {
         const auto seen = generation_;
-        const auto deadline = any_active_locked() && last_ ? forewarn::clock::saturating_add(*last_, look_)
+        const auto deadline = any_active_locked() && last_ ? forewarn::clock::saturating_add(last_->steady, look_)
                                                            : (forewarn::clock::time_point::max)();
         clock_.wait_until(signal_, lock, deadline,
                           [&] { return worker_.stop_requested_locked() || generation_ != seen; });
         if (worker_.stop_requested_locked()) break;
         if (generation_ != seen) continue;  // the watched set changed: a new deadline
-        if (any_active_locked() && last_ && clock_.now() >= forewarn::clock::saturating_add(*last_, look_)) look_locked();
+        if (any_active_locked() && last_ && clock_.now() >= forewarn::clock::saturating_add(last_->steady, look_)) look_locked();
     }
 }
 

@@ -81,8 +81,11 @@ private:
     std::shared_ptr<detail::wake_signal> signal_;
     // Under signal_->mutex:
     std::unordered_map<std::string, record> records_;
-    std::optional<clock::time_point> last_;          // the last look, while anything is watched
-    std::optional<clock::wall_time_point> last_wall_;
+    struct clock_reading {
+        clock::time_point steady;
+        clock::wall_time_point wall;
+    };
+    std::optional<clock_reading> last_;              // the last look, while anything is watched
     std::uint64_t generation_ = 0;                   // bumped when the watched set changes
     detail::worker worker_;
 };
