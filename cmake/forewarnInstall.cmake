@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-# install(EXPORT), forewarnConfig.cmake, its version file and forewarn.pc. Header-only, everything
+# install(EXPORT), forewarnConfig.cmake, its version file and forewarn.pc (the install component
+# "dev": the libforewarn-dev package). Header-only, everything
 # goes under the architecture-independent datadir (share/cmake, share/pkgconfig); the compiled
 # library (FOREWARN_COMPILED_LIB) is architecture-dependent, so then it all goes under libdir.
 include_guard(GLOBAL)
@@ -26,15 +27,17 @@ set(FOREWARN_INSTALL_PKGCONFIGDIR "${_forewarn_packagedir}/pkgconfig"
 
 # forewarn::forewarn and forewarn::emulator (the emulator's headers, for users' in-process tests).
 # The forewarn-emulator program, when built, is installed by tools/emulator/CMakeLists.txt.
+# (COMPONENT belongs to each kind of artifact, so it is said for each.)
 install(TARGETS forewarn forewarn_emulator EXPORT forewarnTargets
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
-  FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILE_SET other_platform_headers DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT dev
+  FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev
+  FILE_SET other_platform_headers DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 install(EXPORT forewarnTargets
   NAMESPACE forewarn::
-  DESTINATION ${FOREWARN_INSTALL_CMAKEDIR})
+  DESTINATION ${FOREWARN_INSTALL_CMAKEDIR}
+  COMPONENT dev)
 
 set(_forewarn_gen "${PROJECT_BINARY_DIR}/cmake")
 configure_package_config_file("${CMAKE_CURRENT_LIST_DIR}/forewarnConfig.cmake.in"
@@ -50,7 +53,8 @@ install(FILES
   "${_forewarn_gen}/forewarnConfig.cmake"
   "${_forewarn_gen}/forewarnConfigVersion.cmake"
   "${CMAKE_CURRENT_LIST_DIR}/forewarnRapidJSON.cmake"
-  DESTINATION ${FOREWARN_INSTALL_CMAKEDIR})
+  DESTINATION ${FOREWARN_INSTALL_CMAKEDIR}
+  COMPONENT dev)
 
 # Relocatable: the prefix is found from the .pc file's own place (pkg-config's pcfiledir).
 file(RELATIVE_PATH FOREWARN_PC_PREFIX_FROM_PCFILEDIR "/${FOREWARN_INSTALL_PKGCONFIGDIR}" "/")
@@ -61,9 +65,13 @@ else()
   set(FOREWARN_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 configure_file("${CMAKE_CURRENT_LIST_DIR}/forewarn.pc.in" "${_forewarn_gen}/forewarn.pc" @ONLY)
-install(FILES "${_forewarn_gen}/forewarn.pc" DESTINATION ${FOREWARN_INSTALL_PKGCONFIGDIR})
+install(FILES "${_forewarn_gen}/forewarn.pc" DESTINATION ${FOREWARN_INSTALL_PKGCONFIGDIR} COMPONENT dev)
 
-install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DATADIR}/doc/forewarn" OPTIONAL)
+# The packages (FOREWARN_PACKAGE, cmake/forewarnPackage.cmake) carry the licence in each
+# package's own copyright file instead.
+if(NOT FOREWARN_PACKAGE)
+  install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DATADIR}/doc/forewarn" OPTIONAL COMPONENT dev)
+endif()
 unset(_forewarn_gen)
 unset(_forewarn_packagedir)
 unset(_forewarn_arch_independent)

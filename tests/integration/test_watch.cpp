@@ -133,10 +133,10 @@ TEST_CASE("watch end to end (Azure): a follower approves a user event after its 
     CHECK(approval_bodies(emu) == strings{R"({"StartRequests":[{"EventId":"U1"}]})"});
 }
 
-TEST_CASE("watch end to end (Azure): --approve own approves only events naming --self", "[watch][e2e]") {
+TEST_CASE("watch end to end (Azure): --approve own approves only events naming --self (flags written --name=VALUE)",
+          "[watch][e2e]") {
     emulator_process emu;
-    auto w = watch(emu, {"--cloud", "azure", "--json", "--self", "myss_1", "--approve", "own", "--interval", "300",
-                         "--exit-after", "3"});
+    auto w = watch(emu, {"--cloud=azure", "--json", "--self=myss_1", "--approve=own", "--interval=300", "--exit-after=3"});
     REQUIRE(w.wait_for_stderr("watching azure", agent_start()));
     post(emu, "azure/events", R"({"EventId":"T0","EventType":"Terminate","Resources":["myss_0"]})");
     post(emu, "azure/events", R"({"EventId":"T1","EventType":"Terminate","Resources":["myss_1"],"impact":"1m"})");
@@ -386,7 +386,7 @@ TEST_CASE("watch end to end: --cloud auto finds the emulator - readable lines wi
     CHECK(lines[0].find("freeze H1 Scheduled") != std::string::npos);
 }
 
-TEST_CASE("watch: a bad command line exits 2, --help 0", "[watch][agent]") {
+TEST_CASE("watch: a bad command line exits 2 (said once, before anything else), --help and --version 0", "[watch][agent]") {
     for (const strings& bad : {strings{"--approve", "sometimes"}, strings{"--cloud", "ibm"}, strings{"--interval", "x"},
                                strings{"--exit-after", "0"}, strings{"--bogus"}, strings{"--self"},
                                strings{"--etcd", "http://127.0.0.1:2379"}, strings{"--fleet-group", "db"},
@@ -399,14 +399,31 @@ TEST_CASE("watch: a bad command line exits 2, --help 0", "[watch][agent]") {
                                strings{"--webhook", "ftp://example.com/x"}, strings{"--webhook", "http://a b/"},
                                strings{"--webhook", "http://127.0.0.1:1/", "--webhook-template", "/nonexistent/t.json"},
                                strings{"--webhook-template", FOREWARN_SOURCE_DIR "/CMakeLists.txt"},
-                               strings{"--approve-window", "22:00"}, strings{"--approve-window", "22:00-04:00 Europe/Paris"}}) {
+                               strings{"--approve-window", "22:00"}, strings{"--approve-window", "22:00-04:00 Europe/Paris"},
+                               // the --name=VALUE form: a switch takes no value, a value is checked as ever
+                               strings{"--json=1"}, strings{"--approve="}, strings{"--approve=sometimes"}, strings{"--bogus=1"},
+                               strings{"--=own"}, strings{"--fleet-max=0", "--etcd=http://127.0.0.1:2379", "--fleet-group=db"},
+                               // a malformed endpoint is a usage error, named or probed (auto)
+                               strings{"--cloud", "azure", "--endpoint", "http://127.0.0.1:99999"},
+                               strings{"--cloud=gce", "--endpoint=ftp://127.0.0.1:8080"}, strings{"--cloud=aws", "--endpoint=http://"},
+                               strings{"--endpoint", "http://127.0.0.1:99999"}}) {
         strings args = agent_command();
         args.insert(args.end(), bad.begin(), bad.end());
         child_process p(args);
+        INFO(args.back());
         CHECK(p.wait_exit(10s) == 2);
         CHECK(p.out().empty());
-        CHECK_FALSE(p.err().empty());
+        // Said once, before anything else: one line, no "watching ... at" with an empty address.
+        const std::string err = p.err();
+        CHECK_FALSE(err.empty());
+        CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+        CHECK(err.find("watching") == std::string::npos);
     }
+    strings version_args = agent_command();
+    version_args.push_back("--version");
+    child_process version(version_args);
+    CHECK(version.wait_exit(10s) == 0);
+    CHECK(version.out() == strings{"forewarn-watch " FOREWARN_VERSION_STRING});
     strings help_args = agent_command();
     help_args.push_back("--help");
     child_process help(help_args);

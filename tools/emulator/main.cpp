@@ -32,13 +32,14 @@ namespace testing = forewarn::testing;
 
 void usage(std::FILE* out) {
     std::fputs("usage: forewarn-emulator [--listen HOST:PORT] [--scenario FILE] [--speed X] [--rate-limit N]\n"
-               "                         [--quiet] [--exit-with-parent]\n"
+               "                         [--quiet] [--exit-with-parent] [--version]\n"
                "  --listen HOST:PORT   address to serve (default 127.0.0.1:0, port 0: any free port)\n"
                "  --scenario FILE      a scenario file (docs/emulator.md); default: both services, nothing scheduled\n"
                "  --speed X            scenario seconds per real second (default: the scenario's, else 1)\n"
                "  --rate-limit N       Azure requests per second before 429 (default: the scenario's, else 5; 0: off)\n"
                "  --quiet              print only the \"listening on\" line\n"
                "  --exit-with-parent   stop when the process that started it goes away (tests)\n"
+               "  --version            print \"forewarn-emulator VERSION\" and exit\n"
                "The first stdout line is \"listening on http://HOST:PORT\". Control API: /emulator/v1/.\n",
                out);
 }
@@ -153,6 +154,9 @@ int main(int argc, char** argv) {
         else if (arg == "--exit-with-parent") exit_with_parent = true;
         else if (arg == "--help" || arg == "-h") {
             usage(stdout);
+            return 0;
+        } else if (arg == "--version") {
+            std::fputs("forewarn-emulator " FOREWARN_VERSION_STRING "\n", stdout);
             return 0;
         } else {
             std::fprintf(stderr, "forewarn-emulator: unknown argument \"%s\"\n", arg.c_str());

@@ -449,6 +449,17 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
     return 0;
 }
 
+/// 0 when the client's settings can work; else says why (a malformed --endpoint, say) and gives
+/// exit code 2, before anything else is printed or started.
+template <class Client>
+int usable(const Client& client) {
+    if (auto v = client.validate(); !v) {
+        std::fprintf(out_streams.log, "forewarn-watch: %s\n", v.error().describe().c_str());
+        return 2;
+    }
+    return 0;
+}
+
 /// The agent: its arguments (the program's name first) to its exit code.
 int agent_main(const std::vector<std::string>& args, watch::service::streams out) {
     out_streams = out;
@@ -465,13 +476,14 @@ int agent_main(const std::vector<std::string>& args, watch::service::streams out
         d.gce_endpoint = s.endpoint;
         d.aws_endpoint = s.endpoint;
         auto found = forewarn::detect_cloud(d);
-        if (!found || found->found == forewarn::cloud::none) {
+        if (!found) {  // a malformed --endpoint: a usage error, said before anything else
+            std::fprintf(out_streams.log, "forewarn-watch: %s\n", found.error().describe().c_str());
+            return 2;
+        }
+        if (found->found == forewarn::cloud::none) {
             std::fputs("forewarn-watch: no Azure IMDS, GCE metadata server or AWS IMDS answers here", out_streams.log);
-            if (found)
-                std::fprintf(out_streams.log, " (azure: %s; gce: %s; aws: %s)", found->azure_error.describe().c_str(),
-                             found->gce_error.describe().c_str(), found->aws_error.describe().c_str());
-            else
-                std::fprintf(out_streams.log, " (%s)", found.error().describe().c_str());
+            std::fprintf(out_streams.log, " (azure: %s; gce: %s; aws: %s)", found->azure_error.describe().c_str(),
+                         found->gce_error.describe().c_str(), found->aws_error.describe().c_str());
             std::fputs("; use --cloud and --endpoint\n", out_streams.log);
             return 1;
         }
@@ -484,6 +496,7 @@ int agent_main(const std::vector<std::string>& args, watch::service::streams out
         o.self_name = s.self;
         if (s.interval) o.poll_interval = *s.interval;
         forewarn::azure::scheduled_events_client client(o);
+        if (auto v = usable(client); v != 0) return v;
         const std::string where = client.endpoint();
         return run_agent(std::move(client), s, where, "azure");
     }
@@ -493,6 +506,7 @@ int agent_main(const std::vector<std::string>& args, watch::service::streams out
         o.self_name = s.self;
         if (s.interval) o.poll_interval = *s.interval;
         forewarn::aws::instance_metadata_client client(o);
+        if (auto v = usable(client); v != 0) return v;
         const std::string where = client.endpoint();
         return run_agent(std::move(client), s, where, "aws");
     }
@@ -500,6 +514,7 @@ int agent_main(const std::vector<std::string>& args, watch::service::streams out
     o.endpoint = s.endpoint;
     o.self_name = s.self;
     forewarn::gce::metadata_client client(o);
+    if (auto v = usable(client); v != 0) return v;
     const std::string where = client.endpoint();
     return run_agent(std::move(client), s, where, "gce");
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <forewarn/approval.hpp>
+#include <forewarn/config.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/platform/files.hpp>
 
@@ -338,11 +339,13 @@ inline void usage(std::FILE* out) {
         }
         std::fprintf(out, "        (environment: %s)\n", env_name(f.name).c_str());
     }
-    std::fputs("  --help\n        this text\n", out);
+    std::fputs("  --help\n        this text\n  --version\n        the version, e.g. \"forewarn-watch " FOREWARN_VERSION_STRING "\"\n"
+               "Each option with a value is written --name VALUE or --name=VALUE.\n",
+               out);
 }
 
 /// The settings from the environment, then the command line (`args`, the program's name first,
-/// UTF-8: platform/arguments.hpp); or an exit code (0 after --help, 2 for a bad option or value,
+/// UTF-8: platform/arguments.hpp); or an exit code (0 after --help or --version, 2 for a bad option or value,
 /// said on stderr).
 inline std::optional<int> parse(const std::vector<std::string>& args, settings& s) {
     for (const auto& f : flags()) {
@@ -369,21 +372,39 @@ inline std::optional<int> parse(const std::vector<std::string>& args, settings& 
             usage(stdout);
             return 0;
         }
+        if (arg == "--version") {
+            std::fputs("forewarn-watch " FOREWARN_VERSION_STRING "\n", stdout);
+            return 0;
+        }
+        // --name VALUE, or --name=VALUE (the GNU form; the value may be empty or hold '=').
         const flag* found = nullptr;
-        if (arg.size() > 2 && arg.substr(0, 2) == "--")
+        std::string_view name = arg.size() > 2 && arg.substr(0, 2) == "--" ? arg.substr(2) : std::string_view();
+        std::optional<std::string_view> inline_value;
+        if (const auto eq = name.find('='); eq != std::string_view::npos) {
+            inline_value = name.substr(eq + 1);
+            name = name.substr(0, eq);
+        }
+        if (!name.empty())
             for (const auto& f : flags())
-                if (arg.substr(2) == f.name) found = &f;
+                if (name == f.name) found = &f;
         if (!found) {
             std::fprintf(stderr, "forewarn-watch: unknown option \"%s\" (see --help)\n", args[i].c_str());
             return 2;
         }
         std::string_view value = "1";
+        if (!*found->value && inline_value) {
+            std::fprintf(stderr, "forewarn-watch: --%s takes no value, not \"%s\"\n", found->name, args[i].c_str());
+            return 2;
+        }
         if (*found->value) {
-            if (i + 1 >= argc) {
+            if (inline_value) {
+                value = *inline_value;
+            } else if (i + 1 >= argc) {
                 std::fprintf(stderr, "forewarn-watch: --%s needs a value (%s)\n", found->name, found->value);
                 return 2;
+            } else {
+                value = args[++i];
             }
-            value = args[++i];
         }
         if (auto e = found->apply(s, value); !e.empty()) {
             std::fprintf(stderr, "forewarn-watch: %s, not \"%.*s\"\n", e.c_str(), static_cast<int>(value.size()), value.data());
