@@ -44,7 +44,9 @@ if(WIN32)
   set(CPACK_ARCHIVE_COMPONENT_INSTALL ON)
   set(CPACK_COMPONENTS_ALL watch)
   set(CPACK_ARCHIVE_WATCH_FILE_NAME "forewarn-watch-${PROJECT_VERSION}-win64")
+  set(CPACK_PACKAGE_FILE_NAME "${CPACK_ARCHIVE_WATCH_FILE_NAME}")  # the folder inside it
   set(CPACK_INCLUDE_TOPLEVEL_DIRECTORY ON)
+  set(CPACK_COMPONENT_INCLUDE_TOPLEVEL_DIRECTORY ON)  # the zip holds forewarn-watch-<version>-win64/
   set(FOREWARN_VERSION "${PROJECT_VERSION}")
   configure_file("${_pkg_src}/windows/README.txt" "${_pkg_gen}/README.txt" @ONLY NEWLINE_STYLE CRLF)
   configure_file("${PROJECT_SOURCE_DIR}/LICENSE" "${_pkg_gen}/LICENSE.txt" COPYONLY)

@@ -19,8 +19,9 @@ export WINEDEBUG=-all
 # One Wine session for the whole run, started here with its output on /dev/null: a wineserver and
 # Wine's own services (services.exe, winedevice.exe, ...) started by a test's program would
 # inherit that program's output pipes and hold them open after it ends (ctest would wait on them).
-wineserver -p
+# (On a new machine the first start makes the prefix, ~/.wine: before it, `wineserver -p` fails.)
 wine cmd /c exit </dev/null >/dev/null 2>&1
+wineserver -p
 out="$(mktemp)"
 "$emulator" --listen 127.0.0.1:0 --quiet --exit-with-parent >"$out" 2>&1 &
 pid=$!

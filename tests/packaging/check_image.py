@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The container image as the DaemonSet of examples/kubernetes runs it (docs/kubernetes.md).
+
+Reads examples/kubernetes/forewarn-watch.yaml and runs, with podman on the host's network, what a
+kubelet would: the init container with its command, user and capabilities on a root-owned state
+folder (a hostPath as Kubernetes creates it), then the agent container with the manifest's exact
+arguments, environment (NODE_NAME from spec.nodeName), user, read-only root, capabilities and
+volumes (the state, the drain hook as the ConfigMap mounts it, /tmp). Only the metadata service
+differs: FOREWARN_CLOUD and FOREWARN_ENDPOINT point the agent at forewarn-emulator on loopback, and
+kubectl is a recording stub (tests/packaging/kubectl-stub.sh) built in as the manifest's image
+builds it (packaging/container/Containerfile.kubectl). Then, through the agent as a node lives it:
+/healthz answers 200 (the probes' path); an event naming this node is prepared, the drain hook
+cordons and drains through kubectl, the event is approved and starts, /readyz answers 503 until
+it is over; then the hook uncordons and /readyz answers 200; the state file belongs to the agent's
+user.
+
+usage: check_image.py SOURCE_DIR EMULATOR_PROGRAM
+Needs the image forewarn-watch:<version>-kubectl (FOREWARN_KUBECTL_IMAGE=... ./quickstart image) and
+the port the manifest names (9464) free. Prints one line per check and "N passed, N failed".
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import yaml
+
+SOURCE = os.path.abspath(sys.argv[1])
+sys.path.insert(0, os.path.join(SOURCE, "tests", "clients"))
+from emulator import Emulator  # noqa: E402
+
+results = {"passed": 0, "failed": 0}
+NODE = "aks-nodepool1-0"
+CONTAINER = "forewarn-image-check"
+
+
+def check(cond, what, detail=""):
+    if cond:
+        results["passed"] += 1
+        print("ok     " + what)
+    else:
+        results["failed"] += 1
+        print("FAILED " + what + (": " + detail if detail else ""))
+    return cond
+
+
+def eventually(fn, seconds):
+    deadline = time.monotonic() + seconds
+    while True:
+        value = fn()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.2)
+
+
+def podman(*args, check_rc=True, timeout=120):
+    r = subprocess.run(["podman", *args], capture_output=True, text=True, timeout=timeout)
+    if check_rc and r.returncode != 0:
+        raise RuntimeError("podman %s: %s" % (" ".join(args), r.stderr.strip()))
+    return r
+
+
+def http_get(url):
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(url, timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except OSError:
+        return None, ""
+
+
+def security_flags(ctx):
+    """podman flags for a container's securityContext, as the kubelet applies it."""
+    flags = []
+    if ctx.get("runAsUser") is not None:
+        flags += ["--user", "%d:%d" % (ctx["runAsUser"], ctx.get("runAsGroup", ctx["runAsUser"]))]
+    if ctx.get("readOnlyRootFilesystem"):
+        flags.append("--read-only")
+    if ctx.get("allowPrivilegeEscalation") is False:
+        flags += ["--security-opt", "no-new-privileges"]
+    caps = ctx.get("capabilities", {})
+    for c in caps.get("drop", []):
+        flags += ["--cap-drop", c.lower()]
+    for c in caps.get("add", []):
+        flags += ["--cap-add", c.lower()]
+    return flags
+
+
+def main():
+    version = re.search(r'#define FOREWARN_VERSION_STRING "(.*)"',
+                        open(os.path.join(SOURCE, "include", "forewarn", "config.hpp")).read()).group(1)
+    with open(os.path.join(SOURCE, "examples", "kubernetes", "forewarn-watch.yaml")) as f:
+        docs = {d["kind"]: d for d in yaml.safe_load_all(f)}
+    pod = docs["DaemonSet"]["spec"]["template"]["spec"]
+    agent = pod["containers"][0]
+    image = "forewarn-watch:%s-kubectl" % version
+    check(agent["image"] == image, "the DaemonSet names the image ./quickstart image builds (%s)" % image, agent["image"])
+    check(all(c["image"] == image for c in pod.get("initContainers", [])), "its init containers use the same image")
+    for probe in ("livenessProbe", "readinessProbe"):
+        check(agent.get(probe, {}).get("httpGet", {}).get("path") == "/healthz",
+              "the %s asks /healthz (not /readyz, the node's traffic signal)" % probe)
+    check(agent["securityContext"].get("runAsNonRoot") is True and agent["securityContext"].get("runAsUser") == 65532,
+          "the agent runs as the image's own user, not root")
+    if podman("image", "exists", image, check_rc=False).returncode != 0:
+        print("FAILED no image %s: run FOREWARN_KUBECTL_IMAGE=... ./quickstart image first" % image)
+        return 1
+    port = agent["livenessProbe"]["httpGet"]["port"]
+    if http_get("http://127.0.0.1:%d/healthz" % port)[0] is not None:
+        print("FAILED port %d is taken: the manifest's --metrics-listen needs it" % port)
+        return 1
+
+    work = tempfile.mkdtemp(prefix="forewarn-image-check.")
+    os.chmod(work, 0o755)
+    emu = None
+    try:
+        # The volumes, as the kubelet lays them out.
+        mounts = {}
+        for v in pod["volumes"]:
+            path = os.path.join(work, v["name"])
+            if "hostPath" in v:  # DirectoryOrCreate: made by root, 0755
+                os.makedirs(path, mode=0o755)
+                mounts[v["name"]] = ["-v", "%s:%s" % (path, "{}")]
+            elif "configMap" in v:  # the hook, as the ConfigMap comment says to fill it
+                os.makedirs(path)
+                shutil.copy(os.path.join(SOURCE, "examples", "kubernetes", "forewarn-drain.sh"),
+                            os.path.join(path, "forewarn-drain.sh"))
+                os.chmod(os.path.join(path, "forewarn-drain.sh"), v["configMap"].get("defaultMode", 0o644))
+                mounts[v["name"]] = ["-v", "%s:%s:ro" % (path, "{}")]
+            elif "emptyDir" in v:
+                mounts[v["name"]] = ["--tmpfs", "{}:rw,mode=1777"]
+        state_dir = os.path.join(work, "state")
+        stub_dir = os.path.join(work, "stub")
+        os.makedirs(stub_dir)
+        os.chmod(stub_dir, 0o777)
+
+        def volume_flags(container):
+            flags = []
+            for m in container.get("volumeMounts", []):
+                flags += [x.replace("{}", m["mountPath"]) for x in mounts[m["name"]]]
+            return flags
+
+        # The init containers, in order.
+        for init in pod.get("initContainers", []):
+            r = podman("run", "--rm", "--network", "host", *security_flags(init["securityContext"]), *volume_flags(init),
+                       "--entrypoint", init["command"][0], init["image"], *init["command"][1:], *init.get("args", []),
+                       check_rc=False)
+            check(r.returncode == 0, "init container %s exits 0" % init["name"], r.stderr.strip())
+        st = os.stat(state_dir)
+        check(st.st_uid == 65532 and (st.st_mode & 0o777) == 0o700,
+              "the state folder is the agent's after the init container (uid %d, mode %o)" % (st.st_uid, st.st_mode & 0o777))
+
+        # The emulator: this node as the VM, no event yet.
+        scenario = os.path.join(work, "scenario.json")
+        with open(scenario, "w") as f:
+            json.dump({"name": "image-check", "vms": [{"name": NODE}], "steps": []}, f)
+        emu = Emulator(sys.argv[2], "--scenario", scenario)
+
+        env = []
+        for e in agent.get("env", []):
+            if "value" in e:
+                env += ["-e", "%s=%s" % (e["name"], e["value"])]
+            elif e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName":
+                env += ["-e", "%s=%s" % (e["name"], NODE)]
+            else:
+                raise RuntimeError("the test does not know how to fill %s" % e)
+        env += ["-e", "FOREWARN_CLOUD=azure", "-e", "FOREWARN_ENDPOINT=" + emu.url]  # the emulator, not 169.254.169.254
+        podman("rm", "-f", CONTAINER, check_rc=False)
+        podman("run", "-d", "--name", CONTAINER, "--network", "host", *security_flags(agent["securityContext"]),
+               *volume_flags(agent), "-v", "%s:/stub" % stub_dir, *env, agent["image"], *agent["args"])
+
+        def logs():
+            r = podman("logs", CONTAINER, check_rc=False)
+            return r.stdout, r.stderr
+
+        healthz = "http://127.0.0.1:%d/healthz" % port
+        readyz = "http://127.0.0.1:%d/readyz" % port
+        check(eventually(lambda: http_get(healthz)[0] == 200, 30), "/healthz answers 200 (the probes)", repr(logs()))
+        check(http_get(readyz)[0] == 200, "/readyz answers 200 before any event")
+
+        emu.control("azure/events", {"EventId": "IMG-REBOOT-1", "EventType": "Reboot", "Resources": [NODE],
+                                     "notice": "15m", "impact": "6s"})
+
+        def has_out(pattern):
+            return re.search(pattern, logs()[0]) is not None
+
+        def has_err(pattern):
+            return re.search(pattern, logs()[1]) is not None
+
+        check(eventually(lambda: has_out(r'"change":"prepare".*"id":"IMG-REBOOT-1"'), 30), "the agent prints the prepare",
+              repr(logs()))
+        check(eventually(lambda: http_get(readyz)[0] == 503, 10), "/readyz answers 503 during this node's event")
+        check(eventually(lambda: has_err(r"approved IMG-REBOOT-1"), 30), "the event is approved once the drain hook succeeded",
+              repr(logs()))
+        calls = open(os.path.join(stub_dir, "calls.log")).read().splitlines() if os.path.exists(
+            os.path.join(stub_dir, "calls.log")) else []
+        check(any(c == "cordon " + NODE for c in calls) and any(c.startswith("drain " + NODE + " ") for c in calls),
+              "the drain hook cordoned and drained this node through kubectl in the image", repr(calls))
+        check(eventually(lambda: has_out(r'"change":"started".*"id":"IMG-REBOOT-1"'), 20), "the event starts")
+        check(http_get(readyz)[0] == 503, "/readyz still answers 503 while it runs")
+        check(eventually(lambda: has_out(r'"change":"recover".*"id":"IMG-REBOOT-1"'), 30), "the event is over: the recover")
+        check(eventually(lambda: os.path.exists(os.path.join(stub_dir, "calls.log")) and
+                         ("uncordon " + NODE) in open(os.path.join(stub_dir, "calls.log")).read(), 20),
+              "the drain hook uncordoned the node at recover")
+        check(eventually(lambda: http_get(readyz)[0] == 200, 10), "/readyz answers 200 again")
+        state = os.path.join(state_dir, "state.json")
+        check(os.path.exists(state) and os.stat(state).st_uid == 65532, "the state file is written by the agent's user")
+        check(eventually(lambda: http_get(healthz)[0] == 200, 5), "/healthz still answers 200")
+        if results["failed"]:
+            out, err = logs()
+            print("--- agent stdout\n" + out + "--- agent stderr\n" + err)
+    finally:
+        podman("rm", "-f", CONTAINER, check_rc=False)
+        if emu:
+            emu.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    print("check_image: %d passed, %d failed" % (results["passed"], results["failed"]))
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The packaging checks, as CI's "package" stage runs them (docs/building.md, "Packages"):
+#   1. ./quickstart package: the Debian packages into build/packages;
+#   2. check_debian_root.sh: lintian, then install, use and purge them in a clean Debian root;
+#   3. ./quickstart image with FOREWARN_KUBECTL_IMAGE naming a recording kubectl stub (an image of
+#      one file, tests/packaging/kubectl-stub.sh as /bin/kubectl, as Kubernetes' kubectl image
+#      holds it): forewarn-watch:<version>, :latest and :<version>-kubectl;
+#   4. check_image.py: the image as examples/kubernetes' DaemonSet runs it, against the emulator;
+#   5. ./quickstart package-windows and check_windows_zip.sh: the zip under Wine.
+# Root only. Prints each part's closing line; exits 1 when a part failed.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+root="$PWD"
+export CONTAINERS_CONF="${CONTAINERS_CONF:-$root/tests/packaging/containers.conf}"
+version="$(sed -n 's/^#define FOREWARN_VERSION_STRING "\(.*\)"$/\1/p' include/forewarn/config.hpp)"
+
+# Debian's python3 (python3-yaml reads the manifest), not one a version manager put first on PATH.
+python=/usr/bin/python3
+[[ -x "$python" ]] || python=python3
+failed=0
+part() {  # part NAME COMMAND...: runs one part, its time said after it
+    local name="$1" start=$SECONDS rc=0
+    shift
+    printf '\n--- %s\n' "$name"
+    "$@" || rc=$?
+    printf -- '--- %s: %s in %d s\n' "$name" "$( ((rc == 0)) && echo passed || echo "FAILED (exit $rc)")" $((SECONDS - start))
+    ((rc == 0)) || failed=1
+}
+
+kubectl_stub() {
+    local dir
+    dir="$(mktemp -d)"
+    cp tests/packaging/kubectl-stub.sh "$dir/kubectl"
+    printf 'FROM scratch\nCOPY kubectl /bin/kubectl\n' >"$dir/Containerfile"
+    buildah bud --quiet --isolation chroot --pull=never -f "$dir/Containerfile" -t localhost/forewarn-kubectl-stub:test "$dir"
+    local rc=$?
+    rm -rf "$dir"
+    return $rc
+}
+
+part "the Debian packages (./quickstart package)" ./quickstart package
+part "the packages on a clean Debian" tests/packaging/check_debian_root.sh build/packages
+part "the kubectl stub's image" kubectl_stub
+part "the images (./quickstart image)" env FOREWARN_KUBECTL_IMAGE=localhost/forewarn-kubectl-stub:test ./quickstart image
+part "the image as the DaemonSet runs it" "$python" tests/packaging/check_image.py "$root" build/package/tools/emulator/forewarn-emulator
+part "the Windows zip (./quickstart package-windows)" ./quickstart package-windows
+part "the Windows zip under Wine" tests/packaging/check_windows_zip.sh "build/packages/forewarn-watch-$version-win64.zip" \
+    build/package/tools/emulator/forewarn-emulator
+if podman image exists "forewarn-watch:$version"; then
+    echo "the image forewarn-watch:$version: $(podman image inspect "forewarn-watch:$version" --format '{{.Size}}') bytes"
+fi
+exit "$failed"
