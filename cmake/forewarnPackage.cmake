@@ -16,12 +16,27 @@ include(GNUInstallDirs)
 set(_pkg_src "${PROJECT_SOURCE_DIR}/packaging")
 set(_pkg_gen "${PROJECT_BINARY_DIR}/packaging")
 
-# The package version is the project's; --version prints config.hpp's: they must be one.
+# The package version is the project's; --version prints config.hpp's, and the Debian changelog's
+# latest entry names one too: the three must be one.
+string(REPLACE "." "\\." _pkg_version_re "${PROJECT_VERSION}")
 file(STRINGS "${PROJECT_SOURCE_DIR}/include/forewarn/config.hpp" _pkg_version_line
   REGEX "^#define FOREWARN_VERSION_STRING ")
-if(NOT _pkg_version_line MATCHES "\"${PROJECT_VERSION}\"")
+if(NOT _pkg_version_line MATCHES "\"${_pkg_version_re}\"$")
   message(FATAL_ERROR "include/forewarn/config.hpp says ${_pkg_version_line}, CMakeLists.txt says ${PROJECT_VERSION}: "
                       "the programs' --version and the packages' version must agree")
+endif()
+file(STRINGS "${_pkg_src}/debian/changelog" _pkg_changelog_head LIMIT_COUNT 1)
+if(NOT _pkg_changelog_head MATCHES "^forewarn \\(${_pkg_version_re}\\) ")
+  message(FATAL_ERROR "packaging/debian/changelog's latest entry is \"${_pkg_changelog_head}\", not version "
+                      "${PROJECT_VERSION}: add an entry for it")
+endif()
+# The changelog's date is the packages' time (the manual pages' date): they build the same twice.
+file(STRINGS "${_pkg_src}/debian/changelog" _pkg_changelog_trailer REGEX "^ -- " LIMIT_COUNT 1)
+string(REGEX REPLACE "^.*>  " "" _pkg_changelog_date "${_pkg_changelog_trailer}")
+execute_process(COMMAND date -d "${_pkg_changelog_date}" +%s OUTPUT_VARIABLE FOREWARN_SOURCE_DATE_EPOCH
+  OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _pkg_rc)
+if(NOT _pkg_rc EQUAL 0 OR NOT FOREWARN_SOURCE_DATE_EPOCH MATCHES "^[0-9]+$")
+  message(FATAL_ERROR "packaging/debian/changelog: cannot read the date of \"${_pkg_changelog_trailer}\"")
 endif()
 
 set(CPACK_PACKAGE_NAME forewarn)
@@ -56,7 +71,15 @@ else()
   # --- Debian packages -----------------------------------------------------------------------
   set(CPACK_GENERATOR DEB)
   set(CPACK_DEB_COMPONENT_INSTALL ON)
-  set(CPACK_COMPONENTS_ALL watch emulator dev)
+  # A package for each program this build makes, and the library's.
+  set(CPACK_COMPONENTS_ALL dev)
+  if(TARGET forewarn-watch)
+    list(APPEND CPACK_COMPONENTS_ALL watch)
+  endif()
+  if(TARGET forewarn-emulator)
+    list(APPEND CPACK_COMPONENTS_ALL emulator)
+  endif()
+  set(CPACK_DEBIAN_PACKAGE_SOURCE forewarn)
   set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
   # DESTDIR staging: the unit's ExecStart= names /usr/bin/forewarn-watch (not the staging
   # directory), and /etc/default/forewarn-watch lands in /etc.
@@ -78,10 +101,10 @@ forewarn-watch runs on each Azure, Google Compute Engine or AWS EC2 VM and
 watches the instance metadata for host maintenance: Azure Scheduled Events,
 GCE maintenance events, AWS scheduled events, Spot interruptions and
 rebalance recommendations. It prints one line per change (JSON on request),
-runs the operator's commands before and after an event, approves Azure
-events once they succeeded, and serves Prometheus metrics, /healthz and
-/readyz. A fleet budget on etcd keeps at most N VMs of a group in
-maintenance at once.
+runs the operator's commands before and after an event, approves an Azure
+event once its prepare command succeeded, and serves Prometheus metrics,
+/healthz and /readyz. A fleet budget on etcd keeps at most N VMs of a group
+in maintenance at once.
 .
 The systemd unit is installed but neither enabled nor started: set
 /etc/default/forewarn-watch, then systemctl enable --now forewarn-watch.")
@@ -147,7 +170,8 @@ This package holds the header-only library, its CMake package
     endif()
     set(_pkg_man "${_pkg_gen}/man/${_pkg_program}.1")
     add_custom_command(OUTPUT "${_pkg_man}.gz"
-      COMMAND "${FOREWARN_HELP2MAN}" --no-info --section 1 --name "${_pkg_summary}" --output "${_pkg_man}"
+      COMMAND "${CMAKE_COMMAND}" -E env "SOURCE_DATE_EPOCH=${FOREWARN_SOURCE_DATE_EPOCH}"
+              "${FOREWARN_HELP2MAN}" --no-info --section 1 --name "${_pkg_summary}" --output "${_pkg_man}"
               "$<TARGET_FILE:${_pkg_program}>"
       COMMAND gzip -9nf "${_pkg_man}"
       DEPENDS ${_pkg_program} VERBATIM)

@@ -15,9 +15,12 @@ cordons and drains through kubectl, the event is approved and starts, /readyz an
 it is over; then the hook uncordons and /readyz answers 200; the state file belongs to the agent's
 user.
 
-usage: check_image.py SOURCE_DIR EMULATOR_PROGRAM
-Needs the image forewarn-watch:<version>-kubectl (FOREWARN_KUBECTL_IMAGE=... ./quickstart image) and
-the port the manifest names (9464) free. Prints one line per check and "N passed, N failed".
+usage: check_image.py SOURCE_DIR EMULATOR_PROGRAM IMAGE
+IMAGE stands in for the one the manifest names (forewarn-watch:<version>-kubectl): the same build
+with the stub as its kubectl, under a tag of its own (tests/packaging/run.sh), so that a test never
+leaves a stub under the tag operators push. The agent's image forewarn-watch:<version> must exist
+too (its labels are checked), and the port the manifest names (9464) be free. Prints one line per
+check and "N passed, N failed".
 """
 import json
 import os
@@ -102,17 +105,26 @@ def main():
         docs = {d["kind"]: d for d in yaml.safe_load_all(f)}
     pod = docs["DaemonSet"]["spec"]["template"]["spec"]
     agent = pod["containers"][0]
-    image = "forewarn-watch:%s-kubectl" % version
-    check(agent["image"] == image, "the DaemonSet names the image ./quickstart image builds (%s)" % image, agent["image"])
-    check(all(c["image"] == image for c in pod.get("initContainers", [])), "its init containers use the same image")
+    named = "forewarn-watch:%s-kubectl" % version
+    image = sys.argv[3]
+    check(agent["image"] == named, "the DaemonSet names the image ./quickstart image builds (%s)" % named, agent["image"])
+    inits = pod.get("initContainers", [])
+    check(len(inits) > 0 and all(c["image"] == named for c in inits), "an init container, of the same image")
+    for needed in (image, "forewarn-watch:" + version):
+        if podman("image", "exists", needed, check_rc=False).returncode != 0:
+            print("FAILED no image %s (tests/packaging/run.sh builds it)" % needed)
+            return 1
+    # The agent's image: its OCI labels (version, source, licence).
+    labels = json.loads(podman("image", "inspect", "forewarn-watch:" + version, "--format", "{{json .Labels}}").stdout)
+    check(labels.get("org.opencontainers.image.version") == version, "the image's version label is " + version, repr(labels))
+    check(labels.get("org.opencontainers.image.licenses") == "MIT" and
+          labels.get("org.opencontainers.image.source", "").startswith("https://"), "the image's licence and source labels",
+          repr(labels))
     for probe in ("livenessProbe", "readinessProbe"):
         check(agent.get(probe, {}).get("httpGet", {}).get("path") == "/healthz",
               "the %s asks /healthz (not /readyz, the node's traffic signal)" % probe)
     check(agent["securityContext"].get("runAsNonRoot") is True and agent["securityContext"].get("runAsUser") == 65532,
           "the agent runs as the image's own user, not root")
-    if podman("image", "exists", image, check_rc=False).returncode != 0:
-        print("FAILED no image %s: run FOREWARN_KUBECTL_IMAGE=... ./quickstart image first" % image)
-        return 1
     port = agent["livenessProbe"]["httpGet"]["port"]
     if http_get("http://127.0.0.1:%d/healthz" % port)[0] is not None:
         print("FAILED port %d is taken: the manifest's --metrics-listen needs it" % port)
@@ -148,12 +160,16 @@ def main():
                 flags += [x.replace("{}", m["mountPath"]) for x in mounts[m["name"]]]
             return flags
 
-        # The init containers, in order.
-        for init in pod.get("initContainers", []):
-            r = podman("run", "--rm", "--network", "host", *security_flags(init["securityContext"]), *volume_flags(init),
-                       "--entrypoint", init["command"][0], init["image"], *init["command"][1:], *init.get("args", []),
-                       check_rc=False)
-            check(r.returncode == 0, "init container %s exits 0" % init["name"], r.stderr.strip())
+        # The init containers, in order, twice: the pod's first start, then a later one (a restart,
+        # a rollout, the node's reboot) that finds the hostPath as the first left it.
+        for start in ("first", "second"):
+            for init in inits:
+                podman("rm", "-f", "--ignore", CONTAINER + "-init", check_rc=False)
+                r = podman("run", "--rm", "--name", CONTAINER + "-init", "--network", "host", *security_flags(init["securityContext"]), *volume_flags(init),
+                           "--entrypoint", init["command"][0], image, *init["command"][1:], *init.get("args", []),
+                           check_rc=False)
+                check(r.returncode == 0, "init container %s exits 0 at the pod's %s start" % (init["name"], start),
+                      r.stderr.strip())
         st = os.stat(state_dir)
         check(st.st_uid == 65532 and (st.st_mode & 0o777) == 0o700,
               "the state folder is the agent's after the init container (uid %d, mode %o)" % (st.st_uid, st.st_mode & 0o777))
@@ -173,9 +189,9 @@ def main():
             else:
                 raise RuntimeError("the test does not know how to fill %s" % e)
         env += ["-e", "FOREWARN_CLOUD=azure", "-e", "FOREWARN_ENDPOINT=" + emu.url]  # the emulator, not 169.254.169.254
-        podman("rm", "-f", CONTAINER, check_rc=False)
+        podman("rm", "-f", "--ignore", CONTAINER, check_rc=False)
         podman("run", "-d", "--name", CONTAINER, "--network", "host", *security_flags(agent["securityContext"]),
-               *volume_flags(agent), "-v", "%s:/stub" % stub_dir, *env, agent["image"], *agent["args"])
+               *volume_flags(agent), "-v", "%s:/stub" % stub_dir, *env, image, *agent["args"])
 
         def logs():
             r = podman("logs", CONTAINER, check_rc=False)
@@ -218,7 +234,8 @@ def main():
             out, err = logs()
             print("--- agent stdout\n" + out + "--- agent stderr\n" + err)
     finally:
-        podman("rm", "-f", CONTAINER, check_rc=False)
+        for name in (CONTAINER, CONTAINER + "-init"):  # one by one: a missing one fails the whole call
+            podman("rm", "-f", "--ignore", name, check_rc=False)
         if emu:
             emu.stop()
         shutil.rmtree(work, ignore_errors=True)

@@ -38,9 +38,14 @@ check "README.txt has Windows line ends" grep -q $'\r$' "$top/README.txt"
 
 # One Wine session for the run, its output on /dev/null (see tests/windows/run.sh); the first start
 # on a new machine makes the prefix (~/.wine, about 20 s).
+if [[ ! -d "${WINEPREFIX:-$HOME/.wine}" ]]; then
+    wine cmd /c exit </dev/null >/dev/null 2>&1 || true
+    wineserver -w
+fi
+wineserver -p 2>/dev/null || true  # (exit 2 when a server runs already: it then serves this run)
 wine cmd /c exit </dev/null >/dev/null 2>&1 || true
-wineserver -p 2>/dev/null || true
-check_eq "forewarn-watch.exe --version" "forewarn-watch $version" "$(wine "$top/forewarn-watch.exe" --version </dev/null 2>/dev/null | tr -d '\r')"
+check_eq "forewarn-watch.exe --version" "forewarn-watch $version" \
+    "$(timeout 60 wine "$top/forewarn-watch.exe" --version </dev/null 2>/dev/null | tr -d '\r' || true)"
 
 cat >"$work/scenario.json" <<'EOF'
 {
@@ -54,7 +59,13 @@ cat >"$work/scenario.json" <<'EOF'
 EOF
 "$emulator" --listen 127.0.0.1:0 --scenario "$work/scenario.json" --exit-with-parent >"$work/emulator.out" 2>&1 &
 pids+=($!)
-endpoint="$(wait_for_listening "$work/emulator.out" 20)"
+endpoint="$(wait_for_listening "$work/emulator.out" 20 || true)"
+if [[ -z "$endpoint" ]]; then
+    check "the emulator listens" false
+    sed 's/^/  emulator: /' "$work/emulator.out"
+    summary
+    exit 1
+fi
 rc=0
 timeout 120 wine "$top/forewarn-watch.exe" --cloud=azure --endpoint="$endpoint" --approve=own --json --exit-after=2 \
     </dev/null >"$work/agent.out" 2>"$work/agent.err" || rc=$?

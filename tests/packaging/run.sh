@@ -5,12 +5,14 @@
 #   2. check_debian_root.sh: lintian, then install, use and purge them in a clean Debian root;
 #   3. ./quickstart image with FOREWARN_KUBECTL_IMAGE naming a recording kubectl stub (an image of
 #      one file, tests/packaging/kubectl-stub.sh as /bin/kubectl, as Kubernetes' kubectl image
-#      holds it): forewarn-watch:<version>, :latest and :<version>-kubectl;
-#   4. check_image.py: the image as examples/kubernetes' DaemonSet runs it, against the emulator;
+#      holds it) and FOREWARN_KUBECTL_TAG a tag of the test's own: forewarn-watch:<version>, :latest
+#      and :<version>-kubectl-stub-test (never the -kubectl tag operators push);
+#   4. check_image.py: that image as examples/kubernetes' DaemonSet runs it, against the emulator;
 #   5. ./quickstart package-windows and check_windows_zip.sh: the zip under Wine.
+# A check is skipped (and the run fails) when what it checks could not be built.
 # Root only. Prints each part's closing line; exits 1 when a part failed.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 root="$PWD"
 export CONTAINERS_CONF="${CONTAINERS_CONF:-$root/tests/packaging/containers.conf}"
 version="$(sed -n 's/^#define FOREWARN_VERSION_STRING "\(.*\)"$/\1/p' include/forewarn/config.hpp)"
@@ -19,13 +21,18 @@ version="$(sed -n 's/^#define FOREWARN_VERSION_STRING "\(.*\)"$/\1/p' include/fo
 python=/usr/bin/python3
 [[ -x "$python" ]] || python=python3
 failed=0
-part() {  # part NAME COMMAND...: runs one part, its time said after it
+part() {  # part NAME COMMAND...: runs one part, its time said after it; its exit status returned
     local name="$1" start=$SECONDS rc=0
     shift
     printf '\n--- %s\n' "$name"
     "$@" || rc=$?
     printf -- '--- %s: %s in %d s\n' "$name" "$( ((rc == 0)) && echo passed || echo "FAILED (exit $rc)")" $((SECONDS - start))
     ((rc == 0)) || failed=1
+    return "$rc"
+}
+skipped() {  # skipped NAME WHY
+    printf '\n--- %s: SKIPPED (%s): the run fails\n' "$1" "$2"
+    failed=1
 }
 
 kubectl_stub() {
@@ -39,14 +46,26 @@ kubectl_stub() {
     return $rc
 }
 
-part "the Debian packages (./quickstart package)" ./quickstart package
-part "the packages on a clean Debian" tests/packaging/check_debian_root.sh build/packages
-part "the kubectl stub's image" kubectl_stub
-part "the images (./quickstart image)" env FOREWARN_KUBECTL_IMAGE=localhost/forewarn-kubectl-stub:test ./quickstart image
-part "the image as the DaemonSet runs it" "$python" tests/packaging/check_image.py "$root" build/package/tools/emulator/forewarn-emulator
-part "the Windows zip (./quickstart package-windows)" ./quickstart package-windows
-part "the Windows zip under Wine" tests/packaging/check_windows_zip.sh "build/packages/forewarn-watch-$version-win64.zip" \
-    build/package/tools/emulator/forewarn-emulator
+stub_tag="$version-kubectl-stub-test"
+if part "the Debian packages (./quickstart package)" ./quickstart package; then
+    part "the packages on a clean Debian" tests/packaging/check_debian_root.sh build/packages
+    if part "the kubectl stub's image" kubectl_stub &&
+        part "the images (./quickstart image)" env FOREWARN_KUBECTL_IMAGE=localhost/forewarn-kubectl-stub:test \
+            FOREWARN_KUBECTL_TAG="$stub_tag" ./quickstart image; then
+        part "the image as the DaemonSet runs it" "$python" tests/packaging/check_image.py "$root" \
+            build/package/tools/emulator/forewarn-emulator "forewarn-watch:$stub_tag"
+    else
+        skipped "the image as the DaemonSet runs it" "no image"
+    fi
+    if part "the Windows zip (./quickstart package-windows)" ./quickstart package-windows; then
+        part "the Windows zip under Wine" tests/packaging/check_windows_zip.sh "build/packages/forewarn-watch-$version-win64.zip" \
+            build/package/tools/emulator/forewarn-emulator
+    else
+        skipped "the Windows zip under Wine" "no zip"
+    fi
+else
+    skipped "everything else" "no packages"
+fi
 if podman image exists "forewarn-watch:$version"; then
     echo "the image forewarn-watch:$version: $(podman image inspect "forewarn-watch:$version" --format '{{.Size}}') bytes"
 fi

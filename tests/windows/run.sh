@@ -19,9 +19,14 @@ export WINEDEBUG=-all
 # One Wine session for the whole run, started here with its output on /dev/null: a wineserver and
 # Wine's own services (services.exe, winedevice.exe, ...) started by a test's program would
 # inherit that program's output pipes and hold them open after it ends (ctest would wait on them).
-# (On a new machine the first start makes the prefix, ~/.wine: before it, `wineserver -p` fails.)
-wine cmd /c exit </dev/null >/dev/null 2>&1
+# On a new machine the first start makes the prefix (~/.wine, about 20 s); `wineserver -p` fails
+# before it exists, and fails (exit 2) while a server runs, so the first start's server is waited out.
+if [[ ! -d "${WINEPREFIX:-$HOME/.wine}" ]]; then
+    wine cmd /c exit </dev/null >/dev/null 2>&1 || true
+    wineserver -w
+fi
 wineserver -p
+wine cmd /c exit </dev/null >/dev/null 2>&1
 out="$(mktemp)"
 "$emulator" --listen 127.0.0.1:0 --quiet --exit-with-parent >"$out" 2>&1 &
 pid=$!

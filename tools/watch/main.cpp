@@ -449,13 +449,14 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
     return 0;
 }
 
-/// 0 when the client's settings can work; else says why (a malformed --endpoint, say) and gives
-/// exit code 2, before anything else is printed or started.
+/// 0 when the client's settings can work; else says why, before anything else is printed or
+/// started, and gives the exit code: 2 for a usage error (a malformed --endpoint), else 1 (AWS's
+/// metadata turned off by AWS_EC2_METADATA_DISABLED, say).
 template <class Client>
 int usable(const Client& client) {
     if (auto v = client.validate(); !v) {
         std::fprintf(out_streams.log, "forewarn-watch: %s\n", v.error().describe().c_str());
-        return 2;
+        return v.error().code == forewarn::errc::invalid_argument ? 2 : 1;
     }
     return 0;
 }
@@ -476,9 +477,13 @@ int agent_main(const std::vector<std::string>& args, watch::service::streams out
         d.gce_endpoint = s.endpoint;
         d.aws_endpoint = s.endpoint;
         auto found = forewarn::detect_cloud(d);
-        if (!found) {  // a malformed --endpoint: a usage error, said before anything else
-            std::fprintf(out_streams.log, "forewarn-watch: %s\n", found.error().describe().c_str());
-            return 2;
+        if (!found) {
+            // A malformed --endpoint is a usage error (exit 2), said before anything else; any other
+            // failure to probe (a thread that could not start) is the agent's own (exit 1).
+            const bool usage = found.error().code == forewarn::errc::invalid_argument;
+            std::fprintf(out_streams.log, "forewarn-watch: %s%s\n", usage ? "--endpoint: " : "",
+                         found.error().describe().c_str());
+            return usage ? 2 : 1;
         }
         if (found->found == forewarn::cloud::none) {
             std::fputs("forewarn-watch: no Azure IMDS, GCE metadata server or AWS IMDS answers here", out_streams.log);
