@@ -44,14 +44,10 @@ set(CPACK_PACKAGE_VENDOR "the forewarn authors")
 set(CPACK_PACKAGE_CONTACT "forewarn developers <forewarn@users.noreply.github.com>")
 set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
 set(CPACK_PACKAGE_HOMEPAGE_URL "${PROJECT_HOMEPAGE_URL}")
-set(CPACK_RESOURCE_FILE_LICENSE "${PROJECT_SOURCE_DIR}/LICENSE")
 set(CPACK_PACKAGE_DIRECTORY "${PROJECT_BINARY_DIR}/packages")
 set(CPACK_STRIP_FILES ON)
 set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS
   OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
-set(CPACK_COMPONENT_WATCH_DISPLAY_NAME "forewarn-watch")
-set(CPACK_COMPONENT_EMULATOR_DISPLAY_NAME "forewarn-emulator")
-set(CPACK_COMPONENT_DEV_DISPLAY_NAME "forewarn library (headers, CMake and pkg-config files)")
 
 if(WIN32)
   # --- the Windows zip: the agent alone ------------------------------------------------------

@@ -57,8 +57,7 @@ cleanup() {
 trap cleanup EXIT
 
 started=$SECONDS
-mmdebstrap --quiet --variant=minbase --mode=root --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
-    bookworm "$root" "$(apt_sources)" >"$work/mmdebstrap.log" 2>&1 || { cat "$work/mmdebstrap.log" >&2; exit 1; }
+bookworm_root "$root" --quiet >"$work/mmdebstrap.log" 2>&1 || { cat "$work/mmdebstrap.log" >&2; exit 1; }
 echo "  a clean bookworm root (minbase) in $((SECONDS - started)) s"
 mount -t proc proc "$root/proc" && mounts+=("$root/proc")
 mount --bind /dev "$root/dev" && mounts+=("$root/dev")

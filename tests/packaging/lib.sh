@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # What the packaging checks (tests/packaging/check_*.sh) share: one line per check, a count, the
-# project's version, and the emulator's address.
+# project's version (packaging/common.sh), and the emulator's address.
 
 source_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 passed=0
@@ -38,18 +38,9 @@ summary() {
     ((failed == 0))
 }
 
-project_version() { sed -n 's/^#define FOREWARN_VERSION_STRING "\(.*\)"$/\1/p' "$source_dir/include/forewarn/config.hpp"; }
-
-# The apt sources a root made here gets: this machine's own.
-apt_sources() {
-    if [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
-        echo /etc/apt/sources.list.d/debian.sources
-    elif [[ -s /etc/apt/sources.list ]]; then
-        echo /etc/apt/sources.list
-    else
-        echo http://deb.debian.org/debian
-    fi
-}
+# forewarn_version, apt_sources, bookworm_root
+source "$source_dir/packaging/common.sh"
+project_version() { forewarn_version "$source_dir"; }
 
 # wait_for_listening FILE SECONDS: the emulator's address from its first line ("listening on URL"),
 # or nothing after SECONDS.

@@ -14,8 +14,9 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 root="$PWD"
-export CONTAINERS_CONF="${CONTAINERS_CONF:-$root/tests/packaging/containers.conf}"
-version="$(sed -n 's/^#define FOREWARN_VERSION_STRING "\(.*\)"$/\1/p' include/forewarn/config.hpp)"
+export CONTAINERS_CONF="${CONTAINERS_CONF:-$root/packaging/container/containers.conf}"
+source packaging/common.sh
+version="$(forewarn_version "$root")"
 
 # Debian's python3 (python3-yaml reads the manifest), not one a version manager put first on PATH.
 python=/usr/bin/python3
