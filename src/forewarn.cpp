@@ -16,12 +16,22 @@
 
 FOREWARN_BEGIN_NAMESPACE
 
+template class FOREWARN_API detail::client_base<azure::basic_scheduled_events_client<default_transport>, default_transport>;
 template class FOREWARN_API azure::basic_scheduled_events_client<default_transport>;
+template class FOREWARN_API detail::client_base<gce::basic_metadata_client<default_transport>, default_transport>;
 template class FOREWARN_API gce::basic_metadata_client<default_transport>;
+template class FOREWARN_API detail::client_base<aws::basic_instance_metadata_client<default_transport>, default_transport>;
 template class FOREWARN_API aws::basic_instance_metadata_client<default_transport>;
+
+template class FOREWARN_API detail::client_base<alibaba::basic_metadata_client<default_transport>, default_transport>;
+template class FOREWARN_API alibaba::basic_metadata_client<default_transport>;
+template class FOREWARN_API detail::client_base<tencent::basic_metadata_client<default_transport>, default_transport>;
+template class FOREWARN_API tencent::basic_metadata_client<default_transport>;
 
 template class FOREWARN_API basic_poller<azure::basic_scheduled_events_client<default_transport>>;
 template class FOREWARN_API basic_poller<gce::basic_metadata_client<default_transport>>;
 template class FOREWARN_API basic_poller<aws::basic_instance_metadata_client<default_transport>>;
+template class FOREWARN_API basic_poller<alibaba::basic_metadata_client<default_transport>>;
+template class FOREWARN_API basic_poller<tencent::basic_metadata_client<default_transport>>;
 
 FOREWARN_END_NAMESPACE

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <forewarn/alibaba/metadata_client.hpp>
 #include <forewarn/aws/endpoint.hpp>
 #include <forewarn/azure/endpoint.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/detail/latest_metadata.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
 #include <forewarn/gce/endpoint.hpp>
 #include <forewarn/result.hpp>
+#include <forewarn/tencent/metadata_client.hpp>
 #include <forewarn/transport.hpp>
 
 #include <chrono>
@@ -36,12 +39,18 @@ struct detect_options {
     bool probe_azure = true;
     bool probe_gce = true;
     bool probe_aws = true;  ///< skipped (as not found) when $AWS_EC2_METADATA_DISABLED is true
+    /// Alibaba ECS metadata root. Empty: $FOREWARN_ALIBABA_ENDPOINT, else http://100.100.100.200.
+    std::string alibaba_endpoint;
+    /// Tencent CVM metadata root. Empty: $FOREWARN_TENCENT_ENDPOINT, else http://metadata.tencentyun.com.
+    std::string tencent_endpoint;
+    bool probe_alibaba = true;
+    bool probe_tencent = true;
 };
 
 /// What detect_cloud() found, and why each probe said no.
 struct detection {
-    /// The service that answers here: azure, gce, aws, or none. When several answer (an
-    /// emulator of them all), the first of azure, gce, aws.
+    /// The service that answers here: azure, gce, aws, alibaba, tencent, or none. When several
+    /// answer (an emulator of them all), the first of them in that order.
     cloud found = cloud::none;
     bool azure = false;  ///< Azure IMDS answered as itself
     bool gce = false;    ///< the GCE metadata server answered as itself
@@ -49,6 +58,10 @@ struct detection {
     error azure_error;   ///< why the Azure probe said no (meaningful when !azure)
     error gce_error;     ///< why the GCE probe said no (meaningful when !gce)
     error aws_error;     ///< why the AWS probe said no (meaningful when !aws)
+    bool alibaba = false;  ///< Alibaba's metadata gave a session token to its own header
+    bool tencent = false;  ///< Tencent's metadata gave an instance id of its form ("ins-...")
+    error alibaba_error;   ///< why the Alibaba probe said no (meaningful when !alibaba)
+    error tencent_error;   ///< why the Tencent probe said no (meaningful when !tencent)
 };
 
 namespace detail {
@@ -117,22 +130,63 @@ result<void> probe_aws(Transport& t, const std::string& base, std::chrono::milli
         return error(errc::not_metadata_server, "the GCE metadata server answered at the AWS endpoint", r->status);
     if (r->status != 200)
         return error(errc::not_metadata_server, "no AWS IMDSv2 here: HTTP " + std::to_string(r->status), r->status);
-    const auto token = trim(r->body);
-    bool printable = !token.empty();
-    for (const char c : token) printable = printable && static_cast<unsigned char>(c) > 0x20 && static_cast<unsigned char>(c) < 0x7F;
-    if (!printable) return error(errc::not_metadata_server, "no AWS IMDSv2 here: the answer is not a session token", 200);
+    if (!latest_metadata::acceptable(trim(r->body))) return error(errc::not_metadata_server, "no AWS IMDSv2 here: the answer is not a session token", 200);
+    return {};
+}
+
+// Alibaba answers a token PUT with its own TTL header (AWS refuses it: not its header).
+template <class Transport>
+result<void> probe_alibaba(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
+    http_request req;
+    req.method = http_method::put;
+    req.url = base + "/latest/api/token";
+    req.headers.push_back({"X-aliyun-ecs-metadata-token-ttl-seconds", "60"});
+    req.timeout = timeout;
+    req.connect_timeout = timeout;
+    req.max_body = std::size_t(4) << 10;
+    auto r = t.send(req);
+    if (!r) return std::move(r).error();
+    if (r->status != 200 || gce_has_google_flavor(*r))
+        return error(errc::not_metadata_server, "no Alibaba ECS metadata here: HTTP " + std::to_string(r->status), r->status);
+    if (!latest_metadata::acceptable(trim(r->body)))
+        return error(errc::not_metadata_server, "no Alibaba ECS metadata here: the answer is not a session token", 200);
+    return {};
+}
+
+// Tencent answers its instance id without a token, "ins-" and letters or digits (AWS's and
+// Alibaba's ids start "i-").
+template <class Transport>
+result<void> probe_tencent(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
+    http_request req;
+    req.url = base + "/latest/meta-data/instance-id";
+    req.timeout = timeout;
+    req.connect_timeout = timeout;
+    req.max_body = std::size_t(4) << 10;
+    auto r = t.send(req);
+    if (!r) return std::move(r).error();
+    if (r->status != 200 || gce_has_google_flavor(*r))
+        return error(errc::not_metadata_server, "no Tencent CVM metadata here: HTTP " + std::to_string(r->status), r->status);
+    const auto id = trim(r->body);
+    bool shaped = id.size() > 4 && id.size() <= 64 && id.substr(0, 4) == "ins-";
+    for (const char c : id.substr((std::min)(id.size(), std::size_t(4))))
+        shaped = shaped && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'));
+    if (!shaped) return error(errc::not_metadata_server, "no Tencent CVM metadata here: not an instance id of the form ins-...", 200);
     return {};
 }
 
 }  // namespace detail
 
 /**
- * Which metadata service answers here: Azure IMDS, the GCE metadata server, AWS IMDS, or none.
- * All are probed at once, each on its own copy of `transport`, and each must identify itself
- * (GCE by its `Metadata-Flavor: Google` header, Azure by a 200 JSON answer to `Metadata: true`,
- * AWS by a session token for an IMDSv2 token request). Returns
- * within `options.timeout` (plus the time a transport takes to honour cancel()) even when
- * nothing answers; an error only for a malformed endpoint option.
+ * Which metadata service answers here: Azure IMDS, the GCE metadata server, AWS IMDS, Alibaba
+ * ECS's or Tencent CVM's metadata, or none. All are probed at once, each on its own copy of
+ * `transport`, and each must identify itself (GCE by its `Metadata-Flavor: Google` header, Azure
+ * by a 200 JSON answer to `Metadata: true`, AWS by a session token for an IMDSv2 token request,
+ * Alibaba by one for its own token header, Tencent by an instance id of its form). Returns as
+ * soon as a service has answered, every service preferred to it (in that order) has said no and
+ * Azure's, GCE's and AWS's probes are over, so that on those clouds the probes of Alibaba's and
+ * Tencent's addresses (which do not answer there) are not waited for; else within
+ * `options.timeout` (plus the time a transport takes to honour cancel()) even when nothing
+ * answers; an error only for a malformed endpoint option.
  *
  * @code
  * auto found = forewarn::detect_cloud();
@@ -142,52 +196,74 @@ result<void> probe_aws(Transport& t, const std::string& base, std::chrono::milli
 template <class Transport = default_transport>
 result<detection> detect_cloud(const detect_options& options = {}, Transport transport = Transport()) {
     static_assert(is_transport_v<Transport>, "Transport must satisfy forewarn::is_transport");
-    auto azure_base = detail::azure_resolve_endpoint(options.azure_endpoint, "detect_options::azure_endpoint");
-    if (!azure_base) return std::move(azure_base).error();
-    auto gce_base = detail::gce_resolve_endpoint(options.gce_endpoint, gce::default_ip_endpoint, "detect_options::gce_endpoint");
-    if (!gce_base) return std::move(gce_base).error();
-    auto aws_base = detail::aws_resolve_endpoint(options.aws_endpoint, "detect_options::aws_endpoint", false);
-    if (!aws_base) return std::move(aws_base).error();
+    constexpr int n = 5;  // in the order of preference: azure, gce, aws, alibaba, tencent
+    std::string bases[n];
+    {
+        result<std::string> resolved[n] = {
+            detail::azure_resolve_endpoint(options.azure_endpoint, "detect_options::azure_endpoint"),
+            error(),  // GCE's, below
+            detail::aws_resolve_endpoint(options.aws_endpoint, "detect_options::aws_endpoint", false),
+            detail::resolve_endpoint(options.alibaba_endpoint, "detect_options::alibaba_endpoint", {"FOREWARN_ALIBABA_ENDPOINT"},
+                                     alibaba::default_endpoint),
+            detail::resolve_endpoint(options.tencent_endpoint, "detect_options::tencent_endpoint", {"FOREWARN_TENCENT_ENDPOINT"},
+                                     tencent::default_endpoint)};
+        auto gce = detail::gce_resolve_endpoint(options.gce_endpoint, gce::default_ip_endpoint, "detect_options::gce_endpoint");
+        if (gce) resolved[1] = std::move(gce->base);
+        else resolved[1] = std::move(gce).error();
+        for (int i = 0; i < n; ++i) {
+            if (!resolved[i]) return std::move(resolved[i]).error();
+            bases[i] = std::move(*resolved[i]);
+        }
+    }
 
     detection out;
-    out.azure_error = error(errc::cancelled, "not probed");
-    out.gce_error = error(errc::cancelled, "not probed");
-    out.aws_error = error(errc::cancelled, "not probed");
+    bool* ok[n] = {&out.azure, &out.gce, &out.aws, &out.alibaba, &out.tencent};
+    error* why[n] = {&out.azure_error, &out.gce_error, &out.aws_error, &out.alibaba_error, &out.tencent_error};
+    const cloud clouds[n] = {cloud::azure, cloud::gce, cloud::aws, cloud::alibaba, cloud::tencent};
+    for (auto* w : why) *w = error(errc::cancelled, "not probed");
     const bool aws_disabled = detail::aws_metadata_disabled();
     if (aws_disabled) out.aws_error = error(errc::unsupported, "not probed: AWS_EC2_METADATA_DISABLED is true");
-    Transport transports[3] = {transport, transport, std::move(transport)};
+    const bool wanted[n] = {options.probe_azure, options.probe_gce, options.probe_aws && !aws_disabled,
+                            options.probe_alibaba, options.probe_tencent};
+    Transport transports[n] = {transport, transport, transport, transport, std::move(transport)};
     std::mutex m;
     std::condition_variable cv;
-    int running = 0;
+    bool done[n] = {};
+    for (int i = 0; i < n; ++i) done[i] = !wanted[i];
 
-    auto run_probe = [&](int index) {
-        result<void> r = index == 0   ? detail::probe_azure(transports[0], *azure_base, options.timeout)
-                         : index == 1 ? detail::probe_gce(transports[1], gce_base->base, options.timeout)
-                                      : detail::probe_aws(transports[2], *aws_base, options.timeout);
+    auto run_probe = [&](int i) {
+        using probe_fn = result<void> (*)(Transport&, const std::string&, std::chrono::milliseconds);
+        static constexpr probe_fn probes[n] = {&detail::probe_azure<Transport>, &detail::probe_gce<Transport>,
+                                               &detail::probe_aws<Transport>, &detail::probe_alibaba<Transport>,
+                                               &detail::probe_tencent<Transport>};
+        result<void> r = probes[i](transports[i], bases[i], options.timeout);
         std::lock_guard<std::mutex> lock(m);
-        bool& ok = index == 0 ? out.azure : index == 1 ? out.gce : out.aws;
-        error& why = index == 0 ? out.azure_error : index == 1 ? out.gce_error : out.aws_error;
-        ok = r.has_value();
-        why = r ? error() : r.error();
-        --running;
+        if (done[i]) return;  // not waited for: what it says came too late
+        *ok[i] = r.has_value();
+        *why[i] = r ? error() : r.error();
+        done[i] = true;
         cv.notify_all();
     };
-
-    std::thread threads[3];
-    const bool wanted[3] = {options.probe_azure, options.probe_gce, options.probe_aws && !aws_disabled};
-    for (int i = 0; i < 3; ++i) {
-        if (!wanted[i]) continue;
-        {
-            std::lock_guard<std::mutex> lock(m);
-            ++running;
+    // Decided: every probe has answered, or one said yes and every probe preferred to it, and
+    // Azure's, GCE's and AWS's (whose flags callers read), have answered. Alibaba's and Tencent's
+    // addresses do not answer elsewhere: their probes, waiting out the timeout, are not waited for.
+    auto decided = [&] {
+        for (int i = 0; i < n; ++i) {
+            if (!done[i]) return false;
+            if (!*ok[i]) continue;
+            for (int j = i + 1; j < 3; ++j)
+                if (!done[j]) return false;
+            return true;
         }
+        return true;
+    };
+
+    std::thread threads[n];
+    for (int i = 0; i < n; ++i) {
+        if (!wanted[i]) continue;
         try {
             threads[i] = std::thread(run_probe, i);
         } catch (const std::exception& ex) {
-            {
-                std::lock_guard<std::mutex> lock(m);
-                --running;
-            }
             for (auto& t : transports) t.cancel();
             for (auto& t : threads)
                 if (t.joinable()) t.join();
@@ -198,23 +274,25 @@ result<detection> detect_cloud(const detect_options& options = {}, Transport tra
         // The transports' own timeouts should end the probes; the deadline guards against one
         // that does not (a resolver that blocks, a server that trickles bytes).
         std::unique_lock<std::mutex> lock(m);
-        if (!cv.wait_for(lock, options.timeout, [&] { return running == 0; })) {
-            lock.unlock();
-            for (auto& t : transports) t.cancel();
+        const bool early = cv.wait_for(lock, options.timeout, decided);
+        for (int i = 0; i < n; ++i) {
+            if (done[i]) continue;
+            transports[i].cancel();
+            if (!early) continue;
+            *why[i] = error(errc::cancelled, "not waited for: a service preferred to it answered");
+            done[i] = true;
         }
     }
     for (auto& t : threads)
         if (t.joinable()) t.join();
 
-    for (auto* why : {&out.azure_error, &out.gce_error, &out.aws_error})
-        if (why->code == errc::cancelled && why->message != "not probed")
-            *why = error(errc::timeout, "no answer within " + std::to_string(options.timeout.count()) + " ms");
-    if (out.azure)
-        out.found = cloud::azure;
-    else if (out.gce)
-        out.found = cloud::gce;
-    else if (out.aws)
-        out.found = cloud::aws;
+    for (int i = 0; i < n; ++i) {
+        if (why[i]->code != errc::cancelled || why[i]->message == "not probed" || why[i]->message.rfind("not waited", 0) == 0)
+            continue;
+        *why[i] = error(errc::timeout, "no answer within " + std::to_string(options.timeout.count()) + " ms");
+    }
+    for (int i = 0; i < n && out.found == cloud::none; ++i)
+        if (*ok[i]) out.found = clouds[i];
     return out;
 }
 

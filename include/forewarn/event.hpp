@@ -2,6 +2,7 @@
 #pragma once
 
 #include <forewarn/config.hpp>
+#include <forewarn/result.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -13,7 +14,7 @@
 FOREWARN_BEGIN_NAMESPACE
 
 /// Which metadata service a document or event came from.
-enum class cloud { none, azure, gce, aws };
+enum class cloud { none, azure, gce, aws, alibaba, tencent };
 
 /// What kind of maintenance an event announces, cloud-neutral. The mapping of each cloud's
 /// wire words is in docs/architecture.md ("The model"); event::raw_type keeps the word itself.
@@ -99,6 +100,13 @@ struct document {
      * that vanished completed. False (Azure, AWS): the recover reason is judged from evidence.
      */
     bool vanished_means_completed = false;
+    /**
+     * The keys of the source whose last request failed while others answered (AWS's scheduled
+     * events beside its Spot notice, GCE's upcoming-maintenance beside its maintenance-event):
+     * each key's error, its URL naming the key. Such a key's events are its last good answer's
+     * (none before its first). Not content: not compared by ==.
+     */
+    std::vector<error> key_errors;
 
     /// The event with this id, or nullptr.
     const event* find(std::string_view event_id) const;
@@ -110,12 +118,14 @@ struct document {
     friend bool operator!=(const document& a, const document& b) { return !(a == b); }
 };
 
-/// "azure", "gce", "aws" or "none".
+/// "azure", "gce", "aws", "alibaba", "tencent" or "none".
 constexpr std::string_view to_string(cloud c) noexcept {
     switch (c) {
     case cloud::azure: return "azure";
     case cloud::gce: return "gce";
     case cloud::aws: return "aws";
+    case cloud::alibaba: return "alibaba";
+    case cloud::tencent: return "tencent";
     case cloud::none: break;
     }
     return "none";
@@ -166,7 +176,7 @@ constexpr std::string_view to_string(event_source s) noexcept {
 
 /// The enumerators back from their to_string() names ("unknown" for any other text).
 constexpr cloud cloud_from_string(std::string_view name) noexcept {
-    for (auto c : {cloud::azure, cloud::gce, cloud::aws})
+    for (auto c : {cloud::azure, cloud::gce, cloud::aws, cloud::alibaba, cloud::tencent})
         if (to_string(c) == name) return c;
     return cloud::none;
 }

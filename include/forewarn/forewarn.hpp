@@ -10,6 +10,7 @@
  * (<forewarn/etcd/maintenance_budget.hpp>) and the testing headers.
  */
 
+#include <forewarn/alibaba/metadata_client.hpp>
 #include <forewarn/approval.hpp>
 #include <forewarn/aws/instance_metadata_client.hpp>
 #include <forewarn/aws/parse.hpp>
@@ -36,5 +37,6 @@
 #include <forewarn/result.hpp>
 #include <forewarn/retry.hpp>
 #include <forewarn/state_store.hpp>
+#include <forewarn/tencent/metadata_client.hpp>
 #include <forewarn/time.hpp>
 #include <forewarn/transport.hpp>

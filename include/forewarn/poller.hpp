@@ -95,6 +95,9 @@ struct poller_health {
     std::uint64_t failures = 0;                          ///< failed polls
     std::uint32_t consecutive_failures = 0;              ///< failed polls since the last document
     std::optional<error> last_error;                     ///< the last error reported (any kind)
+    /// The source's keys that failed in the last document while others answered
+    /// (document::key_errors): each error's URL names its key. Empty when every key answered.
+    std::vector<error> key_errors;
     std::string self;                                    ///< this VM's name, once known
     std::size_t events = 0;                              ///< events in the last document
     std::vector<std::string> awaiting_approval;          ///< wanted events not approved yet
@@ -512,7 +515,10 @@ private:
             health_.last_success = c.wall_now();
             health_.last_success_at = now;
             health_.events = fetched->events.size();
+            health_.key_errors = fetched->key_errors;
         }
+        // A key that failed beside others that answered: its last good events stay, its error is heard.
+        for (const auto& e : fetched->key_errors) report(e);
         if (wait && options_.pause_look.count() > 0) watch_pauses(*fetched);
         const std::size_t delivered = deliver(changes);
         {

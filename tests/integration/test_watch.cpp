@@ -8,6 +8,7 @@
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/etcd/client.hpp>
 #include <forewarn/json.hpp>
+#include <forewarn/time.hpp>
 
 #include "catch.hpp"
 #include "emulator_process.hpp"
@@ -245,6 +246,159 @@ TEST_CASE("watch end to end (AWS): a scheduled reboot and a Spot notice over IMD
     }
     CHECK(puts >= 1);
     CHECK(gets >= 3);
+}
+
+namespace {
+
+// The agent over one of the emulator's EC2-shaped services served under a prefix (/alibaba, /tencent).
+child_process watch_at(const emulator_process& emu, const std::string& prefix, strings flags) {
+    strings args = agent_command();
+    args.insert(args.end(), {"--endpoint", emu.base_url() + prefix});
+    args.insert(args.end(), flags.begin(), flags.end());
+    return child_process(args);
+}
+
+// The port forewarn-watch --metrics-listen 127.0.0.1:0 said it serves on, or 0.
+int metrics_port(child_process& w) {
+    const std::string err = w.err();
+    const auto at = err.find("metrics on http://127.0.0.1:");
+    return at == std::string::npos ? 0 : std::stoi(err.substr(at + 28));
+}
+
+// "2026-11-27T02:05:00Z" as a time point (the JSON lines' form).
+std::chrono::system_clock::time_point utc(const std::string& text) {
+    auto t = forewarn::detail::parse_iso8601(text);
+    REQUIRE(t.has_value());
+    return *t;
+}
+
+}  // namespace
+
+TEST_CASE("watch end to end (AWS): a scheduled-events list the parser refuses never hides the Spot notice - the key's "
+          "error is reported and /healthz names it",
+          "[watch][e2e][aws][agent]") {
+    // AWS's own history example names one EventId twice: served on the scheduled path it is that
+    // key's error, while the Spot instance-action beside it is delivered.
+    emulator_process emu;
+    const std::string twice =
+        R"([{"NotBefore":"21 Jan 2019 09:00:43 GMT","Code":"system-reboot","Description":"[Canceled] scheduled reboot",)"
+        R"("EventId":"instance-event-0d59937288b749b32","NotAfter":"21 Jan 2019 09:17:23 GMT","State":"canceled"},)"
+        R"({"NotBefore":"29 Jan 2019 09:00:43 GMT","Code":"system-reboot","Description":"[Completed] scheduled reboot",)"
+        R"("EventId":"instance-event-0d59937288b749b32","NotAfter":"29 Jan 2019 09:17:23 GMT","State":"completed"}])";
+    forewarn::detail::json_writer f(true);
+    f.begin_object();
+    f.key("kind");
+    f.string("body");
+    f.key("service");
+    f.string("aws");
+    f.key("path");
+    f.string("/events/maintenance/scheduled");
+    f.key("count");
+    f.int64(-1);
+    f.key("body");
+    f.string(twice);
+    f.end_object();
+    post(emu, "faults", f.str());
+    auto w = watch(emu, {"--cloud", "aws", "--json", "--exit-after", "1", "--metrics-listen", "127.0.0.1:0"});
+    REQUIRE(w.wait_for_stderr("/metrics and /healthz", agent_start()));
+    REQUIRE(w.wait_for_stderr("EventId", 20s));  // the key's error, reported
+    httplib::Client c("127.0.0.1", metrics_port(w));
+    c.set_read_timeout(10, 0);
+    auto h = c.Get("/healthz");
+    REQUIRE(h);
+    CHECK(h->status == 200);  // the other keys are heard
+    CHECK(h->body.find("failing key http://127.0.0.1:" + std::to_string(emu.port()) +
+                       "/latest/meta-data/events/maintenance/scheduled") != std::string::npos);
+    CHECK(h->body.find("listed twice") != std::string::npos);
+    post(emu, "aws/spot", R"({"action":"terminate","in":"2m"})");
+    REQUIRE(w.wait_for_lines(1, 20s));  // before the fix: never, for as long as the list is served
+    const auto spot = parse_line(w.out()[0]);
+    CHECK(spot.change == "prepare");
+    CHECK(spot.id == "spot-instance-action");
+    CHECK(spot.type == "preempt");
+    CHECK(w.wait_exit(30s) == 0);
+}
+
+TEST_CASE("watch end to end (AWS Auto Scaling): a target lifecycle state Terminated is a terminate notice",
+          "[watch][e2e][aws][agent]") {
+    emulator_process emu;
+    auto w = watch(emu, {"--cloud", "aws", "--json", "--exit-after", "2"});
+    REQUIRE(w.wait_for_stderr("watching aws", agent_start()));
+    post(emu, "aws/lifecycle", R"({"state":"InService"})");
+    post(emu, "aws/lifecycle", R"({"state":"Warmed:Terminated"})");
+    REQUIRE(w.wait_for_lines(1, 20s));
+    post(emu, "aws/lifecycle", R"({"state":"InService"})");  // the scale-in was abandoned
+    INFO(w.err());
+    REQUIRE(w.wait_exit(30s) == 0);
+    const auto lines = w.out();
+    REQUIRE(lines.size() == 2);
+    const auto scale_in = parse_line(lines[0]);
+    CHECK(scale_in.change == "prepare");
+    CHECK(scale_in.id == "autoscaling-termination");
+    CHECK(scale_in.type == "terminate");
+    CHECK(scale_in.raw_type == "Warmed:Terminated");
+    CHECK_FALSE(scale_in.not_before.has_value());
+    CHECK(parse_line(lines[1]).change == "recover");
+}
+
+TEST_CASE("watch end to end (Alibaba): a preemptible instance's reclaim notice under a session token - found by --cloud auto",
+          "[watch][e2e][alibaba][agent]") {
+    emulator_process emu;
+    auto w = watch_at(emu, "/alibaba", {"--cloud", "auto", "--json", "--exit-after", "1"});
+    REQUIRE(w.wait_for_stderr("watching alibaba", agent_start()));
+    const auto posted = std::chrono::system_clock::now();
+    post(emu, "alibaba/spot", R"({"in":"5m"})");
+    REQUIRE(w.wait_for_lines(1, 20s));
+    INFO(w.err());
+    REQUIRE(w.wait_exit(30s) == 0);
+    const auto notice = parse_line(w.out()[0]);
+    CHECK(notice.change == "prepare");
+    CHECK(notice.cloud == "alibaba");
+    CHECK(notice.id == "spot-termination");
+    CHECK(notice.type == "preempt");
+    REQUIRE(notice.not_before.has_value());
+    const auto ahead = utc(*notice.not_before) - posted;
+    CHECK(ahead > std::chrono::minutes(4));
+    CHECK(ahead < std::chrono::minutes(6));
+    CHECK(notice.resources == strings{"vm0"});  // the instance-id
+    // A session token first; every read of the notice carried it (a GET without one is a 401).
+    auto c = control(emu);
+    auto r = c.Get("/emulator/v1/requests");
+    REQUIRE(r);
+    auto doc = forewarn::detail::parse_json(r->body);
+    REQUIRE(doc.has_value());
+    std::size_t tokens = 0, reads = 0;
+    for (const auto& req : (*doc)["requests"].GetArray()) {
+        const std::string target = req["target"].GetString();
+        if (target == "/alibaba/latest/api/token" && std::string(req["method"].GetString()) == "PUT") ++tokens;
+        if (target.find("termination-time") == std::string::npos) continue;
+        ++reads;
+        CHECK(req["status"].GetInt() != 401);
+    }
+    CHECK(tokens >= 1);
+    CHECK(reads >= 1);
+}
+
+TEST_CASE("watch end to end (Tencent): a Spot reclaim time written in UTC+8 is heard at its instant in UTC - found by "
+          "--cloud auto",
+          "[watch][e2e][tencent][agent]") {
+    emulator_process emu;
+    auto w = watch_at(emu, "/tencent", {"--cloud", "auto", "--json", "--exit-after", "1"});
+    REQUIRE(w.wait_for_stderr("watching tencent", agent_start()));
+    const auto posted = std::chrono::system_clock::now();
+    post(emu, "tencent/spot", R"({"in":"2m"})");
+    REQUIRE(w.wait_for_lines(1, 20s));
+    INFO(w.err());
+    REQUIRE(w.wait_exit(30s) == 0);
+    const auto notice = parse_line(w.out()[0]);
+    CHECK(notice.cloud == "tencent");
+    CHECK(notice.id == "spot-termination");
+    CHECK(notice.type == "preempt");
+    REQUIRE(notice.not_before.has_value());
+    const auto ahead = utc(*notice.not_before) - posted;  // 8 hours off if read as UTC
+    CHECK(ahead > std::chrono::minutes(1));
+    CHECK(ahead < std::chrono::minutes(3));
+    CHECK(notice.resources == strings{"ins-vm0"});
 }
 
 TEST_CASE("watch end to end: SIGTERM and SIGINT stop it cleanly, even mid hanging GET", "[watch][e2e][agent]") {

@@ -37,6 +37,8 @@ forewarn::detect_options test_options() {
     o.azure_endpoint = "http://azure.test";
     o.gce_endpoint = "http://gce.test";
     o.aws_endpoint = "http://aws.test";
+    o.alibaba_endpoint = "http://alibaba.test";
+    o.tencent_endpoint = "http://tencent.test";
     return o;
 }
 
@@ -45,12 +47,14 @@ using handler = fake_transport::handler;
 result<http_response> nobody(const http_request&) { return error(errc::transport, "connection refused"); }
 
 // Azure's, GCE's and AWS's answers, each switchable.
-fake_transport world(handler azure, handler gce, handler aws = nobody) {
+fake_transport world(handler azure, handler gce, handler aws = nobody, handler alibaba = nobody, handler tencent = nobody) {
     fake_transport t;
-    t.otherwise([azure, gce, aws](const http_request& r) -> result<http_response> {
+    t.otherwise([azure, gce, aws, alibaba, tencent](const http_request& r) -> result<http_response> {
         if (contains(r.url, "http://azure.test/")) return azure(r);
         if (contains(r.url, "http://gce.test/")) return gce(r);
         if (contains(r.url, "http://aws.test/")) return aws(r);
+        if (contains(r.url, "http://alibaba.test/")) return alibaba(r);
+        if (contains(r.url, "http://tencent.test/")) return tencent(r);
         return error(errc::transport, "no route to " + r.url);
     });
     return t;
@@ -75,6 +79,20 @@ result<http_response> real_aws(const http_request& r) {
         forewarn::find_header(r.headers, "X-aws-ec2-metadata-token-ttl-seconds"))
         return answer(200, "AQAEAFakeToken==", {{"Content-Type", "text/plain"}});
     return answer(401, "", {});
+}
+
+// Alibaba: a PUT to /latest/api/token with its own TTL header gives a token.
+result<http_response> real_alibaba(const http_request& r) {
+    if (r.method == forewarn::http_method::put && contains(r.url, "/latest/api/token") &&
+        forewarn::find_header(r.headers, "X-aliyun-ecs-metadata-token-ttl-seconds"))
+        return answer(200, "AbCdEfAlibabaToken", {{"Content-Type", "text/plain"}});
+    return answer(400, "", {});
+}
+
+// Tencent: the instance id, without a token.
+result<http_response> real_tencent(const http_request& r) {
+    if (contains(r.url, "/latest/meta-data/instance-id")) return answer(200, "ins-3x9pk2ab", {{"Content-Type", "text/plain"}});
+    return answer(404, "", {});
 }
 
 }  // namespace
@@ -199,6 +217,8 @@ TEST_CASE("detect_cloud: several answering gives azure with their flags - probes
     auto o = test_options();
     o.probe_azure = false;
     o.probe_aws = false;
+    o.probe_alibaba = false;
+    o.probe_tencent = false;
     t.clear();
     t.otherwise([](const http_request& r) { return contains(r.url, "gce.test") ? real_gce(r) : real_azure(r); });
     auto g = forewarn::detect_cloud(o, t);
@@ -252,4 +272,57 @@ TEST_CASE("detect_cloud skips AWS when AWS_EC2_METADATA_DISABLED is true", "[det
     CHECK(d->found == cloud::none);
     CHECK(d->aws_error.code == errc::unsupported);
     for (const auto& r : t.requests()) CHECK_FALSE(contains(r.url, "aws.test"));
+}
+
+TEST_CASE("detect_cloud finds Alibaba by its own token header and Tencent by its instance id - AWS is neither",
+          "[detect][alibaba][tencent]") {
+    fake_transport a = world(nobody, nobody, nobody, real_alibaba);
+    auto d = forewarn::detect_cloud(test_options(), a);
+    REQUIRE(d);
+    CHECK(d->found == cloud::alibaba);
+    CHECK(d->alibaba);
+
+    fake_transport t = world(nobody, nobody, nobody, nobody, real_tencent);
+    d = forewarn::detect_cloud(test_options(), t);
+    REQUIRE(d);
+    CHECK(d->found == cloud::tencent);
+    CHECK(d->tencent);
+
+    // AWS at their addresses: its token PUT wants its own header, its instance id is "i-...".
+    const handler aws_with_v1 = [](const http_request& r) -> result<http_response> {
+        if (contains(r.url, "/instance-id")) return answer(200, "i-0123456789abcdef0", {});
+        return real_aws(r);
+    };
+    fake_transport u = world(nobody, nobody, nobody, aws_with_v1, aws_with_v1);
+    d = forewarn::detect_cloud(test_options(), u);
+    REQUIRE(d);
+    CHECK(d->found == cloud::none);
+    CHECK(d->alibaba_error.code == errc::not_metadata_server);
+    CHECK(d->tencent_error.code == errc::not_metadata_server);
+}
+
+TEST_CASE("detect_cloud does not wait for a probe of a cloud that is not preferred once one answers",
+          "[detect][alibaba][tencent]") {
+    // Off Alibaba and Tencent, their addresses may not answer at all: found on Azure, GCE or AWS,
+    // detection must not wait the whole timeout for them.
+    fake_transport t;
+    t.otherwise([&t](const http_request& r) -> result<http_response> {
+        if (contains(r.url, "http://gce.test/")) return real_gce(r);
+        if (contains(r.url, "http://alibaba.test/") || contains(r.url, "http://tencent.test/")) {
+            const auto give_up = std::chrono::steady_clock::now() + 20s;
+            while (!t.cancelled() && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(1ms);
+            return error(errc::cancelled, "request cancelled");
+        }
+        return error(errc::transport, "connection refused");
+    });
+    auto o = test_options();
+    o.timeout = 15s;
+    const auto start = std::chrono::steady_clock::now();
+    auto d = forewarn::detect_cloud(o, t);
+    const auto took = std::chrono::steady_clock::now() - start;
+    REQUIRE(d);
+    CHECK(d->found == cloud::gce);
+    CHECK(took < 10s);  // not the 15 s timeout: the hanging probes were not waited for
+    CHECK(d->alibaba_error.code == errc::cancelled);
+    CHECK(d->tencent_error.message.find("not waited for") == 0);
 }

@@ -371,46 +371,71 @@ TEST_CASE("fetch maps preempted TRUE/FALSE, with whitespace, to an event keyed b
     CHECK(doc->events[1].type == event_type::preempted);
 }
 
-TEST_CASE("fetch refuses empty or nonsensical values and a missing ETag - a missing preempted key is FALSE",
+TEST_CASE("fetch refuses empty or nonsensical values and a missing ETag (as that key's error, the others delivered) "
+          "- a missing preempted key is FALSE",
           "[gce]") {
+    // One key's refused answer is that key's error: the document carries the others' events.
     SECTION("empty maintenance-event") {
-        fake_transport t = snapshot_server(" \n", "FALSE");
+        fake_transport t = snapshot_server(" \n", "TRUE");
         client c(test_options(), t);
         auto doc = c.fetch();
-        REQUIRE_FALSE(doc);
-        CHECK(doc.error().code == errc::empty_body);
+        REQUIRE(doc);
+        REQUIRE(doc->key_errors.size() == 1);
+        CHECK(doc->key_errors[0].code == errc::empty_body);
+        REQUIRE(doc->events.size() == 1);
+        CHECK(doc->events[0].type == event_type::preempted);
     }
     SECTION("preempted neither TRUE nor FALSE") {
         fake_transport t = snapshot_server("NONE", "MAYBE");
         client c(test_options(), t);
         auto doc = c.fetch();
-        REQUIRE_FALSE(doc);
-        CHECK(doc.error().code == errc::invalid_document);
-        CHECK(doc.error().field == "preempted");
+        REQUIRE(doc);
+        REQUIRE(doc->key_errors.size() == 1);
+        CHECK(doc->key_errors[0].code == errc::invalid_document);
+        CHECK(doc->key_errors[0].field == "preempted");
     }
     SECTION("no ETag on maintenance-event") {
         fake_transport t = snapshot_server("NONE", "FALSE", "");
         client c(test_options(), t);
         auto doc = c.fetch();
-        REQUIRE_FALSE(doc);
-        CHECK(doc.error().code == errc::invalid_document);
+        REQUIRE(doc);
+        REQUIRE(doc->key_errors.size() == 1);
+        CHECK(doc->key_errors[0].code == errc::invalid_document);
     }
     SECTION("no preempted key") {
         fake_transport t = snapshot_server("MIGRATE_ON_HOST_MAINTENANCE", "", "m1", "p1", 404);
         client c(test_options(), t);
         auto doc = c.fetch();
         REQUIRE(doc);
-        CHECK(doc->incarnation == "m1/");
+        CHECK(doc->incarnation == "m1");
         REQUIRE(doc->events.size() == 1);
         CHECK(doc->events[0].type == event_type::live_migrate);
     }
-    SECTION("maintenance-event missing is an error") {
+    // The instance's name answers; the keys do not.
+    auto keys_answer = [](int status) {
         fake_transport t;
-        t.respond(404, "", google());
+        t.otherwise([status](const http_request& r) -> result<http_response> {
+            if (contains(r.url, "/instance/name")) return answer(200, "vm-test", google());
+            return answer(status, "bad", google());
+        });
+        return t;
+    };
+    SECTION("maintenance-event missing is its error") {
+        fake_transport t = keys_answer(404);
         client c(test_options(), t);
         auto doc = c.fetch();
+        REQUIRE(doc);
+        REQUIRE(doc->key_errors.size() == 1);
+        CHECK(doc->key_errors[0].code == errc::not_found);
+    }
+    SECTION("every key failing fails the document") {
+        fake_transport t = keys_answer(400);
+        auto o = test_options();
+        o.read_upcoming_maintenance = false;
+        client c(o, t);
+        auto doc = c.fetch();
         REQUIRE_FALSE(doc);
-        CHECK(doc.error().code == errc::not_found);
+        CHECK(doc.error().http_status == 400);
     }
 }
 
@@ -829,7 +854,7 @@ TEST_CASE("next() watches: when preempted does not exist only maintenance-event 
     client c(watch_options(), t);
     auto first = c.next();
     REQUIRE(first);
-    CHECK(first->incarnation == "m1/");
+    CHECK(first->incarnation == "m1");
     auto next = c.next();
     REQUIRE(next);
     CHECK(next->incarnation == "m1/p1");  // the key appeared since: it is read, then watched next time
@@ -837,7 +862,8 @@ TEST_CASE("next() watches: when preempted does not exist only maintenance-event 
     CHECK(urls_with(t, "preempted?alt=text").size() == 2);
 }
 
-TEST_CASE("next() watches: an error on one key ends the other watch and is returned", "[gce][watch]") {
+TEST_CASE("next() watches: an error on one key ends the other watch and is that key's error in the document",
+          "[gce][watch]") {
     auto s = std::make_shared<watch_server>();
     fake_transport t = serve(s);
     s->maintenance_watch = [](const http_request&) -> result<http_response> { return answer(400, "bad", google()); };
@@ -845,10 +871,11 @@ TEST_CASE("next() watches: an error on one key ends the other watch and is retur
     client c(watch_options(), t);
     REQUIRE(c.next());
     auto next = c.next();  // the preempted hang, if not cut short, would end as a 200 "HUNG" after 10 s
-    REQUIRE_FALSE(next);
-    CHECK(next.error().code == errc::http_status);
-    CHECK(next.error().http_status == 400);
-    CHECK(contains(next.error().url, "/instance/maintenance-event?wait_for_change=true"));
+    REQUIRE(next);
+    REQUIRE(next->key_errors.size() == 1);
+    CHECK(next->key_errors[0].code == errc::http_status);
+    CHECK(next->key_errors[0].http_status == 400);
+    CHECK(contains(next->key_errors[0].url, "/instance/maintenance-event?wait_for_change=true"));
 }
 
 TEST_CASE("next() watches: cancel ends both hanging watches", "[gce][watch]") {
@@ -931,8 +958,8 @@ TEST_CASE("upcoming-maintenance (on by default): the window becomes an event - i
     CHECK(doc->events[0].affects("vm-test"));
     CHECK(warnings->empty());
 
-    // A failure or an answer that is not a window keeps the last window, with a warning, and
-    // never holds back the document.
+    // A failure or an answer that is not a window keeps the last window, its error in the
+    // document, and never holds back the document.
     next_answer->status = 503;
     next_answer->body = "busy";  // a real 503: retried, then given up
     auto before = t.request_count();
@@ -941,8 +968,9 @@ TEST_CASE("upcoming-maintenance (on by default): the window becomes an event - i
     REQUIRE(doc->events.size() == 1);
     CHECK(doc->events[0].id == "upcoming-maintenance");
     CHECK(t.request_count() == before + 2 + 3);  // maintenance-event, preempted, three attempts
-    REQUIRE(warnings->size() == 1);
-    CHECK(contains(warnings->back(), "could not be read"));
+    REQUIRE(doc->key_errors.size() == 1);  // the key's error is in the document, for the poller to report
+    CHECK(doc->key_errors[0].http_status == 503);
+    CHECK(contains(doc->key_errors[0].url, "upcoming-maintenance"));
 
     next_answer->status = 200;
     next_answer->body = R"({"type":"SCHEDULED","window_start_time":"next week"})";
@@ -950,8 +978,8 @@ TEST_CASE("upcoming-maintenance (on by default): the window becomes an event - i
     REQUIRE(doc.has_value());
     REQUIRE(doc->events.size() == 1);
     CHECK(doc->events[0].id == "upcoming-maintenance");
-    REQUIRE(warnings->size() == 2);
-    CHECK(contains(warnings->back(), "upcoming-maintenance.window_start_time"));
+    REQUIRE(doc->key_errors.size() == 1);
+    CHECK(contains(doc->key_errors[0].describe(), "upcoming-maintenance.window_start_time"));
 
     for (const char* none : {"{}", "NONE"}) {
         next_answer->body = none;
@@ -966,14 +994,14 @@ TEST_CASE("upcoming-maintenance (on by default): the window becomes an event - i
     REQUIRE(doc.has_value());
     CHECK(doc->events.empty());
     CHECK(t.request_count() == before + 3);  // maintenance-event, preempted, one upcoming: no retry
-    CHECK(warnings->size() == 2);            // the odd answers are no warning
+    CHECK(doc->key_errors.empty());          // the odd answers are no error
 
     next_answer->status = 404;
     REQUIRE(c.fetch().has_value());
     const auto asked = count_upcoming();
     REQUIRE(c.fetch().has_value());
     CHECK(count_upcoming() == asked);  // not asked again after the 404
-    CHECK(warnings->size() == 2);
+    CHECK(warnings->empty());
 }
 
 TEST_CASE("next() watches upcoming-maintenance as a third key: its change cuts the other watches short",

@@ -34,13 +34,15 @@ void usage(std::FILE* out) {
     std::fputs("usage: forewarn-emulator [--listen HOST:PORT] [--scenario FILE] [--speed X] [--rate-limit N]\n"
                "                         [--quiet] [--exit-with-parent] [--version]\n"
                "  --listen HOST:PORT   address to serve (default 127.0.0.1:0, port 0: any free port)\n"
-               "  --scenario FILE      a scenario file (docs/emulator.md); default: both services, nothing scheduled\n"
+               "  --scenario FILE      a scenario file (docs/emulator.md); default: every service, nothing scheduled\n"
                "  --speed X            scenario seconds per real second (default: the scenario's, else 1)\n"
                "  --rate-limit N       Azure requests per second before 429 (default: the scenario's, else 5; 0: off)\n"
                "  --quiet              print only the \"listening on\" line\n"
                "  --exit-with-parent   stop when the process that started it goes away (tests)\n"
                "  --version            print \"forewarn-emulator VERSION\" and exit\n"
-               "The first stdout line is \"listening on http://HOST:PORT\". Control API: /emulator/v1/.\n",
+               "Services: Azure (/metadata/), GCE (/computeMetadata/v1/), AWS (/latest/), Alibaba (/alibaba/latest/),\n"
+               "Tencent (/tencent/latest/). The first stdout line is \"listening on http://HOST:PORT\".\n"
+               "Control API: /emulator/v1/.\n",
                out);
 }
 
@@ -241,7 +243,7 @@ int main(int argc, char** argv) {
     }
     print_line("listening on http://" + host + ":" + std::to_string(port));
     if (!quiet) {
-        print_line("scenario: " + (config.name.empty() ? std::string("(none: both services, nothing scheduled)") : config.name) +
+        print_line("scenario: " + (config.name.empty() ? std::string("(none: every service, nothing scheduled)") : config.name) +
                    ", speed " + std::to_string(speed) + ", VMs " + std::to_string(config.vms.size()));
     }
 

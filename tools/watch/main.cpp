@@ -413,7 +413,12 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
                 return {r.ready ? 200 : 503, (r.ready ? "ready: " : "not ready: ") + one_line(r.why) + "\n"};
             }
             if (path == "/healthz") {
-                if (counters.healthy(health, s.health_max_age)) return {200, "ok\n"};
+                if (counters.healthy(health, s.health_max_age)) {
+                    // Still healthy (the other keys are heard), but a failing key is named.
+                    std::string body = "ok\n";
+                    for (const auto& e : health.key_errors) body += "failing key " + e.url + ": " + one_line(e.describe()) + "\n";
+                    return {200, body};
+                }
                 return {503, "no successful poll for more than " + std::to_string(s.health_max_age.count()) + " s" +
                                  (health.last_error ? ": " + health.last_error->describe() : std::string()) + "\n"};
             }
@@ -461,6 +466,22 @@ int usable(const Client& client) {
     return 0;
 }
 
+/// The agent over a `Client` made with `o` and the command line's endpoint, name and interval.
+template <class Client, class Options>
+int start(Options o, const settings& s) {
+    o.endpoint = s.endpoint;
+    o.self_name = s.self;
+    if constexpr (std::is_same_v<Options, forewarn::alibaba::client_options> || std::is_same_v<Options, forewarn::tencent::client_options>) {
+        if (s.interval) o.spot_interval = *s.interval;
+    } else if constexpr (!std::is_same_v<Options, forewarn::gce::client_options>) {
+        if (s.interval) o.poll_interval = *s.interval;
+    }
+    Client client(std::move(o));
+    if (auto v = usable(client); v != 0) return v;
+    const std::string where = client.endpoint();
+    return run_agent(std::move(client), s, where, forewarn::to_string(Client::source_cloud));
+}
+
 /// The agent: its arguments (the program's name first) to its exit code.
 int agent_main(const std::vector<std::string>& args, watch::service::streams out) {
     out_streams = out;
@@ -476,6 +497,8 @@ int agent_main(const std::vector<std::string>& args, watch::service::streams out
         d.azure_endpoint = s.endpoint;
         d.gce_endpoint = s.endpoint;
         d.aws_endpoint = s.endpoint;
+        d.alibaba_endpoint = s.endpoint;
+        d.tencent_endpoint = s.endpoint;
         auto found = forewarn::detect_cloud(d);
         if (!found) {
             // A malformed --endpoint is a usage error (exit 2), said before anything else; any other
@@ -486,42 +509,23 @@ int agent_main(const std::vector<std::string>& args, watch::service::streams out
             return usage ? 2 : 1;
         }
         if (found->found == forewarn::cloud::none) {
-            std::fputs("forewarn-watch: no Azure IMDS, GCE metadata server or AWS IMDS answers here", out_streams.log);
-            std::fprintf(out_streams.log, " (azure: %s; gce: %s; aws: %s)", found->azure_error.describe().c_str(),
-                         found->gce_error.describe().c_str(), found->aws_error.describe().c_str());
+            std::fputs("forewarn-watch: no Azure IMDS, GCE metadata server, AWS IMDS, Alibaba or Tencent metadata answers here",
+                       out_streams.log);
+            std::fprintf(out_streams.log, " (azure: %s; gce: %s; aws: %s; alibaba: %s; tencent: %s)",
+                         found->azure_error.describe().c_str(), found->gce_error.describe().c_str(),
+                         found->aws_error.describe().c_str(), found->alibaba_error.describe().c_str(),
+                         found->tencent_error.describe().c_str());
             std::fputs("; use --cloud and --endpoint\n", out_streams.log);
             return 1;
         }
         cloud = std::string(forewarn::to_string(found->found));
     }
 
-    if (cloud == "azure") {
-        forewarn::azure::client_options o;
-        o.endpoint = s.endpoint;
-        o.self_name = s.self;
-        if (s.interval) o.poll_interval = *s.interval;
-        forewarn::azure::scheduled_events_client client(o);
-        if (auto v = usable(client); v != 0) return v;
-        const std::string where = client.endpoint();
-        return run_agent(std::move(client), s, where, "azure");
-    }
-    if (cloud == "aws") {
-        forewarn::aws::client_options o;
-        o.endpoint = s.endpoint;
-        o.self_name = s.self;
-        if (s.interval) o.poll_interval = *s.interval;
-        forewarn::aws::instance_metadata_client client(o);
-        if (auto v = usable(client); v != 0) return v;
-        const std::string where = client.endpoint();
-        return run_agent(std::move(client), s, where, "aws");
-    }
-    forewarn::gce::client_options o;
-    o.endpoint = s.endpoint;
-    o.self_name = s.self;
-    forewarn::gce::metadata_client client(o);
-    if (auto v = usable(client); v != 0) return v;
-    const std::string where = client.endpoint();
-    return run_agent(std::move(client), s, where, "gce");
+    if (cloud == "azure") return start<forewarn::azure::scheduled_events_client>(forewarn::azure::client_options{}, s);
+    if (cloud == "aws") return start<forewarn::aws::instance_metadata_client>(forewarn::aws::client_options{}, s);
+    if (cloud == "alibaba") return start<forewarn::alibaba::metadata_client>(forewarn::alibaba::client_options{}, s);
+    if (cloud == "tencent") return start<forewarn::tencent::metadata_client>(forewarn::tencent::client_options{}, s);
+    return start<forewarn::gce::metadata_client>(forewarn::gce::client_options{}, s);
 }
 
 }  // namespace

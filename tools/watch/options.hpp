@@ -26,7 +26,7 @@
 namespace watch {
 
 struct settings {
-    std::string cloud = "auto";  // azure | gce | aws | auto
+    std::string cloud = "auto";  // azure | gce | aws | alibaba | tencent | auto
     std::string endpoint;
     bool json = false;
     std::string self;
@@ -114,9 +114,10 @@ inline std::string seconds_flag(std::string_view v, std::chrono::seconds& out, c
 
 inline const std::vector<flag>& flags() {
     static const std::vector<flag> table = {
-        {"cloud", "azure|gce|aws|auto", "which metadata service (default auto: probe them all)",
+        {"cloud", "azure|gce|aws|alibaba|tencent|auto", "which metadata service (default auto: probe them all)",
          [](settings& s, std::string_view v) -> std::string {
-             if (v != "azure" && v != "gce" && v != "aws" && v != "auto") return "--cloud must be azure, gce, aws or auto";
+             if (v != "azure" && v != "gce" && v != "aws" && v != "alibaba" && v != "tencent" && v != "auto")
+                 return "--cloud must be azure, gce, aws, alibaba, tencent or auto";
              s.cloud = std::string(v);
              return {};
          }},
@@ -213,7 +214,7 @@ inline const std::vector<flag>& flags() {
              if (e.empty()) s.grace = g;
              return e;
          }},
-        {"interval", "MS", "poll interval in milliseconds: Azure default 1000 (at least 200); AWS default 5000 (at least 1000) for the scheduled events and rebalance (the Spot notice is read every second)",
+        {"interval", "MS", "poll interval in milliseconds: Azure default 1000 (at least 200); AWS default 5000 (at least 1000) for the scheduled events, rebalance and Auto Scaling state (the Spot notice is read every second); Alibaba and Tencent: the Spot notice, default 1000 (at least 200)",
          [](settings& s, std::string_view v) -> std::string {
              long long n = 0;
              if (!parse_count(v, n) || n == 0) return "--interval needs a positive number of milliseconds";

@@ -13,15 +13,6 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-FOREWARN_INLINE bool aws_token_acceptable(std::string_view t) noexcept {
-    if (t.empty() || t.size() > 4096) return false;
-    for (const char c : t) {
-        const auto b = static_cast<unsigned char>(c);
-        if (b <= 0x20 || b >= 0x7F) return false;
-    }
-    return true;
-}
-
 FOREWARN_INLINE error aws_status_error(int status, std::string_view what, std::string_view body) {
     const std::string said = service_said(body);
     switch (status) {

@@ -10,7 +10,8 @@
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/http.hpp>
-#include <forewarn/detail/metadata_exchange.hpp>
+#include <forewarn/detail/client_base.hpp>
+#include <forewarn/detail/latest_metadata.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
@@ -45,7 +46,7 @@ struct instance_identity {
 };
 
 /// The longest session token IMDS grants, in seconds (six hours).
-inline constexpr int max_token_ttl_seconds = 21600;
+inline constexpr int max_token_ttl_seconds = forewarn::detail::max_session_token_ttl;
 
 /// Options of basic_instance_metadata_client. Plain struct: set what you need.
 struct client_options {
@@ -65,6 +66,9 @@ struct client_options {
     /// next(): how often the scheduled events and the rebalance recommendation are read (days
     /// and minutes of notice). Never below 1 s.
     std::chrono::milliseconds poll_interval{5000};
+    /// next(): also read the Auto Scaling target lifecycle state (a 404 outside a group): its
+    /// `Terminated` and `Warmed:Terminated` are a notice of type terminate.
+    bool read_target_lifecycle_state = true;
     std::chrono::milliseconds timeout{std::chrono::seconds(5)};  ///< total timeout of each request
     std::chrono::milliseconds connect_timeout{std::chrono::seconds(2)};
     std::size_t max_body = std::size_t(1) << 20;  ///< a longer answer fails with errc::body_too_large
@@ -83,9 +87,6 @@ struct client_options {
 
 namespace detail {
 
-// A token is a short printable ASCII string; anything else is not IMDS talking.
-bool aws_token_acceptable(std::string_view t) noexcept;
-
 error aws_status_error(int status, std::string_view what, std::string_view body = {});
 
 }  // namespace detail
@@ -93,10 +94,13 @@ error aws_status_error(int status, std::string_view what, std::string_view body 
 namespace aws {
 
 /**
- * AWS EC2 instance metadata (IMDSv2) over a Transport, a notice source: next() gives one
- * document every poll interval with the Spot instance-action, the rebalance recommendation and
- * the scheduled events (docs/aws.md has the mapping). AWS approves nothing through IMDS:
- * can_approve() is false and approve() errc::unsupported.
+ * AWS EC2 instance metadata (IMDSv2) over a Transport, a notice source: next() reads the Spot
+ * instance-action every `spot_interval`, and the scheduled events, the rebalance recommendation
+ * and the Auto Scaling target lifecycle state every `poll_interval`, and gives a document as soon
+ * as one of them changed, else once all were read again (docs/aws.md has the mapping). A 404 on
+ * any of them means none. A key whose answer fails (a status, a list that does not parse) keeps
+ * its last good answer and its error is in document::key_errors: it never hides the others'
+ * notices. AWS approves nothing through IMDS: can_approve() is false and approve() errc::unsupported.
  *
  * Every request carries the session token (`X-aws-ec2-metadata-token`), got by `PUT
  * /latest/api/token` with the TTL asked for, renewed on the client's clock before it expires and
@@ -105,55 +109,24 @@ namespace aws {
  * cancel() and reset() may come from any thread.
  */
 template <class Transport = default_transport>
-class basic_instance_metadata_client {
+class basic_instance_metadata_client
+    : public forewarn::detail::client_base<basic_instance_metadata_client<Transport>, Transport> {
+    using base_type = forewarn::detail::client_base<basic_instance_metadata_client<Transport>, Transport>;
+    friend base_type;
+
 public:
-    using transport_type = Transport;
     using identity_type = instance_identity;
+    /// The cloud whose metadata this client reads (document::origin).
+    static constexpr cloud source_cloud = cloud::aws;
 
     explicit basic_instance_metadata_client(client_options options = {}, Transport transport = Transport());
-    basic_instance_metadata_client(basic_instance_metadata_client&&) noexcept(std::is_nothrow_move_constructible_v<Transport>);
-    basic_instance_metadata_client& operator=(basic_instance_metadata_client&&) noexcept(std::is_nothrow_move_assignable_v<Transport>);
-    ~basic_instance_metadata_client();
 
     /// The base URL in use, after the precedence rules.
     const std::string& endpoint() const noexcept { return endpoint_; }
     const client_options& options() const noexcept { return options_; }
-    Transport& transport() noexcept { return x_.transport(); }
-    const Transport& transport() const noexcept { return x_.transport(); }
-    const forewarn::clock& clock() const noexcept { return x_.clock(); }
-    const forewarn::logger& log() const noexcept { return x_.log(); }
     /// Session tokens got so far (the first one included): how often the client renewed.
-    std::size_t tokens_fetched() const noexcept { return tokens_fetched_; }
+    std::size_t tokens_fetched() const noexcept { return imds_.tokens_fetched(); }
 
-    /// A configuration that can never work (a malformed endpoint, a TTL outside 1..21600, IMDS
-    /// turned off by AWS_EC2_METADATA_DISABLED), or success.
-    result<void> validate() const { return x_.validate(); }
-
-    /// AWS approves nothing through IMDS: false.
-    bool can_approve() const noexcept { return false; }
-    /// errc::unsupported: maintenance on AWS is rescheduled through the EC2 API, not IMDS.
-    result<void> approve(const std::vector<std::string>&) {
-        return error(errc::unsupported, "AWS takes no approvals through the instance metadata service");
-    }
-
-    /**
-     * The next document: at once the first time; then each notice path on its own cadence (the
-     * Spot instance-action every `spot_interval`, the others every `poll_interval`), a document
-     * as soon as one of them changed, else once all three were read again; earlier when
-     * `not_after` comes first or wake() is called.
-     */
-    result<document> next(forewarn::clock::time_point not_after = (forewarn::clock::time_point::max)());
-
-    /// Ends the wait in progress in next() now (not a request). Thread-safe.
-    void wake() noexcept { x_.wake(); }
-
-    /**
-     * Reads the three notice paths once: the scheduled events (a 404 counts as none), the Spot
-     * instance-action and the rebalance recommendation (404: none). Their events name this
-     * instance (`resources`) once its name is known. Any other failure fails the whole document:
-     * a partial one would look like notices that vanished.
-     */
-    result<document> fetch();
 
     /**
      * This instance's identity, asked once and cached: instance-id (required), instance-type,
@@ -162,211 +135,86 @@ public:
      */
     result<instance_identity> identity();
 
-    /// Makes the in-flight request, any backoff and the wait in next() return errc::cancelled
-    /// promptly; sticky until reset().
-    void cancel() noexcept { x_.cancel(); }
-    /// Clears a cancel() so that the client can be used again.
-    void reset() noexcept { x_.reset(); }
-
 private:
-    // The notice paths, the keys of this source, in the document's order.
-    static constexpr std::size_t key_count = 3;
+    // The keys of this source, in the document's order.
+    static constexpr std::size_t key_count = 4;
+    static constexpr bool may_hang = false;
     static constexpr std::string_view key_paths[key_count] = {scheduled_events_path, spot_instance_action_path,
-                                                               rebalance_path};
-    static constexpr std::string_view key_whats[key_count] = {
-        "GET events/maintenance/scheduled", "GET spot/instance-action", "GET events/recommendations/rebalance"};
+                                                               rebalance_path, target_lifecycle_state_path};
 
     forewarn::detail::key_plan plan(std::size_t k) const {
+        if (k == 3 && !options_.read_target_lifecycle_state) return forewarn::detail::key_plan::off();
         return forewarn::detail::key_plan::poll(k == 1 ? options_.spot_interval : options_.poll_interval);
     }
+    std::string event_owner() const { return options_.self_name.empty() && identity_ ? identity_->name : options_.self_name; }
 
-    // One notice path read: its answer kept (nullopt: 404, none); true when it differs from
-    // the one the last document was made of.
-    result<bool> ask(std::size_t k) {
-        auto r = get(key_paths[k], key_whats[k]);
-        if (!r) return std::move(r).error();
-        const auto& before = composed_[k];
-        const bool changed = r->has_value() != before.has_value() || (*r && (*r)->body != before->body);
-        answers_[k] = std::move(*r);
-        return changed;
-    }
-
-    result<document> compose();
-
-    // A token that is good for a while yet: renewed when less than a tenth of its life (at most a
-    // minute) is left, so that a request never goes out with one about to expire.
-    result<void> ensure_token() {
-        if (imdsv1_) return {};
-        const auto now = x_.clock().now();
-        if (token_ && now < token_renew_at_) return {};
-        const std::string u = endpoint_ + "/latest/api/token";
-        http_request req = base_request(http_method::put, u);
-        req.headers.push_back({"X-aws-ec2-metadata-token-ttl-seconds", std::to_string(options_.token_ttl.count())});
-        auto answer = send_with_retries(req, "PUT api/token");
-        if (!answer) {
-            const int status = answer.error().http_status;
-            if (options_.allow_imdsv1 && (status == 403 || status == 404 || status == 405)) {
-                imdsv1_ = true;
-                x_.log()(log_level::warn, "IMDSv2 token refused (HTTP " + std::to_string(status) + "): using IMDSv1", u);
-                return {};
-            }
-            return std::move(answer).error();
-        }
-        const auto token = forewarn::detail::trim(answer->body);
-        if (!forewarn::detail::aws_token_acceptable(token))
-            return error(errc::invalid_document, "PUT api/token: the answer is not a session token").at_url(u);
-        token_ = std::string(token);
-        ++tokens_fetched_;
-        const auto ttl = std::chrono::duration_cast<forewarn::clock::duration>(options_.token_ttl);
-        const auto margin = (std::min)(ttl / 10, std::chrono::duration_cast<forewarn::clock::duration>(std::chrono::minutes(1)));
-        token_renew_at_ = forewarn::clock::saturating_add(now, ttl - margin);
+    result<void> before_read() { return imds_.ensure_token(this->x_, endpoint_); }
+    result<void> before_fetch() {
+        if (!identity_ && options_.self_name.empty()) (void)identity();  // its failure is identity()'s to report
         return {};
     }
 
-    // GET `path` with the token: the answer on 200, nothing on 404, an error otherwise. A 401
-    // renews the token once and asks again.
-    result<std::optional<http_response>> get(std::string_view path, std::string_view what) {
-        const std::string u = endpoint_ + std::string(path);
-        for (int attempt = 0; attempt < 2; ++attempt) {
-            if (auto t = ensure_token(); !t) return std::move(t).error();
-            http_request req = base_request(http_method::get, u);
-            if (token_ && !imdsv1_) req.headers.push_back({"X-aws-ec2-metadata-token", *token_});
-            auto answer = send_with_retries(req, what);
-            if (answer) return std::optional<http_response>(std::move(*answer));
-            if (answer.error().code == errc::not_found) return std::optional<http_response>();
-            if (answer.error().http_status == 401 && attempt == 0 && !imdsv1_) {
-                token_.reset();  // expired or revoked early: one fresh token, one more try
-                continue;
-            }
-            return std::move(answer).error();
+    // One notice path read and parsed (a 404: none).
+    result<forewarn::detail::key_reading> read_key(std::size_t k, std::size_t, std::optional<std::chrono::seconds>) {
+        auto r = imds_.get(this->x_, endpoint_, key_paths[k]);
+        if (!r) return std::move(r).error();
+        forewarn::detail::key_reading out;
+        if (!*r) return out;
+        out.service_time = forewarn::detail::service_time_of(**r);
+        const std::string& body = (*r)->body;
+        auto fail = [&](error e) { return std::move(e).at_url(endpoint_ + std::string(key_paths[k])); };
+        if (k == 0) {
+            auto events = parse_scheduled_events(body);
+            if (!events) return fail(std::move(events).error());
+            out.events = std::move(*events);
+        } else if (k == 3) {
+            auto e = parse_target_lifecycle_state(body);
+            if (!e) return fail(std::move(e).error());
+            if (*e) out.events.push_back(std::move(**e));
+        } else {
+            auto e = k == 1 ? parse_spot_instance_action(body) : parse_rebalance_recommendation(body);
+            if (!e) return fail(std::move(e).error());
+            out.events.push_back(std::move(*e));
         }
-        return error(errc::http_status, std::string(what) + ": 401 Unauthorized with a fresh token", 401).at_url(u);
-    }
-
-    http_request base_request(http_method method, const std::string& url) const {
-        http_request req;
-        req.method = method;
-        req.url = url;
-        req.timeout = options_.timeout;
-        req.connect_timeout = options_.connect_timeout;
-        req.max_body = options_.max_body;
-        return req;
-    }
-
-    // The line of each request names the method, URL and status: never a header, so never the token.
-    result<http_response> send_with_retries(const http_request& req, std::string_view what) {
-        return x_.send(0, req, [&](http_response& r) -> result<http_response> {
-            if (r.status != 200) return forewarn::detail::aws_status_error(r.status, what, r.body).at_url(req.url);
-            return std::move(r);
-        });
+        return out;
     }
 
     client_options options_;
     std::string endpoint_;
-    forewarn::detail::metadata_exchange<Transport> x_;
-    std::optional<http_response> answers_[key_count];   // each path's last answer (nullopt: 404)
-    std::optional<http_response> composed_[key_count];  // the answers the last document was made of
-    std::optional<std::string> token_;
-    forewarn::clock::time_point token_renew_at_{};
-    std::size_t tokens_fetched_ = 0;
-    bool imdsv1_ = false;
+    forewarn::detail::latest_metadata imds_;
     std::optional<instance_identity> identity_;
 };
 
-// The special members are defined out of the class, like every other member, so that compiled
-// mode's extern template declaration covers them too (a user's file then compiles none of them).
-template <class Transport>
-basic_instance_metadata_client<Transport>::basic_instance_metadata_client(basic_instance_metadata_client&&) noexcept(
-    std::is_nothrow_move_constructible_v<Transport>) = default;
-template <class Transport>
-basic_instance_metadata_client<Transport>& basic_instance_metadata_client<Transport>::operator=(basic_instance_metadata_client&&) noexcept(
-    std::is_nothrow_move_assignable_v<Transport>) = default;
-template <class Transport>
-basic_instance_metadata_client<Transport>::~basic_instance_metadata_client() = default;
-
 template <class Transport>
 basic_instance_metadata_client<Transport>::basic_instance_metadata_client(client_options options, Transport transport)
-    : options_(std::move(options)),
-      x_(std::move(transport), 1,
-         forewarn::detail::exchange_settings{options_.clock, options_.log, options_.rate_limit,
-                                             (std::max)(options_.spot_interval, std::chrono::milliseconds(200))},
-         retry_policy(retry_rules::aws, options_.retry)) {
-    static_assert(is_transport_v<Transport>, "Transport must model forewarn::is_transport");
+    : base_type(std::move(transport), 1,
+           forewarn::detail::exchange_settings{options.clock, options.log, options.rate_limit,
+                                               (std::max)(options.spot_interval, std::chrono::milliseconds(200))},
+           retry_policy(retry_rules::aws, options.retry), key_count),
+      options_(std::move(options)),
+      imds_(forewarn::detail::latest_settings{"X-aws-ec2-metadata-token", "IMDSv2", options_.token_ttl, options_.allow_imdsv1,
+                                              options_.timeout, options_.connect_timeout, options_.max_body,
+                                              &forewarn::detail::aws_status_error}) {
     options_.spot_interval = (std::max)(options_.spot_interval, std::chrono::milliseconds(200));
     options_.poll_interval = (std::max)(options_.poll_interval, std::chrono::milliseconds(1000));
     auto endpoint = forewarn::detail::aws_resolve_endpoint(options_.endpoint, "aws::client_options::endpoint", options_.ipv6);
     if (!endpoint) {
-        x_.set_config_error(std::move(endpoint).error());
-    } else {
-        endpoint_ = std::move(*endpoint);
+        this->x_.set_config_error(std::move(endpoint).error());
+        return;
     }
-    if (!x_.config_error() && (options_.token_ttl.count() < 1 || options_.token_ttl.count() > max_token_ttl_seconds))
-        x_.set_config_error(error(errc::invalid_argument, "aws::client_options::token_ttl: " +
-                                                              std::to_string(options_.token_ttl.count()) +
-                                                              " s is outside 1..21600"));
-    if (!x_.config_error() && forewarn::detail::aws_metadata_disabled())
-        x_.set_config_error(
+    endpoint_ = std::move(*endpoint);
+    auto ttl = forewarn::detail::latest_metadata::check_ttl(options_.token_ttl, "aws::client_options::token_ttl");
+    if (!ttl)
+        this->x_.set_config_error(std::move(ttl).error());
+    else if (forewarn::detail::aws_metadata_disabled())
+        this->x_.set_config_error(
             error(errc::unsupported, "the instance metadata service is turned off by AWS_EC2_METADATA_DISABLED"));
 }
 
 template <class Transport>
-result<document> basic_instance_metadata_client<Transport>::next(forewarn::clock::time_point not_after) {
-    return x_.next(
-        not_after, key_count, [this](std::size_t k) { return plan(k); },
-        [this](std::size_t k, std::size_t, std::optional<std::chrono::seconds>) { return ask(k); },
-        [this] { return fetch(); }, [this] { return compose(); });
-}
-
-template <class Transport>
-result<document> basic_instance_metadata_client<Transport>::fetch() {
-    if (auto v = x_.validate(); !v) return std::move(v).error();
-    if (!identity_ && options_.self_name.empty()) (void)identity();  // its failure is identity()'s to report
-    auto read = x_.read_all(
-        key_count, [this](std::size_t k) { return plan(k); },
-        [this](std::size_t k, std::size_t, std::optional<std::chrono::seconds>) { return ask(k); });
-    if (!read) return std::move(read).error();
-    return compose();
-}
-
-template <class Transport>
-result<document> basic_instance_metadata_client<Transport>::compose() {
-    document doc;
-    doc.origin = cloud::aws;
-    if (const auto& scheduled = answers_[0]) {
-        auto events = parse_scheduled_events(scheduled->body);
-        if (!events) return std::move(events).error().at_url(endpoint_ + std::string(key_paths[0]));
-        doc.events = std::move(*events);
-        doc.service_time = forewarn::detail::service_time_of(*scheduled);
-    }
-    if (const auto& spot = answers_[1]) {
-        auto e = parse_spot_instance_action(spot->body);
-        if (!e) return std::move(e).error().at_url(endpoint_ + std::string(key_paths[1]));
-        doc.events.push_back(std::move(*e));
-        if (!doc.service_time) doc.service_time = forewarn::detail::service_time_of(*spot);
-    }
-    if (const auto& rebalance = answers_[2]) {
-        auto e = parse_rebalance_recommendation(rebalance->body);
-        if (!e) return std::move(e).error().at_url(endpoint_ + std::string(key_paths[2]));
-        doc.events.push_back(std::move(*e));
-        if (!doc.service_time) doc.service_time = forewarn::detail::service_time_of(*rebalance);
-    }
-    const std::string self = options_.self_name.empty() ? (identity_ ? identity_->name : std::string()) : options_.self_name;
-    if (!self.empty())
-        for (auto& e : doc.events) e.resources = {self};
-    for (std::size_t k = 0; k < key_count; ++k) composed_[k] = answers_[k];
-    return doc;
-}
-
-template <class Transport>
 result<instance_identity> basic_instance_metadata_client<Transport>::identity() {
-    if (identity_) return *identity_;
-    if (!options_.self_name.empty()) {
-        instance_identity id;
-        id.name = options_.self_name;
-        identity_ = id;
-        return id;
-    }
-    if (auto v = x_.validate(); !v) return std::move(v).error();
+    if (this->known_identity(identity_, options_.self_name)) return *identity_;
+    if (auto v = this->validate(); !v) return std::move(v).error();
     instance_identity id;
     struct field {
         std::string_view path;
@@ -377,7 +225,7 @@ result<instance_identity> basic_instance_metadata_client<Transport>::identity() 
                           field{"/latest/meta-data/instance-type", &instance_identity::instance_type, false},
                           field{"/latest/meta-data/placement/availability-zone", &instance_identity::availability_zone, false},
                           field{"/latest/meta-data/instance-life-cycle", &instance_identity::lifecycle, false}}) {
-        auto r = get(f.path, "GET identity");
+        auto r = imds_.get(this->x_, endpoint_, f.path);
         if (!r) return std::move(r).error();
         if (!*r) {
             if (!f.required) continue;

@@ -58,6 +58,25 @@ FOREWARN_INLINE result<std::optional<std::chrono::system_clock::time_point>> aws
 
 namespace aws {
 
+FOREWARN_INLINE result<std::optional<event>> parse_target_lifecycle_state(std::string_view body) {
+    const auto state = detail::trim(body);
+    bool word = !state.empty() && state.size() <= 64;
+    for (const char c : state) word = word && ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == ':');
+    if (!word) {
+        error e(errc::invalid_document, "autoscaling/target-lifecycle-state: not a lifecycle state");
+        e.field = "target-lifecycle-state";
+        return e;
+    }
+    if (state != "Terminated" && state != "Warmed:Terminated") return std::optional<event>();
+    event e;
+    e.id = std::string(autoscaling_event_id);
+    e.type = event_type::terminate;
+    e.raw_type = std::string(state);
+    e.status = event_status::scheduled;
+    e.description = "Auto Scaling is terminating this instance (target lifecycle state " + e.raw_type + ")";
+    return std::optional<event>(std::move(e));
+}
+
 FOREWARN_INLINE result<event> parse_spot_instance_action(std::string_view body) {
     auto doc = detail::aws_parse_body(body, "spot/instance-action");
     if (!doc) return std::move(doc).error();

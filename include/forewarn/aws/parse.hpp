@@ -20,6 +20,7 @@
 #include <forewarn/result.hpp>
 #include <forewarn/time.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,10 +33,12 @@ namespace aws {
 inline constexpr std::string_view spot_instance_action_path = "/latest/meta-data/spot/instance-action";
 inline constexpr std::string_view rebalance_path = "/latest/meta-data/events/recommendations/rebalance";
 inline constexpr std::string_view scheduled_events_path = "/latest/meta-data/events/maintenance/scheduled";
+inline constexpr std::string_view target_lifecycle_state_path = "/latest/meta-data/autoscaling/target-lifecycle-state";
 
 /// The ids of the notices that have none on the wire (one of each at a time).
 inline constexpr std::string_view spot_event_id = "spot-instance-action";
 inline constexpr std::string_view rebalance_event_id = "rebalance-recommendation";
+inline constexpr std::string_view autoscaling_event_id = "autoscaling-termination";
 
 /**
  * The Spot instance-action body as an event: id spot_event_id, type from the action
@@ -58,6 +61,15 @@ result<event> parse_rebalance_recommendation(std::string_view body);
  * model. An EventId twice, a missing EventId or Code, or a malformed time is an error.
  */
 result<std::vector<event>> parse_scheduled_events(std::string_view body);
+
+/**
+ * The Auto Scaling target lifecycle state (`InService`, `Terminated`, `Warmed:Terminated`, ...):
+ * `Terminated` and `Warmed:Terminated` (the group is scaling this instance in; a lifecycle hook
+ * may hold it) are an event with id autoscaling_event_id, type terminate, raw_type the state,
+ * status scheduled, no time; any other state is none. An answer that is not one word of letters
+ * and ':' (HTML, JSON, empty) is an error.
+ */
+result<std::optional<event>> parse_target_lifecycle_state(std::string_view body);
 
 }  // namespace aws
 FOREWARN_END_NAMESPACE

@@ -10,7 +10,7 @@
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/http.hpp>
-#include <forewarn/detail/metadata_exchange.hpp>
+#include <forewarn/detail/client_base.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
@@ -107,48 +107,33 @@ namespace azure {
  * @endcode
  */
 template <class Transport = default_transport>
-class basic_scheduled_events_client {
+class basic_scheduled_events_client
+    : public forewarn::detail::client_base<basic_scheduled_events_client<Transport>, Transport> {
+    using base_type = forewarn::detail::client_base<basic_scheduled_events_client<Transport>, Transport>;
+    friend base_type;
+
 public:
-    using transport_type = Transport;
     using identity_type = instance_identity;
+    /// The cloud whose metadata this client reads (document::origin).
+    static constexpr cloud source_cloud = cloud::azure;
 
     explicit basic_scheduled_events_client(client_options options = {}, Transport transport = Transport());
-    basic_scheduled_events_client(basic_scheduled_events_client&&) noexcept(std::is_nothrow_move_constructible_v<Transport>);
-    basic_scheduled_events_client& operator=(basic_scheduled_events_client&&) noexcept(std::is_nothrow_move_assignable_v<Transport>);
-    ~basic_scheduled_events_client();
 
     /// The base URL in use, after the precedence rules (e.g. "http://169.254.169.254").
     const std::string& endpoint() const noexcept { return endpoint_; }
     /// The full Scheduled Events URL, api-version included.
     std::string url() const { return endpoint_ + "/metadata/scheduledevents?api-version=" + options_.api_version; }
     const client_options& options() const noexcept { return options_; }
-    Transport& transport() noexcept { return x_.transport(); }
-    const Transport& transport() const noexcept { return x_.transport(); }
-    const forewarn::clock& clock() const noexcept { return x_.clock(); }
-    const forewarn::logger& log() const noexcept { return x_.log(); }
     /// The incarnation of the last document fetched, if any.
     const std::optional<std::string>& last_incarnation() const noexcept { return last_incarnation_; }
-
-    /// A configuration that can never work (a malformed endpoint or api-version), or success.
-    result<void> validate() const { return x_.validate(); }
 
     /// Azure takes approvals: true.
     bool can_approve() const noexcept { return true; }
 
-    /**
-     * The next document: at once the first time, then `poll_interval` after the last request,
-     * earlier when `not_after` comes first or wake() is called.
-     */
-    result<document> next(forewarn::clock::time_point not_after = (forewarn::clock::time_point::max)());
-
-    /// Ends the wait in progress in next() now (not a request). Thread-safe.
-    void wake() noexcept { x_.wake(); }
-
-    /// GETs and parses the current document once. Only a 200 with a well-formed document
-    /// succeeds; 400 is errc::http_status (missing header or api-version), 404 errc::not_found,
-    /// any other status errc::http_status with it, after the retries Azure's rules allow. An
-    /// error's message carries what the service said.
-    result<document> fetch();
+    // next() (every `poll_interval`) and fetch() come from the base: one GET of the document. Only
+    // a 200 with a well-formed document succeeds; 400 is errc::http_status (missing header or
+    // api-version), 404 errc::not_found, any other status errc::http_status with it, after the
+    // retries Azure's rules allow. An error's message carries what the service said.
 
     /**
      * Approves (starts) events: one POST with every id; any 2xx is success. An empty list sends
@@ -161,117 +146,74 @@ public:
     /// This VM's identity from the instance metadata, asked once and cached (or options.self_name).
     result<instance_identity> identity();
 
-    /// Makes the in-flight request, any backoff and the wait in next() return errc::cancelled
-    /// promptly; sticky until reset().
-    void cancel() noexcept { x_.cancel(); }
-    /// Clears a cancel() so that the client can be used again.
-    void reset() noexcept { x_.reset(); }
-
 private:
+    static constexpr std::size_t key_count = 1;
+    static constexpr bool may_hang = false;
+
+    forewarn::detail::key_plan plan(std::size_t) const { return forewarn::detail::key_plan::poll(options_.poll_interval); }
+    std::string event_owner() const { return {}; }  // Azure's events name their VMs
+
     // One exchange with retries on the caller's lane. A 200 is an answer (any 2xx when
     // `any_2xx`: an approval has no body to read); the caller reads the body.
     result<http_response> request(http_method method, std::string url, std::string body, std::string_view what,
                                   bool any_2xx = false) {
-        http_request req;
-        req.method = method;
-        req.url = std::move(url);
+        http_request req = this->make_request(method, std::move(url), answered_ ? options_.poll_timeout : options_.first_call_timeout,
+                                              options_.connect_timeout, options_.max_body);
         req.headers.push_back({"Metadata", "true"});
         if (method == http_method::post) req.headers.push_back({"Content-Type", "application/json"});
         req.body = std::move(body);
-        req.connect_timeout = options_.connect_timeout;
-        req.max_body = options_.max_body;
-        return x_.run(0, [&]() -> result<http_response> {
-            req.timeout = answered_ ? options_.poll_timeout : options_.first_call_timeout;
-            auto r = x_.send_once(0, req);
-            if (!r) return r;
-            const bool ok = r->status == 200 || (any_2xx && r->status > 200 && r->status <= 299);
-            if (!ok)
-                return forewarn::detail::azure_status_error(r->status, what, options_.api_version, r->body).at_url(req.url);
+        return this->x_.send(0, req, [&](http_response& r) -> result<http_response> {
+            const bool ok = r.status == 200 || (any_2xx && r.status > 200 && r.status <= 299);
+            if (!ok) return forewarn::detail::azure_status_error(r.status, what, options_.api_version, r.body).at_url(req.url);
             answered_ = true;
-            return r;
+            return std::move(r);
         });
     }
 
     // The one key: the document, read plainly (Scheduled Events cannot hang).
-    result<bool> ask_document() {
+    result<forewarn::detail::key_reading> read_key(std::size_t, std::size_t, std::optional<std::chrono::seconds>) {
         auto answer = request(http_method::get, url(), {}, "GET scheduledevents");
         if (!answer) return std::move(answer).error();
-        answer_ = std::move(*answer);
-        return true;
+        auto doc = parse_document(answer->body, options_.api_version);
+        if (!doc) return std::move(doc).error().at_url(url());
+        return forewarn::detail::key_reading{std::move(doc->events), std::move(doc->incarnation),
+                                             forewarn::detail::service_time_of(*answer)};
     }
 
-    result<document> compose() {
-        auto doc = parse_document(answer_.body, options_.api_version);
-        if (!doc) return std::move(doc).error().at_url(url());
-        doc->service_time = forewarn::detail::service_time_of(answer_);
-        last_incarnation_ = doc->incarnation;
-        return doc;
-    }
+    void finish(document& doc) { last_incarnation_ = doc.incarnation; }
 
     client_options options_;
     std::string endpoint_;
-    forewarn::detail::metadata_exchange<Transport> x_;
-    http_response answer_;  // the last document's answer
     std::optional<std::string> last_incarnation_;
     std::optional<instance_identity> identity_;
     bool answered_ = false;
 };
 
-// The special members are defined out of the class, like every other member, so that compiled
-// mode's extern template declaration covers them too (a user's file then compiles none of them).
-template <class Transport>
-basic_scheduled_events_client<Transport>::basic_scheduled_events_client(basic_scheduled_events_client&&) noexcept(
-    std::is_nothrow_move_constructible_v<Transport>) = default;
-template <class Transport>
-basic_scheduled_events_client<Transport>& basic_scheduled_events_client<Transport>::operator=(basic_scheduled_events_client&&) noexcept(
-    std::is_nothrow_move_assignable_v<Transport>) = default;
-template <class Transport>
-basic_scheduled_events_client<Transport>::~basic_scheduled_events_client() = default;
-
 template <class Transport>
 basic_scheduled_events_client<Transport>::basic_scheduled_events_client(client_options options, Transport transport)
-    : options_(std::move(options)),
-      x_(std::move(transport), 1,
-         forewarn::detail::exchange_settings{options_.clock, options_.log, options_.rate_limit,
-                                             (std::max)(options_.poll_interval, std::chrono::milliseconds(200))},
-         retry_policy(retry_rules::azure, options_.retry)) {
-    static_assert(is_transport_v<Transport>, "Transport must model forewarn::is_transport");
+    : base_type(std::move(transport), 1,
+           forewarn::detail::exchange_settings{options.clock, options.log, options.rate_limit,
+                                               (std::max)(options.poll_interval, std::chrono::milliseconds(200))},
+           retry_policy(retry_rules::azure, options.retry), key_count),
+      options_(std::move(options)) {
     options_.poll_interval = (std::max)(options_.poll_interval, std::chrono::milliseconds(200));
     auto endpoint = forewarn::detail::azure_resolve_endpoint(options_.endpoint, "azure::client_options::endpoint");
     if (!endpoint) {
-        x_.set_config_error(std::move(endpoint).error());
+        this->x_.set_config_error(std::move(endpoint).error());
     } else {
         endpoint_ = std::move(*endpoint);
-        if (auto v = validate_api_version(options_.api_version); !v) x_.set_config_error(std::move(v).error());
+        if (auto v = validate_api_version(options_.api_version); !v) this->x_.set_config_error(std::move(v).error());
     }
 }
 
 template <class Transport>
-result<document> basic_scheduled_events_client<Transport>::next(forewarn::clock::time_point not_after) {
-    return x_.next(
-        not_after, 1, [this](std::size_t) { return forewarn::detail::key_plan::poll(options_.poll_interval); },
-        [this](std::size_t, std::size_t, std::optional<std::chrono::seconds>) { return ask_document(); },
-        [this] { return fetch(); }, [this] { return compose(); });
-}
-
-template <class Transport>
-result<document> basic_scheduled_events_client<Transport>::fetch() {
-    if (auto v = x_.validate(); !v) return std::move(v).error();
-    auto read = x_.read_all(
-        1, [](std::size_t) { return forewarn::detail::key_plan::poll({}); },
-        [this](std::size_t, std::size_t, std::optional<std::chrono::seconds>) { return ask_document(); });
-    if (!read) return std::move(read).error();
-    return compose();
-}
-
-template <class Transport>
 result<void> basic_scheduled_events_client<Transport>::approve(const std::vector<std::string>& ids) {
-    if (auto v = x_.validate(); !v) return v;
+    if (auto v = this->validate(); !v) return v;
     if (ids.empty()) return {};
     std::optional<std::string> incarnation;
     if (is_preview_api_version(options_.api_version)) {
         if (!last_incarnation_) {
-            auto doc = fetch();
+            auto doc = this->fetch();
             if (!doc) return std::move(doc).error();
         }
         incarnation = last_incarnation_;
@@ -289,14 +231,8 @@ result<void> basic_scheduled_events_client<Transport>::approve(const std::vector
 
 template <class Transport>
 result<instance_identity> basic_scheduled_events_client<Transport>::identity() {
-    if (identity_) return *identity_;
-    if (!options_.self_name.empty()) {
-        instance_identity id;
-        id.name = options_.self_name;
-        identity_ = id;
-        return id;
-    }
-    if (auto v = x_.validate(); !v) return std::move(v).error();
+    if (this->known_identity(identity_, options_.self_name)) return *identity_;
+    if (auto v = this->validate(); !v) return std::move(v).error();
     const std::string u = endpoint_ + "/metadata/instance/compute?api-version=" + std::string(instance_api_version);
     auto answer = request(http_method::get, u, {}, "GET instance/compute");
     if (!answer) return std::move(answer).error();

@@ -45,6 +45,14 @@ struct chosen_endpoint {
 chosen_endpoint choose_endpoint(std::string_view option, std::string_view option_name,
                                 std::initializer_list<const char*> variables);
 
+/// The first of an option and environment variables, normalized, else `fallback`.
+inline result<std::string> resolve_endpoint(std::string_view option, std::string_view option_name,
+                                            std::initializer_list<const char*> variables, std::string_view fallback) {
+    const auto chosen = choose_endpoint(option, option_name, variables);
+    if (chosen.text.empty()) return std::string(fallback);
+    return normalize_endpoint(chosen.text, chosen.source);
+}
+
 }  // namespace detail
 FOREWARN_END_NAMESPACE
 

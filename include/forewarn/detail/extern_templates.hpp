@@ -23,6 +23,7 @@
     !defined(FOREWARN_EXTERN_AZURE_CLIENT)
 #define FOREWARN_EXTERN_AZURE_CLIENT
 FOREWARN_BEGIN_NAMESPACE
+extern template class FOREWARN_API detail::client_base<azure::basic_scheduled_events_client<default_transport>, default_transport>;
 extern template class FOREWARN_API azure::basic_scheduled_events_client<default_transport>;
 FOREWARN_END_NAMESPACE
 #endif
@@ -31,6 +32,7 @@ FOREWARN_END_NAMESPACE
     !defined(FOREWARN_EXTERN_GCE_CLIENT)
 #define FOREWARN_EXTERN_GCE_CLIENT
 FOREWARN_BEGIN_NAMESPACE
+extern template class FOREWARN_API detail::client_base<gce::basic_metadata_client<default_transport>, default_transport>;
 extern template class FOREWARN_API gce::basic_metadata_client<default_transport>;
 FOREWARN_END_NAMESPACE
 #endif
@@ -39,7 +41,26 @@ FOREWARN_END_NAMESPACE
     !defined(FOREWARN_EXTERN_AWS_CLIENT)
 #define FOREWARN_EXTERN_AWS_CLIENT
 FOREWARN_BEGIN_NAMESPACE
+extern template class FOREWARN_API detail::client_base<aws::basic_instance_metadata_client<default_transport>, default_transport>;
 extern template class FOREWARN_API aws::basic_instance_metadata_client<default_transport>;
+FOREWARN_END_NAMESPACE
+#endif
+
+#if defined(FOREWARN_DEFAULT_TRANSPORT_DEFINED) && defined(FOREWARN_ALIBABA_CLIENT_DEFINED) && \
+    !defined(FOREWARN_EXTERN_ALIBABA_CLIENT)
+#define FOREWARN_EXTERN_ALIBABA_CLIENT
+FOREWARN_BEGIN_NAMESPACE
+extern template class FOREWARN_API detail::client_base<alibaba::basic_metadata_client<default_transport>, default_transport>;
+extern template class FOREWARN_API alibaba::basic_metadata_client<default_transport>;
+FOREWARN_END_NAMESPACE
+#endif
+
+#if defined(FOREWARN_DEFAULT_TRANSPORT_DEFINED) && defined(FOREWARN_TENCENT_CLIENT_DEFINED) && \
+    !defined(FOREWARN_EXTERN_TENCENT_CLIENT)
+#define FOREWARN_EXTERN_TENCENT_CLIENT
+FOREWARN_BEGIN_NAMESPACE
+extern template class FOREWARN_API detail::client_base<tencent::basic_metadata_client<default_transport>, default_transport>;
+extern template class FOREWARN_API tencent::basic_metadata_client<default_transport>;
 FOREWARN_END_NAMESPACE
 #endif
 
@@ -61,6 +82,20 @@ FOREWARN_END_NAMESPACE
 #define FOREWARN_EXTERN_AWS_POLLER
 FOREWARN_BEGIN_NAMESPACE
 extern template class FOREWARN_API basic_poller<aws::basic_instance_metadata_client<default_transport>>;
+FOREWARN_END_NAMESPACE
+#endif
+
+#if defined(FOREWARN_POLLER_DEFINED) && defined(FOREWARN_EXTERN_ALIBABA_CLIENT) && !defined(FOREWARN_EXTERN_ALIBABA_POLLER)
+#define FOREWARN_EXTERN_ALIBABA_POLLER
+FOREWARN_BEGIN_NAMESPACE
+extern template class FOREWARN_API basic_poller<alibaba::basic_metadata_client<default_transport>>;
+FOREWARN_END_NAMESPACE
+#endif
+
+#if defined(FOREWARN_POLLER_DEFINED) && defined(FOREWARN_EXTERN_TENCENT_CLIENT) && !defined(FOREWARN_EXTERN_TENCENT_POLLER)
+#define FOREWARN_EXTERN_TENCENT_POLLER
+FOREWARN_BEGIN_NAMESPACE
+extern template class FOREWARN_API basic_poller<tencent::basic_metadata_client<default_transport>>;
 FOREWARN_END_NAMESPACE
 #endif
 

@@ -7,7 +7,7 @@
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/http.hpp>
-#include <forewarn/detail/metadata_exchange.hpp>
+#include <forewarn/detail/client_base.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
@@ -68,9 +68,9 @@ struct client_options {
      * "upcoming-maintenance". Its odd answers ({}, NONE, the 503 "no notifications have been
      * received yet") mean none, without a retry; an answer without an ETag (the 503) is read again
      * every `poll_interval` instead of watched; after a 404 (a machine type without the key) it is
-     * not asked again. An answer that is not an upcoming-maintenance document (or a
-     * failed request for it) is logged as a warning and the last good window is kept: it never
-     * holds back the maintenance-event and preempted notices.
+     * not asked again. An answer that is not an upcoming-maintenance document, or any failed
+     * request for it, keeps the last good window and is in document::key_errors: it never holds
+     * back the maintenance-event and preempted notices.
      */
     bool read_upcoming_maintenance = true;
     /// The time line every wait of this client (and of a poller over it) runs on.
@@ -132,19 +132,18 @@ struct instance_identity {
  */
 // The default, default_transport, is given in fwd.hpp, where this template is declared first.
 template <class Transport>
-class basic_metadata_client {
+class basic_metadata_client : public forewarn::detail::client_base<basic_metadata_client<Transport>, Transport> {
+    using base_type = forewarn::detail::client_base<basic_metadata_client<Transport>, Transport>;
+    friend base_type;
+
 public:
-    using transport_type = Transport;
     using identity_type = instance_identity;
+    /// The cloud whose metadata this client reads (document::origin).
+    static constexpr cloud source_cloud = cloud::gce;
 
     explicit basic_metadata_client(client_options options = {}, Transport transport = Transport());
-    basic_metadata_client(basic_metadata_client&&) noexcept;
-    basic_metadata_client& operator=(basic_metadata_client&&) noexcept;
-    ~basic_metadata_client();
 
     const client_options& options() const noexcept { return options_; }
-    const forewarn::clock& clock() const noexcept { return x_.clock(); }
-    const forewarn::logger& log() const noexcept { return x_.log(); }
 
     /// The root URL in use ("http://metadata.google.internal." until a fallback to the IP).
     std::string endpoint() const {
@@ -152,34 +151,13 @@ public:
         return host_->base;
     }
 
-    /// A configuration that can never work (a malformed endpoint), or success.
-    result<void> validate() const { return x_.validate(); }
 
-    /// GCE has nothing to approve: false.
-    bool can_approve() const noexcept { return false; }
 
-    /// GCE has nothing to approve: always errc::unsupported.
-    result<void> approve(const std::vector<std::string>& /*event_ids*/) {
-        return error(errc::unsupported, "the GCE metadata server has no way to approve maintenance");
-    }
-
-    /**
-     * The next maintenance snapshot: plain GETs the first time (and after wake()); then each key
-     * on its own schedule: a hanging GET where it has an ETag (answering on a change, or after
-     * `watch_timeout`, shortened to reach `not_after`; under a second away, plain GETs), a plain
-     * GET every `poll_interval` where it has none. A document as soon as one key changed (the
-     * other hanging GETs are cut short and keep their values), else once every hanging GET has
-     * answered. After a failure, `error_pause` first.
-     */
-    result<document> next(forewarn::clock::time_point not_after = (forewarn::clock::time_point::max)());
-
-    /// Ends the hanging GETs or the pause in progress in next() now; next() then asks plainly.
-    void wake() noexcept { x_.wake(); }
-
-    /// One snapshot with plain GETs: maintenance-event, preempted (a missing preempted key
-    /// counts as FALSE) and upcoming-maintenance when asked for, after instance/name when it is
-    /// not known yet.
-    result<document> fetch();
+    // next() and fetch() come from the base. next(): plain GETs the first time (and after wake());
+    // then each key on its own schedule: a hanging GET where it has an ETag (answering on a
+    // change, or after `watch_timeout`, shortened to reach `not_after`; under a second away,
+    // plain GETs), a plain GET every `poll_interval` where it has none. fetch() asks instance/name
+    // first when it is not known yet; a missing preempted key counts as FALSE.
 
     /// One key's value and ETag (alt=text unless options ask for JSON). 404 is errc::not_found.
     result<metadata_value> get(std::string_view key, const get_options& opts = {}) { return get_on(0, key, opts); }
@@ -198,16 +176,10 @@ public:
     /// instance. Asking never changes a document: events carry the name from the first one.
     result<instance_identity> identity();
 
-    /// Makes the call in progress (even a hanging GET or a backoff) and every later one return
-    /// errc::cancelled promptly, until reset(). Thread-safe.
-    void cancel() noexcept { x_.cancel(); }
-
-    /// Clears a cancel() so the client can be used again.
-    void reset() noexcept { x_.reset(); }
-
 private:
     // The keys of this source, in the document's order.
     static constexpr std::size_t key_count = 3;
+    static constexpr bool may_hang = true;
     enum key_index : std::size_t { maintenance = 0, preempted = 1, upcoming = 2 };
 
     // Where requests go (the default name falls back to the IP once) and the instance's name:
@@ -219,110 +191,72 @@ private:
         std::string instance_name;
     };
 
-    static get_options upcoming_get_options() {
-        get_options json;
-        json.json = true;
-        return json;
-    }
-
     forewarn::detail::key_plan plan(std::size_t k) const {
         using forewarn::detail::key_plan;
         if (k == upcoming && (!options_.read_upcoming_maintenance || upcoming_absent_)) return key_plan::off();
-        // maintenance-event always hangs: an answer without an ETag fails the document.
-        if (k == maintenance || !current_[k].etag.empty()) return key_plan::hang(options_.watch_timeout);
+        if (!etags_[k].empty()) return key_plan::hang(options_.watch_timeout);
         return key_plan::poll(options_.poll_interval);
     }
 
-    // One request for key k on `lane` (a hanging GET of `hang` seconds when set): its answer
-    // kept; true when it differs from what the last document was made of.
-    result<bool> ask(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) {
-        if (k == upcoming) return ask_upcoming(lane, hang);
-        const std::string_view name = k == maintenance ? maintenance_event_key : preempted_key;
-        result<metadata_value> r = hang ? watch_on(lane, name, current_[k].etag, *hang, {}) : get_on(lane, name, {});
-        // preempted, when missing, stands for FALSE (no ETag: polled, not watched).
-        if (k == preempted && !r && r.error().code == errc::not_found) r = metadata_value{"FALSE", {}, {}};
-        if (!r) return std::move(r).error();
-        current_[k] = std::move(*r);
-        return current_[k].value != composed_[k].value || current_[k].etag != composed_[k].etag;
+    std::string event_owner() const {
+        std::lock_guard<std::mutex> lock(host_->mutex);
+        return host_->instance_name;
     }
+    result<void> before_fetch() {
+        if (auto e = ensure_name()) return *e;
+        return {};
+    }
+    // upcoming-maintenance's failures, whatever they are, keep its last good window: they never
+    // hold back the maintenance-event and preempted notices.
+    bool local_failure(std::size_t k, const error& e) const {
+        return forewarn::detail::key_failure_is_local(e) || (k == upcoming && e.code != errc::cancelled);
+    }
+    // The metadata server ends every notice by clearing it: it cannot say "cancelled".
+    void finish(document& doc) { doc.vanished_means_completed = true; }
 
-    // upcoming-maintenance: a 404 stops the asking; a failure or an answer that is not a window
-    // keeps the last good one, with a warning: the other keys' notices never wait for this one.
-    result<bool> ask_upcoming(std::size_t lane, std::optional<std::chrono::seconds> hang) {
-        auto r = hang ? watch_on(lane, upcoming_maintenance_key, current_[upcoming].etag, *hang, upcoming_get_options())
-                      : get_on(lane, upcoming_maintenance_key, upcoming_get_options());
-        // The URL for a log line only: built when one is written, not on every answer.
-        auto url = [this] { return endpoint() + std::string(root_path) + std::string(upcoming_maintenance_key); };
-        if (!r) {
-            const error& e = r.error();
-            if (e.code == errc::cancelled) return std::move(r).error();
-            if (e.code == errc::not_found) {
-                upcoming_absent_ = true;
-                current_[upcoming] = {};
-                upcoming_event_.reset();
-                x_.log()(log_level::info, "instance/upcoming-maintenance does not exist here: not asked again", url());
-                return composed_upcoming_event_.has_value();
+    // One request for key k on `lane` (a hanging GET of `hang` seconds when set), parsed. Its
+    // ETag is the cursor of the next hanging GET even when the value does not parse.
+    result<forewarn::detail::key_reading> read_key(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) {
+        static constexpr std::string_view names[key_count] = {maintenance_event_key, preempted_key, upcoming_maintenance_key};
+        get_options opts;
+        opts.json = k == upcoming;
+        result<metadata_value> r = hang ? watch_on(lane, names[k], etags_[k], *hang, opts) : get_on(lane, names[k], opts);
+        if (!r && r.error().code == errc::not_found && k != maintenance) {
+            if (k == preempted) {
+                r = metadata_value{"FALSE", {}, {}};  // preempted, when missing, stands for FALSE (polled)
+            } else {
+                upcoming_absent_ = true;  // a machine type without the key: not asked again
+                etags_[k].clear();
+                this->log()(log_level::info, "instance/upcoming-maintenance does not exist here: not asked again", r.error().url);
+                return forewarn::detail::key_reading{};
             }
-            x_.log()(log_level::warn,
-                     "instance/upcoming-maintenance could not be read (the last window is kept): " + e.describe(), url());
-            return false;
         }
-        auto window = parse_upcoming_maintenance(200, r->value);
-        if (!window) {
-            x_.log()(log_level::warn,
-                     "instance/upcoming-maintenance is not a maintenance window (the last one is kept): " +
-                         std::move(window).error().at_url(url()).describe(),
-                     url());
-            return false;
+        if (!r) return std::move(r).error();
+        etags_[k] = r->etag;
+        auto fail = [&](error e) {
+            return std::move(e).at_url(endpoint() + std::string(root_path) + std::string(names[k]));
+        };
+        forewarn::detail::key_reading out{{}, r->etag, r->service_time};
+        if (k == upcoming) {
+            auto window = parse_upcoming_maintenance(200, r->value);
+            if (!window) return fail(std::move(window).error());
+            if (*window) out.events.push_back(to_event(**window));
+            return out;
         }
-        upcoming_event_ = *window ? std::optional<event>(to_event(**window)) : std::nullopt;
-        current_[upcoming] = std::move(*r);
-        return current_[upcoming].etag != composed_[upcoming].etag || upcoming_event_ != composed_upcoming_event_;
-    }
-
-    // The document of what the keys hold; on success it is what later answers are compared with.
-    result<document> compose() {
-        const metadata_value& m = current_[maintenance];
-        const metadata_value& p = current_[preempted];
-        if (m.etag.empty()) {
+        if (k == maintenance && r->etag.empty()) {
             error e(errc::invalid_document, "instance/maintenance-event answered without an ETag");
             e.field = "ETag";
-            return std::move(e).at_url(endpoint() + std::string(root_path) + std::string(maintenance_event_key));
+            return fail(std::move(e));
         }
-        auto me = maintenance_event_from(m.value);
-        if (!me) return std::move(me).error();
-        auto pe = preempted_event_from(p.value);
-        if (!pe) return std::move(pe).error();
-        std::optional<event> ue = options_.read_upcoming_maintenance ? upcoming_event_ : std::nullopt;
-        document doc;
-        doc.origin = cloud::gce;
-        // The metadata server ends every notice by clearing it: it cannot say "cancelled".
-        doc.vanished_means_completed = true;
-        // Informative only: the ETags (the cursor is kept here, not in the document).
-        doc.incarnation = m.etag + '/' + p.etag;
-        if (!current_[upcoming].etag.empty()) doc.incarnation += '/' + current_[upcoming].etag;
-        doc.service_time = m.service_time ? m.service_time : p.service_time;
-        std::string name;
-        {
-            std::lock_guard<std::mutex> lock(host_->mutex);
-            name = host_->instance_name;
-        }
-        for (auto* e : {&*me, &*pe, &ue}) {
-            if (!*e) continue;
-            if (!name.empty()) (*e)->resources.push_back(name);
-            doc.events.push_back(std::move(**e));
-        }
-        for (std::size_t k = 0; k < key_count; ++k) composed_[k] = current_[k];
-        composed_upcoming_event_ = upcoming_event_;
-        return doc;
+        auto e = k == maintenance ? maintenance_event_from(r->value) : preempted_event_from(r->value);
+        if (!e) return fail(std::move(e).error());
+        if (*e) out.events.push_back(std::move(**e));
+        return out;
     }
 
     // The instance name, asked once before the first document so that every event names its VM.
     std::optional<error> ensure_name() {
-        {
-            std::lock_guard<std::mutex> lock(host_->mutex);
-            if (!host_->instance_name.empty()) return std::nullopt;
-        }
+        if (!event_owner().empty()) return std::nullopt;
         auto name = get_on(0, "instance/name", {});
         if (!name) return std::move(name).error();
         const auto trimmed = forewarn::detail::trim(name->value);
@@ -337,8 +271,8 @@ private:
     }
 
     std::optional<error> check_usable() const {
-        if (auto v = x_.validate(); !v) return v.error();
-        if (x_.cancelled()) return error(errc::cancelled, "the client was cancelled").at_url(endpoint() + std::string(root_path));
+        if (auto v = this->validate(); !v) return v.error();
+        if (this->x_.cancelled()) return error(errc::cancelled, "the client was cancelled").at_url(endpoint() + std::string(root_path));
         return std::nullopt;
     }
 
@@ -370,7 +304,7 @@ private:
     result<metadata_value> request(std::size_t lane, const std::string& path, const std::string& query,
                                    std::chrono::milliseconds total_timeout) {
         if (auto e = check_usable()) return *e;
-        return x_.run(lane, [&]() -> result<metadata_value> {
+        return this->x_.run(lane, [&]() -> result<metadata_value> {
             std::string base;
             bool may_fall_back = false;
             {
@@ -398,19 +332,10 @@ private:
 
     result<metadata_value> send_once(std::size_t lane, const std::string& base, const std::string& path,
                                      const std::string& query, std::chrono::milliseconds total_timeout) {
-        http_request req;
-        req.method = http_method::get;
-        req.url.reserve(base.size() + root_path.size() + path.size() + 1 + query.size());
-        req.url += base;
-        req.url += root_path;
-        req.url += path;
-        req.url += '?';
-        req.url += query;
+        http_request req = this->make_request(http_method::get, base + std::string(root_path) + path + '?' + query,
+                                              total_timeout, options_.connect_timeout, options_.max_body);
         req.headers.push_back({"Metadata-Flavor", "Google"});
-        req.timeout = total_timeout;
-        req.connect_timeout = (std::min)(options_.connect_timeout, total_timeout);
-        req.max_body = options_.max_body;
-        auto sent = x_.send_once(lane, req);
+        auto sent = this->x_.send_once(lane, req);
         if (!sent) return std::move(sent).error();
         http_response& resp = *sent;
         if (!forewarn::detail::gce_has_google_flavor(resp))
@@ -439,32 +364,17 @@ private:
 
     client_options options_;
     std::unique_ptr<host_state> host_;
-    forewarn::detail::metadata_exchange<Transport> x_;
-    // Each key's last answer (an empty ETag: not watched), and what the last document was made of.
-    std::array<metadata_value, key_count> current_;
-    std::array<metadata_value, key_count> composed_;
-    bool upcoming_absent_ = false;                  // upcoming-maintenance answered 404: not asked again
-    std::optional<event> upcoming_event_;           // the last good upcoming-maintenance window's event
-    std::optional<event> composed_upcoming_event_;  // the one the last document holds
+    std::array<std::string, key_count> etags_;  // each key's cursor (empty: not watched, polled)
+    bool upcoming_absent_ = false;              // upcoming-maintenance answered 404: not asked again
 };
-
-// The special members are defined out of the class, like every other member, so that compiled
-// mode's extern template declaration covers them too (a user's file then compiles none of them).
-template <class Transport>
-basic_metadata_client<Transport>::basic_metadata_client(basic_metadata_client&&) noexcept = default;
-template <class Transport>
-basic_metadata_client<Transport>& basic_metadata_client<Transport>::operator=(basic_metadata_client&&) noexcept = default;
-template <class Transport>
-basic_metadata_client<Transport>::~basic_metadata_client() = default;
 
 template <class Transport>
 basic_metadata_client<Transport>::basic_metadata_client(client_options options, Transport transport)
-    : options_(std::move(options)),
-      host_(std::make_unique<host_state>()),
-      x_(std::move(transport), key_count + 1,
-         forewarn::detail::exchange_settings{options_.clock, options_.log, options_.rate_limit, options_.error_pause},
-         retry_policy(retry_rules::gce, options_.retry)) {
-    static_assert(is_transport_v<Transport>, "Transport must satisfy forewarn::is_transport");
+    : base_type(std::move(transport), key_count + 1,
+           forewarn::detail::exchange_settings{options.clock, options.log, options.rate_limit, options.error_pause},
+           retry_policy(retry_rules::gce, options.retry), key_count),
+      options_(std::move(options)),
+      host_(std::make_unique<host_state>()) {
     static_assert(std::is_copy_constructible_v<Transport>,
                   "next() holds a request per key at once, on copies of the transport");
     if (options_.watch_timeout < std::chrono::seconds(1)) options_.watch_timeout = std::chrono::seconds(1);
@@ -474,44 +384,16 @@ basic_metadata_client<Transport>::basic_metadata_client(client_options options, 
         host_->base = std::move(resolved->base);
         host_->base_is_default = resolved->is_default;
     } else {
-        x_.set_config_error(std::move(resolved).error());
+        this->x_.set_config_error(std::move(resolved).error());
     }
     if (!options_.self_name.empty()) host_->instance_name = options_.self_name;
-}
-
-template <class Transport>
-result<document> basic_metadata_client<Transport>::next(forewarn::clock::time_point not_after) {
-    if (auto e = check_usable()) return *e;
-    auto r = x_.template next<true>(
-        not_after, key_count, [this](std::size_t k) { return plan(k); },
-        [this](std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) { return ask(k, lane, hang); },
-        [this] { return fetch(); }, [this] { return compose(); });
-    if (!r && r.error().code == errc::cancelled && r.error().url.empty())
-        return error(errc::cancelled, "the client was cancelled").at_url(endpoint() + std::string(root_path));
-    return r;
-}
-
-template <class Transport>
-result<document> basic_metadata_client<Transport>::fetch() {
-    if (auto e = check_usable()) return *e;
-    if (auto e = ensure_name()) return *e;
-    auto read = x_.read_all(
-        key_count, [this](std::size_t k) { return plan(k); },
-        [this](std::size_t k, std::size_t lane, std::optional<std::chrono::seconds>) {
-            return ask(k, lane, std::nullopt);
-        });
-    if (!read) return std::move(read).error();
-    return compose();
 }
 
 template <class Transport>
 result<instance_identity> basic_metadata_client<Transport>::identity() {
     if (auto e = ensure_name()) return *e;
     instance_identity id;
-    {
-        std::lock_guard<std::mutex> lock(host_->mutex);
-        id.name = host_->instance_name;
-    }
+    id.name = event_owner();
     auto num = get_on(0, "instance/id", {});
     if (!num) return std::move(num).error();
     id.id = std::string(forewarn::detail::trim(num->value));

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <forewarn/alibaba/metadata_client.hpp>
 #include <forewarn/aws/instance_metadata_client.hpp>
 #include <forewarn/azure/scheduled_events_client.hpp>
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/poller.hpp>
+#include <forewarn/tencent/metadata_client.hpp>
 #include <forewarn/testing/manual_clock.hpp>
 #include <forewarn/testing/scenario.hpp>
 #include <forewarn/testing/simulated_transport.hpp>
@@ -30,6 +32,10 @@ using simulated_azure_client = azure::basic_scheduled_events_client<simulated_tr
 using simulated_gce_client = gce::basic_metadata_client<simulated_transport>;
 /// The AWS client over the in-process emulator.
 using simulated_aws_client = aws::basic_instance_metadata_client<simulated_transport>;
+/// The Alibaba client over the in-process emulator.
+using simulated_alibaba_client = alibaba::basic_metadata_client<simulated_transport>;
+/// The Tencent client over the in-process emulator.
+using simulated_tencent_client = tencent::basic_metadata_client<simulated_transport>;
 
 /**
  * A test's world on one clock: the emulated services (a testing::scenario), the real clients
@@ -92,6 +98,15 @@ public:
         return options_for<aws::client_options>("http://169.254.169.254", vm);
     }
 
+    /// Alibaba client options for `vm` on this harness (the emulator serves Alibaba under /alibaba).
+    alibaba::client_options alibaba_options(const std::string& vm = {}) const {
+        return options_for<alibaba::client_options>("http://100.100.100.200/alibaba", vm);
+    }
+    /// Tencent client options for `vm` on this harness (the emulator serves Tencent under /tencent).
+    tencent::client_options tencent_options(const std::string& vm = {}) const {
+        return options_for<tencent::client_options>("http://metadata.tencentyun.com/tencent", vm);
+    }
+
     /**
      * A poller over `source` (any notice source on this harness's clock: a simulated client
      * made with transport(vm) and the options above, a testing::fake_source, your own), owned by
@@ -113,23 +128,28 @@ public:
     poller<simulated_azure_client>& add_azure_poller(const std::string& vm, poller_handlers h = {},
                                                      poller_options o = {},
                                                      std::optional<azure::client_options> client = std::nullopt) {
-        auto co = client ? *client : azure_options(vm);
-        co.clock = clock_;
-        return add_poller(simulated_azure_client(co, transport(vm)), std::move(h), std::move(o));
+        return add_simulated<simulated_azure_client>(client ? *client : azure_options(vm), vm, std::move(h), std::move(o));
     }
     /// A GCE poller for `vm` ("" : the first VM), owned by the harness.
     poller<simulated_gce_client>& add_gce_poller(const std::string& vm, poller_handlers h = {}, poller_options o = {},
                                                  std::optional<gce::client_options> client = std::nullopt) {
-        auto co = client ? *client : gce_options(vm);
-        co.clock = clock_;
-        return add_poller(simulated_gce_client(co, transport(vm)), std::move(h), std::move(o));
+        return add_simulated<simulated_gce_client>(client ? *client : gce_options(vm), vm, std::move(h), std::move(o));
     }
     /// An AWS poller for `vm` ("" : the first VM), owned by the harness.
     poller<simulated_aws_client>& add_aws_poller(const std::string& vm, poller_handlers h = {}, poller_options o = {},
                                                  std::optional<aws::client_options> client = std::nullopt) {
-        auto co = client ? *client : aws_options(vm);
-        co.clock = clock_;
-        return add_poller(simulated_aws_client(co, transport(vm)), std::move(h), std::move(o));
+        return add_simulated<simulated_aws_client>(client ? *client : aws_options(vm), vm, std::move(h), std::move(o));
+    }
+
+    /// An Alibaba poller for `vm` ("" : the first VM), owned by the harness.
+    poller<simulated_alibaba_client>& add_alibaba_poller(const std::string& vm, poller_handlers h = {}, poller_options o = {},
+                                                         std::optional<alibaba::client_options> client = std::nullopt) {
+        return add_simulated<simulated_alibaba_client>(client ? *client : alibaba_options(vm), vm, std::move(h), std::move(o));
+    }
+    /// A Tencent poller for `vm` ("" : the first VM), owned by the harness.
+    poller<simulated_tencent_client>& add_tencent_poller(const std::string& vm, poller_handlers h = {}, poller_options o = {},
+                                                         std::optional<tencent::client_options> client = std::nullopt) {
+        return add_simulated<simulated_tencent_client>(client ? *client : tencent_options(vm), vm, std::move(h), std::move(o));
     }
 
     /// Starts every poller and waits until they are idle (their first document handled). False
@@ -194,6 +214,13 @@ private:
         bool running() const noexcept override { return p.running(); }
         poller<Source> p;
     };
+
+    // A poller over a simulated client made with `co` (on this harness's clock) for `vm`.
+    template <class Client, class Options>
+    poller<Client>& add_simulated(Options co, const std::string& vm, poller_handlers h, poller_options o) {
+        co.clock = clock_;
+        return add_poller(Client(std::move(co), transport(vm)), std::move(h), std::move(o));
+    }
 
     template <class Options>
     Options options_for(const char* endpoint, const std::string& vm) const {

@@ -3,16 +3,19 @@
 
 // forewarn::testing::scenario: the emulated metadata services, put together from the parts in
 // testing/emulator/ (types, scenario file, timeline, faults, engine and router, Azure IMDS, the
-// GCE metadata server, the control API). This is the header users include.
+// GCE metadata server, AWS IMDS, Alibaba's and Tencent's metadata, the control API). This is the
+// header users include.
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/testing/emulator/alibaba_metadata.hpp>
 #include <forewarn/testing/emulator/aws_imds.hpp>
 #include <forewarn/testing/emulator/azure_imds.hpp>
 #include <forewarn/testing/emulator/control_api.hpp>
 #include <forewarn/testing/emulator/engine.hpp>
 #include <forewarn/testing/emulator/gce_metadata.hpp>
 #include <forewarn/testing/emulator/scenario_file.hpp>
+#include <forewarn/testing/emulator/tencent_metadata.hpp>
 #include <forewarn/testing/emulator/types.hpp>
 #include <forewarn/testing/manual_clock.hpp>
 #include <forewarn/transport.hpp>
@@ -67,10 +70,13 @@ public:
     }
     /// A scenario on any clock (advance() then jumps scenario time ahead of it).
     scenario(scenario_config config, forewarn::clock clock)
-        : engine_(std::move(config), std::move(clock)), azure_(engine_), gce_(engine_), aws_(engine_), control_(engine_) {
+        : engine_(std::move(config), std::move(clock)), azure_(engine_), gce_(engine_), aws_(engine_), alibaba_(engine_),
+          tencent_(engine_), control_(engine_) {
         engine_.add_service(azure_);
         engine_.add_service(gce_);
         engine_.add_service(aws_);
+        engine_.add_service(alibaba_);
+        engine_.add_service(tencent_);
         engine_.set_control(control_);
         std::lock_guard<std::mutex> lock(engine_.mutex());
         engine_.restart();
@@ -225,7 +231,6 @@ public:
         std::lock_guard<std::mutex> lock(engine_.mutex());
         return azure_.incarnation();
     }
-    /// The current value of a GCE key, or nothing.
     /// AWS: a Spot interruption notice, `action` (terminate, stop, hibernate) `in` from now.
     void aws_spot(const std::string& action = "terminate", scenario_duration in = std::chrono::minutes(2)) {
         synced([&] { aws_.spot(action, in); });
@@ -251,7 +256,42 @@ public:
     std::vector<aws_event_state> aws_events() {
         return synced([&] { return aws_.events(); });
     }
+    /// AWS: the Auto Scaling target lifecycle state autoscaling/target-lifecycle-state answers
+    /// from now on ("InService", "Terminated", "Warmed:Terminated", ...; not checked).
+    void aws_lifecycle(const std::string& state) {
+        synced([&] { aws_.lifecycle(state); });
+    }
+    /// AWS: no lifecycle state (outside an Auto Scaling group): the path is a 404 again.
+    void clear_aws_lifecycle() {
+        synced([&] { aws_.clear_lifecycle(); });
+    }
 
+    /// Alibaba: the Spot instance is reclaimed `in` from now (instance/spot/termination-time).
+    void alibaba_spot(scenario_duration in = std::chrono::minutes(5)) {
+        synced([&] { alibaba_.spot(in); });
+    }
+    void clear_alibaba_spot() {
+        synced([&] { alibaba_.clear_spot(); });
+    }
+    /// Alibaba: every metadata token expires now (the next request with one is a 401).
+    void expire_alibaba_tokens() {
+        synced([&] { alibaba_.expire_tokens(); });
+    }
+    /// Alibaba: how many tokens it has issued since the start (or the last reset).
+    std::size_t alibaba_tokens_issued() const {
+        std::lock_guard<std::mutex> lock(engine_.mutex());
+        return alibaba_.tokens_issued();
+    }
+
+    /// Tencent: the Spot instance is reclaimed `in` from now (spot/termination-time).
+    void tencent_spot(scenario_duration in = std::chrono::minutes(2)) {
+        synced([&] { tencent_.spot(in); });
+    }
+    void clear_tencent_spot() {
+        synced([&] { tencent_.clear_spot(); });
+    }
+
+    /// The current value of a GCE key, or nothing.
     std::optional<std::string> gce_value(const std::string& key, std::size_t vm = 0) const {
         std::lock_guard<std::mutex> lock(engine_.mutex());
         return gce_.value(key, engine_.config().vms.at(vm));
@@ -331,6 +371,8 @@ private:
     forewarn::detail::emulator_azure azure_;
     forewarn::detail::emulator_gce gce_;
     forewarn::detail::emulator_aws aws_;
+    forewarn::detail::emulator_alibaba alibaba_;
+    forewarn::detail::emulator_tencent tencent_;
     forewarn::detail::emulator_control_api control_;
 };
 

@@ -3,17 +3,18 @@
 
 // AWS EC2's instance metadata service (IMDSv2) as the emulator plays it: session tokens, the Spot
 // instance-action, the rebalance recommendation, scheduled events that go from active to
-// completed or canceled, and the identity paths. Rules: docs/emulator.md ("AWS instance
-// metadata"). The times it writes use time.hpp's formatters, the JSON detail/json.hpp's writer.
+// completed or canceled, the Auto Scaling target lifecycle state, and the identity paths. Rules:
+// docs/emulator.md ("AWS instance metadata"). What it shares with the other /latest/ services
+// (tokens, slashes, faults, steps) is latest_metadata.hpp's. The times it writes use time.hpp's
+// formatters, the JSON detail/json.hpp's writer.
 
 #include <forewarn/config.hpp>
 #include <forewarn/detail/json.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/testing/emulator/engine.hpp>
-#include <forewarn/testing/emulator/faults.hpp>
+#include <forewarn/testing/emulator/latest_metadata.hpp>
 #include <forewarn/testing/emulator/request.hpp>
 #include <forewarn/testing/emulator/scenario_file.hpp>
-#include <forewarn/testing/emulator/service.hpp>
 #include <forewarn/testing/emulator/types.hpp>
 #include <forewarn/time.hpp>
 #include <forewarn/transport.hpp>
@@ -21,8 +22,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,25 +45,20 @@ struct aws_event_state {
 
 namespace detail {
 
+/// The Auto Scaling target lifecycle states IMDS reports (autoscaling/target-lifecycle-state).
+inline bool emulator_aws_lifecycle_state(std::string_view s) noexcept {
+    for (const std::string_view known : {"InService", "Pending", "Terminated", "Detached", "Standby", "Warmed:Pending",
+                                         "Warmed:Running", "Warmed:Stopped", "Warmed:Hibernated", "Warmed:Terminated"})
+        if (s == known) return true;
+    return false;
+}
+
 /// The emulated AWS instance metadata: everything under /latest/, its control routes "aws/...".
-class emulator_aws final : public emulator_service {
+class emulator_aws final : public emulator_latest_service {
 public:
-    using duration = testing::scenario_duration;
-
-    explicit emulator_aws(emulator_engine& engine) : engine_(engine) {}
-
-    std::string_view name() const noexcept override { return "aws"; }
-    bool serves(std::string_view path) const noexcept override { return collapse_slashes(path).compare(0, 8, "/latest/") == 0; }
-
-    /// "//latest//meta-data" -> "/latest/meta-data": IMDS merges repeated slashes (the AWS SDK for
-    /// JavaScript sends "//latest/..." when its endpoint ends in '/', as its default does).
-    static std::string collapse_slashes(std::string_view path) {
-        std::string out;
-        out.reserve(path.size());
-        for (const char c : path)
-            if (c != '/' || out.empty() || out.back() != '/') out += c;
-        return out;
-    }
+    explicit emulator_aws(emulator_engine& engine)
+        : emulator_latest_service(engine, "aws", "", testing::scenario_step::kind::aws),
+          tokens_(engine, "aws", "X-aws-ec2-metadata-token-ttl-seconds", "X-aws-ec2-metadata-token", true) {}
 
     // ---- what tests and the control API do to it ----
 
@@ -111,53 +105,35 @@ public:
             }
         return false;
     }
-    /// Forgets every token issued: the next request with one is a 401 (an instance stop and start).
-    void expire_tokens() {
-        tokens_.clear();
-        engine_.log("aws: every session token expired");
+    /// The Auto Scaling target lifecycle state (InService, Terminated, Warmed:Terminated, ...):
+    /// what autoscaling/target-lifecycle-state answers from now on. Not checked against AWS's list.
+    void lifecycle(std::string state) {
+        engine_.log("aws: target lifecycle state " + state);
+        lifecycle_ = std::move(state);
     }
+    /// No lifecycle state: the instance is outside any Auto Scaling group (the path is a 404).
+    void clear_lifecycle() { lifecycle_.reset(); }
+    /// Forgets every token issued: the next request with one is a 401 (an instance stop and start).
+    void expire_tokens() { tokens_.expire_all(); }
     const std::vector<testing::aws_event_state>& events() const noexcept { return events_; }
-    std::size_t tokens_issued() const noexcept { return issued_; }
+    std::size_t tokens_issued() const noexcept { return tokens_.issued(); }
 
     // ---- emulator_service ----
 
     void restart() override {
-        tokens_.clear();
+        tokens_.restart();
         spot_.reset();
         rebalance_.reset();
+        lifecycle_.reset();
         events_.clear();
-        issued_ = 0;
         made_ = 0;
     }
 
-    testing::emulated_response handle(emulator_request& req) override {
-        const http_request& request = req.http;
-        const std::string path = collapse_slashes(req.target.path);
-        if (find_header(request.headers, "X-Forwarded-For")) return emulator_text_response(403, "Forbidden\n");
-        const duration now = engine_.timeline().now();
-        std::optional<testing::fault_spec> fault = engine_.take_fault(req);
-        testing::emulated_response r = answer(req, path, now);
-        if (fault) emulator_faults::apply(*fault, r, req.entry);
-        return r;
-    }
-
-    std::optional<testing::emulated_response> control(const std::string& route, const std::string& method,
-                                                      const emulator_request& req) override {
-        if (route.compare(0, 3, "aws") != 0 || (route.size() > 3 && route[3] != '/')) return std::nullopt;
-        if (method == "GET") return std::nullopt;
-        return control_body(route, method, req.http.body);
-    }
-
-    /// A scenario file's aws_* step: its control route, played now (a refusal is logged).
-    bool apply_step(const testing::scenario_step& s, duration) override {
-        if (s.what != testing::scenario_step::kind::aws) return false;
-        const auto r = control_body(s.aws_route, "POST", s.aws_body);
-        if (r.status != 200) engine_.log("aws: the scenario's " + s.aws_route + " step was refused: " + r.body);
-        return true;
-    }
-
 private:
-    testing::emulated_response control_body(const std::string& route, const std::string& method, const std::string& json) {
+    // AWS's routes count from the clock's now, whatever `from` says (a step played late in-process
+    // counts from when it is played).
+    testing::emulated_response control_body(const std::string& route, const std::string& method, const std::string& json,
+                                            duration /*from*/) override {
         auto doc = parse_json(json.empty() ? std::string_view("{}") : std::string_view(json));
         if (!doc) return emulator_control_error(400, doc.error().describe());
         if (!doc->IsObject()) return emulator_control_error(400, "expected a JSON object");
@@ -191,6 +167,20 @@ private:
                 clear_rebalance();
             else
                 rebalance();
+            return emulator_control_ok();
+        }
+        if (route == "aws/lifecycle") {
+            if (method == "DELETE") {
+                clear_lifecycle();
+                return emulator_control_ok();
+            }
+            auto state = text("state", "");
+            if (!state) return emulator_control_error(400, state.error().describe(), "state");
+            if (!emulator_aws_lifecycle_state(*state))
+                return emulator_control_error(400, "state must be one of InService, Pending, Terminated, Detached, Standby, "
+                                                   "Warmed:Pending, Warmed:Running, Warmed:Stopped, Warmed:Hibernated or "
+                                                   "Warmed:Terminated", "state");
+            lifecycle(*state);
             return emulator_control_ok();
         }
         if (route == "aws/tokens" && method == "DELETE") {
@@ -241,7 +231,7 @@ public:
         w.key("aws");
         w.begin_object();
         w.key("tokens_issued");
-        w.int64(static_cast<std::int64_t>(issued_));
+        w.int64(static_cast<std::int64_t>(tokens_.issued()));
         w.key("spot");
         if (spot_) {
             w.begin_object();
@@ -258,6 +248,11 @@ public:
             w.string(format_iso8601(engine_.timeline().wall_at(*rebalance_)));
         else
             w.null();
+        w.key("lifecycle");
+        if (lifecycle_)
+            w.string(*lifecycle_);
+        else
+            w.null();
         w.key("events");
         write_events(w);
         w.end_object();
@@ -269,30 +264,9 @@ private:
         duration at{0};
     };
 
-    testing::emulated_response answer(emulator_request& req, const std::string& path, duration now) {
-        const http_request& request = req.http;
-        if (path == "/latest/api/token") {
-            if (request.method != http_method::put) return emulator_text_response(405, "Method Not Allowed\n");
-            const std::string* ttl_text = find_header(request.headers, "X-aws-ec2-metadata-token-ttl-seconds");
-            long long ttl = 0;
-            if (ttl_text) {
-                char* end = nullptr;
-                ttl = std::strtoll(ttl_text->c_str(), &end, 10);
-                if (end == ttl_text->c_str() || *end != '\0') ttl = 0;
-            }
-            if (ttl < 1 || ttl > 21600) return emulator_text_response(400, "Bad Request\n");
-            ++issued_;
-            std::string token = "AQAEA" + emulator_etag_like(issued_) + "==";
-            tokens_[token] = now + std::chrono::seconds(ttl);
-            engine_.log("aws: session token issued for " + std::to_string(ttl) + " s");
-            testing::emulated_response r = emulator_text_response(200, token, "text/plain");
-            r.headers.push_back({"X-aws-ec2-metadata-token-ttl-seconds", std::to_string(ttl)});
-            return r;
-        }
-        if (request.method != http_method::get) return emulator_text_response(405, "Method Not Allowed\n");
-        const std::string* token = find_header(request.headers, "X-aws-ec2-metadata-token");
-        const auto it = token ? tokens_.find(*token) : tokens_.end();
-        if (it == tokens_.end() || now >= it->second) return emulator_text_response(401, "Unauthorized\n");
+    testing::emulated_response answer(emulator_request& req, const std::string& path, duration now) override {
+        if (path == "/latest/api/token") return tokens_.issue(req.http, now);
+        if (auto refused = tokens_.refuse(req.http, now)) return std::move(*refused);
 
         const testing::vm_identity& vm = *req.vm;
         if (path == "/latest/meta-data/instance-id") return emulator_text_response(200, vm.name, "text/plain");
@@ -301,8 +275,12 @@ private:
             return emulator_text_response(200, vm.zone.empty() ? "us-east-1a" : vm.zone, "text/plain");
         if (path == "/latest/meta-data/instance-life-cycle")
             return emulator_text_response(200, spot_ || rebalance_ ? "spot" : "on-demand", "text/plain");
+        if (path == "/latest/meta-data/autoscaling/target-lifecycle-state") {
+            if (!lifecycle_) return emulator_latest_not_found();
+            return emulator_text_response(200, *lifecycle_, "text/plain");
+        }
         if (path == "/latest/meta-data/spot/instance-action") {
-            if (!spot_) return not_found();
+            if (!spot_) return emulator_latest_not_found();
             json_writer w(true);
             w.begin_object();
             w.key("action");
@@ -313,7 +291,7 @@ private:
             return emulator_text_response(200, w.str(), "text/plain");
         }
         if (path == "/latest/meta-data/events/recommendations/rebalance") {
-            if (!rebalance_) return not_found();
+            if (!rebalance_) return emulator_latest_not_found();
             json_writer w(true);
             w.begin_object();
             w.key("noticeTime");
@@ -326,7 +304,7 @@ private:
             write_events(w);
             return emulator_text_response(200, w.str(), "text/plain");
         }
-        return not_found();
+        return emulator_latest_not_found();
     }
 
     void write_events(json_writer& w) const {
@@ -352,28 +330,11 @@ private:
         w.end_array();
     }
 
-    static testing::emulated_response not_found() {
-        return emulator_text_response(404, "<?xml version=\"1.0\" encoding=\"iso-8859-1\"?>\n<html><body>404 - Not Found</body></html>\n",
-                                      "text/html");
-    }
-    // A token body: printable, unique per issue, not guessable from the count alone in a test.
-    static std::string emulator_etag_like(std::size_t n) {
-        static constexpr char digits[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-        std::uint64_t h = 1469598103934665603ull ^ (n * 0x9E3779B97F4A7C15ull);
-        std::string out;
-        for (int i = 0; i < 40; ++i) {
-            out += digits[h % 62];
-            h = h * 6364136223846793005ull + 1442695040888963407ull;
-        }
-        return out;
-    }
-
-    emulator_engine& engine_;
-    std::map<std::string, duration> tokens_;  // token -> expiry (scenario time)
+    emulator_session_tokens tokens_;
     std::optional<spot_notice> spot_;
     std::optional<duration> rebalance_;
+    std::optional<std::string> lifecycle_;  // the Auto Scaling target lifecycle state; none outside a group
     std::vector<testing::aws_event_state> events_;
-    std::size_t issued_ = 0;
     std::size_t made_ = 0;
 };
 

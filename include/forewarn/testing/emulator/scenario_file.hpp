@@ -159,8 +159,9 @@ inline result<testing::fault_spec> emulator_parse_fault(const rapidjson::Value& 
             auto s = emulator_json_string(m, mf);
             if (!s) return s.error();
             // The names of the services the emulator runs (a new service adds its own here).
-            if (name == "service" && *s != "azure" && *s != "gce" && *s != "any")
-                return testing::scenario_error(mf, "expected \"azure\", \"gce\" or \"any\"");
+            if (name == "service" && *s != "azure" && *s != "gce" && *s != "aws" && *s != "alibaba" && *s != "tencent" &&
+                *s != "any")
+                return testing::scenario_error(mf, "expected \"azure\", \"gce\", \"aws\", \"alibaba\", \"tencent\" or \"any\"");
             (name == "service" ? f.service : name == "path" ? f.path : name == "method" ? f.method : f.body) = std::move(*s);
         } else if (name == "status") {
             auto n = emulator_json_int(m, mf);
@@ -267,6 +268,27 @@ inline bool emulator_copy_json(const rapidjson::Value& v, json_writer& w) {
     return false;
 }
 
+/// The steps that play a service's control route at their time: the step's name, its kind, its
+/// route ("" for aws_event_end, whose route names the event: "aws/events/ID/complete").
+struct emulator_route_step {
+    std::string_view name;
+    testing::scenario_step::kind what;
+    std::string_view route;
+};
+
+inline const emulator_route_step* emulator_find_route_step(std::string_view name) noexcept {
+    using kind = testing::scenario_step::kind;
+    static constexpr emulator_route_step steps[] = {
+        {"aws_spot", kind::aws, "aws/spot"},           {"aws_rebalance", kind::aws, "aws/rebalance"},
+        {"aws_event", kind::aws, "aws/events"},        {"aws_event_end", kind::aws, ""},
+        {"aws_lifecycle", kind::aws, "aws/lifecycle"}, {"alibaba_spot", kind::alibaba, "alibaba/spot"},
+        {"tencent_spot", kind::tencent, "tencent/spot"},
+    };
+    for (const auto& s : steps)
+        if (s.name == name) return &s;
+    return nullptr;
+}
+
 inline result<testing::scenario_step> emulator_parse_step(const rapidjson::Value& v, const std::string& field) {
     using testing::scenario_step;
     if (!v.IsObject()) return json_type_error(field, "object", v);
@@ -326,16 +348,14 @@ inline result<testing::scenario_step> emulator_parse_step(const rapidjson::Value
             } else if (!m.IsBool()) {
                 return json_type_error(f, "object or true", m);
             }
-        } else if (name == "aws_spot" || name == "aws_rebalance" || name == "aws_event" || name == "aws_event_end") {
-            // The AWS service's control routes, played at `at` (docs/emulator.md).
+        } else if (const emulator_route_step* r = emulator_find_route_step(name)) {
+            // A service's control route, played at `at` (docs/emulator.md).
             if (!m.IsObject()) return json_type_error(f, "object", m);
-            s.what = scenario_step::kind::aws;
+            s.what = r->what;
             json_writer w(true);
             if (!emulator_copy_json(m, w)) return testing::scenario_error(f, "cannot be written back as JSON");
-            s.aws_body = w.str();
-            if (name == "aws_spot") s.aws_route = "aws/spot";
-            if (name == "aws_rebalance") s.aws_route = "aws/rebalance";
-            if (name == "aws_event") s.aws_route = "aws/events";
+            s.route_body = w.str();
+            s.route = std::string(r->route);
             if (name == "aws_event_end") {
                 const auto* id = json_member(m, "EventId");
                 const auto* state = json_member(m, "State");
@@ -344,13 +364,13 @@ inline result<testing::scenario_step> emulator_parse_step(const rapidjson::Value
                 if (!state || !state->IsString() ||
                     (json_string_view(*state) != "completed" && json_string_view(*state) != "canceled"))
                     return testing::scenario_error(f + ".State", "\"completed\" or \"canceled\"");
-                s.aws_route = "aws/events/" + std::string(json_string_view(*id)) +
-                              (json_string_view(*state) == "completed" ? "/complete" : "/cancel");
+                s.route = "aws/events/" + std::string(json_string_view(*id)) +
+                          (json_string_view(*state) == "completed" ? "/complete" : "/cancel");
             }
         } else {
             return testing::scenario_error(f, "unknown step (expected azure_event, hardware_failure, cancel, complete, approve, "
                                               "gce_set, gce_maintenance, gce_upcoming, fault, clear_faults, service_reenabled, aws_spot, "
-                                              "aws_rebalance, aws_event or aws_event_end)");
+                                              "aws_rebalance, aws_event, aws_event_end, aws_lifecycle, alibaba_spot or tencent_spot)");
         }
         return {};
     });

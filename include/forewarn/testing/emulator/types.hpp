@@ -76,7 +76,8 @@ struct fault_spec {
         body,            ///< answer `status` with `body` as given
     };
     kind what = kind::status;
-    std::string service = "any";  ///< a service's name ("azure", "gce") or "any" (the control API is never faulted)
+    /// a service's name ("azure", "gce", "aws", "alibaba", "tencent") or "any" (the control API is never faulted)
+    std::string service = "any";
     std::string path;             ///< only requests whose path contains this ("" any)
     std::string method;           ///< "GET", "POST", "PUT" or "" (any)
     int status = 503;
@@ -113,7 +114,9 @@ struct scenario_step {
         fault,              ///< inject `fault`
         clear_faults,       ///< forget every fault
         service_reenabled,  ///< Azure re-enables the service: DocumentIncarnation starts over at `incarnation`
-        aws,                ///< an AWS change: the control route `aws_route` ("aws/spot", ...) with `aws_body`
+        aws,                ///< an AWS change: the control route `route` ("aws/spot", ...) with `route_body`
+        alibaba,            ///< an Alibaba change: `route` ("alibaba/spot") with `route_body`
+        tencent,            ///< a Tencent change: `route` ("tencent/spot") with `route_body`
     };
     scenario_duration at{0};
     kind what = kind::azure_event;
@@ -125,8 +128,10 @@ struct scenario_step {
     /// gce_set only: this is the start (+1) or end (-1) of a maintenance announced by
     /// "gce_maintenance", for scenario_config::gce_warning_requires_read.
     int maintenance_edge = 0;
-    std::string aws_route;  ///< aws only: "aws/spot", "aws/rebalance", "aws/events", "aws/events/ID/complete", ...
-    std::string aws_body;   ///< aws only: the route's JSON body
+    /// aws, alibaba, tencent: the service's control route the step plays ("aws/spot", "aws/events",
+    /// "aws/events/ID/complete", "alibaba/spot", ...), and its JSON body.
+    std::string route;
+    std::string route_body;
 };
 
 /// A whole scenario: who the VMs are, the service's behaviour, and the timeline.
@@ -190,7 +195,7 @@ struct logged_request {
     http_headers headers;
     std::string body;
     int status = 0;
-    std::string service;  ///< the service's name ("azure", "gce"), "control" or "other"
+    std::string service;  ///< the service's name ("azure", "gce", "aws", ...), "control" or "other"
     std::string vm;
     std::string fault;    ///< the fault applied, "" when none
 };

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The one base of every cloud's client: its public surface (next, fetch, wake, cancel, reset,
+// validate, clock, log, transport), its keys' last good readings and errors, and how a document
+// is made of them. A cloud's client is then its options, its key plan, one request per key with
+// its status rules and parser, and its identity (docs/architecture.md, "A new cloud").
+
+#include <forewarn/clock.hpp>
+#include <forewarn/config.hpp>
+#include <forewarn/detail/http.hpp>
+#include <forewarn/detail/metadata_exchange.hpp>
+#include <forewarn/event.hpp>
+#include <forewarn/log.hpp>
+#include <forewarn/result.hpp>
+#include <forewarn/retry.hpp>
+#include <forewarn/transport.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+FOREWARN_BEGIN_NAMESPACE
+namespace detail {
+
+/// What one key answered, parsed: its events, a tag that is part of its content (an ETag, an
+/// incarnation) and the service's time.
+struct key_reading {
+    std::vector<event> events;
+    std::string tag;
+    std::optional<std::chrono::system_clock::time_point> service_time;
+};
+
+/// A failure of one key's answer (the service answered, but not usably for this key: a status,
+/// a body that does not parse): the key keeps its last good reading and the others are
+/// delivered. Any other failure (not reached, timed out, cancelled, not the metadata service,
+/// or a 401, 403 or 429, which are about the client's standing, not the key) is the service's
+/// and fails the reading.
+constexpr bool key_failure_is_local(const error& e) noexcept {
+    switch (e.code) {
+    case errc::http_status: return e.http_status != 401 && e.http_status != 403 && e.http_status != 429;
+    case errc::not_found:
+    case errc::empty_body:
+    case errc::parse_error:
+    case errc::invalid_document:
+    case errc::body_too_large: return true;
+    default: return false;
+    }
+}
+
+/**
+ * The base of `Client` (CRTP). `Client` gives, privately with `friend client_base`:
+ *   static constexpr std::size_t key_count; static constexpr cloud source_cloud (public);
+ *   static constexpr bool may_hang;                   // a key may be a hanging GET (GCE)
+ *   key_plan plan(std::size_t k) const;
+ *   result<key_reading> read_key(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang);
+ *   std::string endpoint() const;  std::string event_owner();   // "" : events name themselves
+ * and may shadow before_read(), before_fetch(), local_failure(k, e) and finish(document&).
+ */
+template <class Client, class Transport>
+class client_base {
+public:
+    using transport_type = Transport;
+
+    Transport& transport() noexcept { return x_.transport(); }
+    const Transport& transport() const noexcept { return x_.transport(); }
+    const forewarn::clock& clock() const noexcept { return x_.clock(); }
+    const forewarn::logger& log() const noexcept { return x_.log(); }
+
+    /// A configuration that can never work (a malformed endpoint, an option out of range), or success.
+    result<void> validate() const { return x_.validate(); }
+
+    /**
+     * The next document, on the keys' own schedules (the client's class says them): at once the
+     * first time, after wake() and after a failure (which waits its pause first); else as soon as
+     * a key's answer changed, or once every key was asked again; no later than about `not_after`.
+     */
+    result<document> next(forewarn::clock::time_point not_after = (forewarn::clock::time_point::max)());
+
+    /**
+     * Every key read once, plainly, and the document made of them. A key whose answer fails (a
+     * status, a body that does not parse) keeps its last good reading (none before its first),
+     * and its error is in document::key_errors; the document fails only when every key failed,
+     * or when the service itself could not be asked (not reached, cancelled).
+     */
+    result<document> fetch();
+
+    /// Whether approve() can ever succeed: false (Azure, which takes approvals, says otherwise).
+    bool can_approve() const noexcept { return false; }
+    /// errc::unsupported: maintenance is approved through the metadata service on Azure only.
+    result<void> approve(const std::vector<std::string>&) {
+        return error(errc::unsupported, "the " + std::string(to_string(Client::source_cloud)) +
+                                            " metadata service takes no approvals (maintenance is approved on Azure only)");
+    }
+
+    /// Ends the wait or the hanging GETs in progress in next() now; next() then asks at once. Thread-safe.
+    void wake() noexcept { x_.wake(); }
+    /// Makes the request in flight, any backoff and the wait in next() return errc::cancelled
+    /// promptly; sticky until reset(). Thread-safe.
+    void cancel() noexcept { x_.cancel(); }
+    /// Clears a cancel() so that the client can be used again.
+    void reset() noexcept { x_.reset(); }
+
+protected:
+    client_base(Transport transport, std::size_t lanes, exchange_settings settings, retry_policy policy, std::size_t keys)
+        : x_(std::move(transport), lanes, std::move(settings), std::move(policy)), keys_(keys) {
+        static_assert(is_transport_v<Transport>, "Transport must model forewarn::is_transport");
+    }
+
+    /// A request with a client's limits.
+    static http_request make_request(http_method method, std::string url, std::chrono::milliseconds timeout,
+                                     std::chrono::milliseconds connect_timeout, std::size_t max_body) {
+        http_request req;
+        req.method = method;
+        req.url = std::move(url);
+        req.timeout = timeout;
+        req.connect_timeout = (std::min)(connect_timeout, timeout);
+        req.max_body = max_body;
+        return req;
+    }
+
+    /// identity(): true when `cache` holds it, or when `self_name` names this VM (then cached).
+    template <class Identity>
+    static bool known_identity(std::optional<Identity>& cache, const std::string& self_name) {
+        if (!cache && !self_name.empty()) {
+            cache.emplace();
+            cache->name = self_name;
+        }
+        return cache.has_value();
+    }
+
+    // The hooks a client may shadow.
+    result<void> before_read() { return {}; }   // before each key's request (a session token)
+    result<void> before_fetch() { return {}; }  // before fetch()'s reading (the instance's name)
+    bool local_failure(std::size_t, const error& e) const { return key_failure_is_local(e); }
+    void finish(document&) {}
+
+    metadata_exchange<Transport> x_;
+
+private:
+    struct key_slot {
+        key_reading good;      // the last good reading (none before the first)
+        key_reading composed;  // the one the last document holds
+        std::optional<error> failure;  // the last request's error, until a good reading
+    };
+
+    Client& self() noexcept { return static_cast<Client&>(*this); }
+    result<bool> ask(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang);
+    result<document> compose();
+
+    std::vector<key_slot> keys_;  // one per key; a hanging key's lane thread writes only its own
+};
+
+template <class Client, class Transport>
+result<document> client_base<Client, Transport>::next(forewarn::clock::time_point not_after) {
+    auto r = x_.template next<Client::may_hang>(
+        not_after, Client::key_count, [this](std::size_t k) { return self().plan(k); },
+        [this](std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) { return ask(k, lane, hang); },
+        [this] { return fetch(); }, [this] { return compose(); });
+    if (!r && r.error().code == errc::cancelled && r.error().url.empty()) return std::move(r).error().at_url(self().endpoint());
+    return r;
+}
+
+template <class Client, class Transport>
+result<document> client_base<Client, Transport>::fetch() {
+    if (auto v = x_.validate(); !v) return std::move(v).error();
+    if (x_.cancelled()) return error(errc::cancelled, "the client was cancelled").at_url(self().endpoint());
+    if (auto b = self().before_fetch(); !b) return std::move(b).error();
+    auto read = x_.read_all(
+        Client::key_count, [this](std::size_t k) { return self().plan(k); },
+        [this](std::size_t k, std::size_t lane, std::optional<std::chrono::seconds>) { return ask(k, lane, std::nullopt); });
+    if (!read) return std::move(read).error();
+    return compose();
+}
+
+// One key's request: a good reading is kept (true when it differs from the last document's); a
+// local failure keeps the last good one (true when the key starts failing, so that it is heard).
+template <class Client, class Transport>
+result<bool> client_base<Client, Transport>::ask(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) {
+    if (auto b = self().before_read(); !b) return std::move(b).error();
+    auto r = self().read_key(k, lane, hang);
+    key_slot& slot = keys_[k];
+    if (!r) {
+        if (!self().local_failure(k, r.error())) return std::move(r).error();
+        const bool starts = !slot.failure;
+        slot.failure = std::move(r).error();
+        return starts;
+    }
+    const bool changed = slot.failure || r->events != slot.composed.events || r->tag != slot.composed.tag;
+    slot.failure.reset();
+    slot.good = std::move(*r);
+    return changed;
+}
+
+template <class Client, class Transport>
+result<document> client_base<Client, Transport>::compose() {
+    document doc;
+    doc.origin = Client::source_cloud;
+    bool any_good = false;
+    for (std::size_t k = 0; k < keys_.size(); ++k) {
+        const key_slot& slot = keys_[k];
+        if (slot.failure) {
+            doc.key_errors.push_back(*slot.failure);
+        } else if (self().plan(k).how != key_plan::mode::off) {
+            any_good = true;
+        }
+        doc.events.insert(doc.events.end(), slot.good.events.begin(), slot.good.events.end());
+        if (!doc.service_time) doc.service_time = slot.good.service_time;
+        if (!slot.good.tag.empty()) doc.incarnation += (doc.incarnation.empty() ? "" : "/") + slot.good.tag;
+    }
+    if (!any_good && !doc.key_errors.empty()) return doc.key_errors.front();
+    const std::string owner = self().event_owner();
+    if (!owner.empty())
+        for (auto& e : doc.events)
+            if (e.resources.empty()) e.resources = {owner};
+    self().finish(doc);
+    for (auto& slot : keys_) slot.composed = slot.good;
+    return doc;
+}
+
+}  // namespace detail
+FOREWARN_END_NAMESPACE
