@@ -108,7 +108,7 @@ The systemd unit is installed but neither enabled nor started: set
   set(CPACK_DEBIAN_EMULATOR_PACKAGE_NAME forewarn-emulator)
   set(CPACK_DEBIAN_EMULATOR_PACKAGE_SECTION devel)
   set(CPACK_DEBIAN_EMULATOR_PACKAGE_SHLIBDEPS ON)
-  set(CPACK_COMPONENT_EMULATOR_DESCRIPTION "emulator of the Azure, GCE and AWS instance metadata services
+  set(CPACK_COMPONENT_EMULATOR_DESCRIPTION "emulator of the Azure, GCE, AWS, Alibaba and Tencent instance metadata services
 forewarn-emulator serves Azure Scheduled Events, the Google Compute Engine
 metadata server and AWS EC2 instance metadata (IMDSv2) over HTTP, playing
 maintenance scenarios from a file or its control API, with faults, so that
@@ -156,7 +156,7 @@ This package holds the header-only library, its CMake package
     message(FATAL_ERROR "FOREWARN_PACKAGE: the manual pages need help2man (Debian: apt-get install help2man)")
   endif()
   foreach(_pkg IN ITEMS "watch:forewarn-watch:maintenance notices of cloud VMs, with hooks and approvals"
-                        "emulator:forewarn-emulator:emulator of the Azure, GCE and AWS instance metadata services")
+                        "emulator:forewarn-emulator:emulator of the Azure, GCE, AWS, Alibaba and Tencent instance metadata services")
     string(REPLACE ":" ";" _pkg "${_pkg}")
     list(GET _pkg 0 _pkg_component)
     list(GET _pkg 1 _pkg_program)

@@ -66,6 +66,19 @@ struct detection {
 
 namespace detail {
 
+/// A probe's request: the whole exchange and its connect within `timeout`, a small body cap.
+inline http_request probe_request(http_method method, std::string url, std::chrono::milliseconds timeout,
+                                  std::size_t max_body, http_headers headers = {}) {
+    http_request req;
+    req.method = method;
+    req.url = std::move(url);
+    req.headers = std::move(headers);
+    req.timeout = timeout;
+    req.connect_timeout = timeout;
+    req.max_body = max_body;
+    return req;
+}
+
 /// Azure's instance metadata, the same request the Azure client's identity() makes.
 inline constexpr std::string_view azure_probe_path = "/metadata/instance/compute?api-version=2021-02-01";
 
@@ -76,13 +89,8 @@ result<void> azure_probe_body(std::string_view body);
 // so the body must be what IMDS sends. A GCE server refuses the request (no flavor header).
 template <class Transport>
 result<void> probe_azure(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
-    http_request req;
-    req.url = base + std::string(azure_probe_path);
-    req.headers.push_back({"Metadata", "true"});
-    req.timeout = timeout;
-    req.connect_timeout = timeout;
-    req.max_body = std::size_t(256) << 10;
-    auto r = t.send(req);
+    auto r = t.send(probe_request(http_method::get, base + std::string(azure_probe_path), timeout,
+                                  std::size_t(256) << 10, {{"Metadata", "true"}}));
     if (!r) return std::move(r).error();
     if (gce_has_google_flavor(*r))
         return error(errc::not_metadata_server, "the GCE metadata server answered at the Azure endpoint", r->status);
@@ -96,13 +104,8 @@ result<void> probe_azure(Transport& t, const std::string& base, std::chrono::mil
 // GCE identifies itself: the root answers 200 with `Metadata-Flavor: Google`.
 template <class Transport>
 result<void> probe_gce(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
-    http_request req;
-    req.url = base + std::string(gce::root_path);
-    req.headers.push_back({"Metadata-Flavor", "Google"});
-    req.timeout = timeout;
-    req.connect_timeout = timeout;
-    req.max_body = std::size_t(256) << 10;
-    auto r = t.send(req);
+    auto r = t.send(probe_request(http_method::get, base + std::string(gce::root_path), timeout,
+                                  std::size_t(256) << 10, {{"Metadata-Flavor", "Google"}}));
     if (!r) return std::move(r).error();
     if (!gce_has_google_flavor(*r))
         return error(errc::not_metadata_server, "no GCE metadata server here: no 'Metadata-Flavor: Google' header",
@@ -113,56 +116,37 @@ result<void> probe_gce(Transport& t, const std::string& base, std::chrono::milli
     return {};
 }
 
-// AWS answers the IMDSv2 token request (PUT with a TTL header) with 200 and a token; Azure and
-// GCE refuse it (GCE with its flavor header, which rules it out too).
+// A token PUT with `ttl_header` answered with 200 and a token: AWS's IMDSv2 and Alibaba's hardened
+// mode, each of which refuses the other's header (Azure and GCE refuse both; GCE's flavor header
+// rules it out too).
 template <class Transport>
-result<void> probe_aws(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
-    http_request req;
-    req.method = http_method::put;
-    req.url = base + "/latest/api/token";
-    req.headers.push_back({"X-aws-ec2-metadata-token-ttl-seconds", "60"});
-    req.timeout = timeout;
-    req.connect_timeout = timeout;
-    req.max_body = std::size_t(4) << 10;
-    auto r = t.send(req);
+result<void> probe_token(Transport& t, const std::string& base, std::chrono::milliseconds timeout, const char* ttl_header,
+                         const char* service) {
+    auto r = t.send(probe_request(http_method::put, base + "/latest/api/token", timeout, std::size_t(4) << 10,
+                                  {{ttl_header, "60"}}));
     if (!r) return std::move(r).error();
-    if (gce_has_google_flavor(*r))
-        return error(errc::not_metadata_server, "the GCE metadata server answered at the AWS endpoint", r->status);
-    if (r->status != 200)
-        return error(errc::not_metadata_server, "no AWS IMDSv2 here: HTTP " + std::to_string(r->status), r->status);
-    if (!latest_metadata::acceptable(trim(r->body))) return error(errc::not_metadata_server, "no AWS IMDSv2 here: the answer is not a session token", 200);
+    const std::string no = std::string("no ") + service + " here: ";
+    if (gce_has_google_flavor(*r)) return error(errc::not_metadata_server, no + "the GCE metadata server answered", r->status);
+    if (r->status != 200) return error(errc::not_metadata_server, no + "HTTP " + std::to_string(r->status), r->status);
+    if (!latest_metadata::acceptable(trim(r->body)))
+        return error(errc::not_metadata_server, no + "the answer is not a session token", 200);
     return {};
 }
-
-// Alibaba answers a token PUT with its own TTL header (AWS refuses it: not its header).
+template <class Transport>
+result<void> probe_aws(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
+    return probe_token(t, base, timeout, "X-aws-ec2-metadata-token-ttl-seconds", "AWS IMDSv2");
+}
 template <class Transport>
 result<void> probe_alibaba(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
-    http_request req;
-    req.method = http_method::put;
-    req.url = base + "/latest/api/token";
-    req.headers.push_back({"X-aliyun-ecs-metadata-token-ttl-seconds", "60"});
-    req.timeout = timeout;
-    req.connect_timeout = timeout;
-    req.max_body = std::size_t(4) << 10;
-    auto r = t.send(req);
-    if (!r) return std::move(r).error();
-    if (r->status != 200 || gce_has_google_flavor(*r))
-        return error(errc::not_metadata_server, "no Alibaba ECS metadata here: HTTP " + std::to_string(r->status), r->status);
-    if (!latest_metadata::acceptable(trim(r->body)))
-        return error(errc::not_metadata_server, "no Alibaba ECS metadata here: the answer is not a session token", 200);
-    return {};
+    return probe_token(t, base, timeout, "X-aliyun-ecs-metadata-token-ttl-seconds", "Alibaba ECS metadata");
 }
 
 // Tencent answers its instance id without a token, "ins-" and letters or digits (AWS's and
 // Alibaba's ids start "i-").
 template <class Transport>
 result<void> probe_tencent(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
-    http_request req;
-    req.url = base + "/latest/meta-data/instance-id";
-    req.timeout = timeout;
-    req.connect_timeout = timeout;
-    req.max_body = std::size_t(4) << 10;
-    auto r = t.send(req);
+    auto r = t.send(probe_request(http_method::get, base + "/latest/meta-data/instance-id", timeout,
+                                  std::size_t(4) << 10));
     if (!r) return std::move(r).error();
     if (r->status != 200 || gce_has_google_flavor(*r))
         return error(errc::not_metadata_server, "no Tencent CVM metadata here: HTTP " + std::to_string(r->status), r->status);

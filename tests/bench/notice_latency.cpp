@@ -8,7 +8,8 @@
 // AWS: a Spot instance-action appears at 50 points spread over the client's cadence; the time
 // from its appearance to on_prepare, and the requests per second at rest. GCE: an
 // upcoming-maintenance window appears on a VM whose key answered the 503 "no notifications"
-// (no ETag), at 50 points; the time to on_prepare. Prints numbers; asserts nothing.
+// (no ETag), at 50 points; the time to on_prepare. Alibaba and Tencent: a Spot reclaim notice at
+// 50 points, the same way. Prints numbers; asserts nothing.
 #include <forewarn/testing/harness.hpp>
 
 #include <algorithm>
@@ -57,7 +58,7 @@ double latency(Add add, Appear appear, forewarn::clock::duration offset) {
 
 int main() {
     constexpr int samples = 50;
-    std::vector<double> spot, upcoming;
+    std::vector<double> spot, upcoming, alibaba, tencent;
     for (int i = 0; i < samples; ++i) {
         const auto offset = std::chrono::milliseconds(i * 5000 / samples);  // over the 5 s cadence
         spot.push_back(latency([](testing::harness& h, const forewarn::poller_handlers& on) { h.add_aws_poller("", on); },
@@ -73,9 +74,15 @@ int main() {
                     R"("window_end_time":"2026-12-03T14:00:00Z"})");
             },
             offset));
+        alibaba.push_back(latency([](testing::harness& h, const forewarn::poller_handlers& on) { h.add_alibaba_poller("", on); },
+                                  [](testing::harness& h) { h.scenario().alibaba_spot(); }, offset));
+        tencent.push_back(latency([](testing::harness& h, const forewarn::poller_handlers& on) { h.add_tencent_poller("", on); },
+                                  [](testing::harness& h) { h.scenario().tencent_spot(); }, offset));
     }
     report("AWS Spot instance-action -> on_prepare", spot);
     report("GCE upcoming-maintenance (after 503) -> on_prepare", upcoming);
+    report("Alibaba spot termination-time -> on_prepare", alibaba);
+    report("Tencent spot termination-time -> on_prepare", tencent);
 
     // Requests per second at rest, over 10 minutes of model time after the first minute.
     auto rate = [](std::function<void(testing::harness&)> add) {
@@ -87,7 +94,8 @@ int main() {
         h.run_for(600s);
         return double(h.scenario().requests().size()) / 600.0;
     };
-    std::printf("requests per second at rest: AWS %.2f, GCE (upcoming 503) %.2f, GCE (all keys watched) %.3f, Azure %.2f\n",
+    std::printf("requests per second at rest: AWS %.2f, GCE (upcoming 503) %.2f, GCE (all keys watched) %.3f, Azure %.2f, "
+                "Alibaba %.2f, Tencent %.2f\n",
                 rate([](testing::harness& h) { h.add_aws_poller("", {}); }),
                 rate([](testing::harness& h) {
                     h.scenario().set_gce_upcoming("no_notifications");
@@ -97,6 +105,8 @@ int main() {
                     h.scenario().set_gce_upcoming("empty");
                     h.add_gce_poller("", {});
                 }),
-                rate([](testing::harness& h) { h.add_azure_poller("", {}); }));
+                rate([](testing::harness& h) { h.add_azure_poller("", {}); }),
+                rate([](testing::harness& h) { h.add_alibaba_poller("", {}); }),
+                rate([](testing::harness& h) { h.add_tencent_poller("", {}); }));
     return 0;
 }

@@ -172,6 +172,35 @@ TEST_CASE("poller: a whole life cycle, and the reasons the documents give", "[po
     CHECK(rec.changes.back().evidence == "vanished before NotBefore while watched without a gap");
 }
 
+TEST_CASE("poller: a document with a failing key delivers its events and reports the key's error - health names it",
+          "[poller]") {
+    manual_clock clock;
+    fake_source src(source_options(clock));
+    recorder rec;
+    poller p(src, rec.handlers());
+    auto doc = make_doc("", {make_event("spot-instance-action")});
+    error e(errc::invalid_document, "EventId listed twice");
+    e.url = "http://imds.test/latest/meta-data/events/maintenance/scheduled";
+    doc.key_errors.push_back(e);
+    src.set(doc);
+    REQUIRE(p.poll_once());
+    CHECK(rec.seen() == ids{"prepare spot-instance-action"});
+    const auto errors = rec.errs();
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0].url == e.url);
+    auto h = p.health();
+    REQUIRE(h.key_errors.size() == 1);
+    CHECK(h.key_errors[0].message == "EventId listed twice");
+    CHECK(h.polls == 1);  // a document was had
+    CHECK(h.failures == 0);
+    doc.key_errors.clear();  // the key answers again
+    src.set(doc);
+    clock.advance(1s);
+    REQUIRE(p.poll_once());
+    CHECK(p.health().key_errors.empty());
+    CHECK(rec.errs().size() == 1);
+}
+
 TEST_CASE("poller: a failed poll changes nothing and is reported", "[poller]") {
     manual_clock clock;
     fake_source src(source_options(clock));

@@ -110,15 +110,11 @@ namespace aws {
  */
 template <class Transport = default_transport>
 class basic_instance_metadata_client
-    : public forewarn::detail::client_base<basic_instance_metadata_client<Transport>, Transport> {
-    using base_type = forewarn::detail::client_base<basic_instance_metadata_client<Transport>, Transport>;
+    : public forewarn::detail::client_base<basic_instance_metadata_client<Transport>, Transport, instance_identity, cloud::aws> {
+    using base_type = forewarn::detail::client_base<basic_instance_metadata_client<Transport>, Transport, instance_identity, cloud::aws>;
     friend base_type;
 
 public:
-    using identity_type = instance_identity;
-    /// The cloud whose metadata this client reads (document::origin).
-    static constexpr cloud source_cloud = cloud::aws;
-
     explicit basic_instance_metadata_client(client_options options = {}, Transport transport = Transport());
 
     /// The base URL in use, after the precedence rules.

@@ -108,15 +108,11 @@ namespace azure {
  */
 template <class Transport = default_transport>
 class basic_scheduled_events_client
-    : public forewarn::detail::client_base<basic_scheduled_events_client<Transport>, Transport> {
-    using base_type = forewarn::detail::client_base<basic_scheduled_events_client<Transport>, Transport>;
+    : public forewarn::detail::client_base<basic_scheduled_events_client<Transport>, Transport, instance_identity, cloud::azure> {
+    using base_type = forewarn::detail::client_base<basic_scheduled_events_client<Transport>, Transport, instance_identity, cloud::azure>;
     friend base_type;
 
 public:
-    using identity_type = instance_identity;
-    /// The cloud whose metadata this client reads (document::origin).
-    static constexpr cloud source_cloud = cloud::azure;
-
     explicit basic_scheduled_events_client(client_options options = {}, Transport transport = Transport());
 
     /// The base URL in use, after the precedence rules (e.g. "http://169.254.169.254").

@@ -53,18 +53,22 @@ constexpr bool key_failure_is_local(const error& e) noexcept {
 }
 
 /**
- * The base of `Client` (CRTP). `Client` gives, privately with `friend client_base`:
- *   static constexpr std::size_t key_count; static constexpr cloud source_cloud (public);
+ * The base of `Client` (CRTP), a source of `Cloud` whose identity() gives an `Identity`. `Client`
+ * gives, privately with `friend client_base`:
+ *   static constexpr std::size_t key_count;
  *   static constexpr bool may_hang;                   // a key may be a hanging GET (GCE)
  *   key_plan plan(std::size_t k) const;
  *   result<key_reading> read_key(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang);
  *   std::string endpoint() const;  std::string event_owner();   // "" : events name themselves
  * and may shadow before_read(), before_fetch(), local_failure(k, e) and finish(document&).
  */
-template <class Client, class Transport>
+template <class Client, class Transport, class Identity, cloud Cloud>
 class client_base {
 public:
     using transport_type = Transport;
+    using identity_type = Identity;
+    /// The cloud whose metadata this client reads (document::origin).
+    static constexpr cloud source_cloud = Cloud;
 
     Transport& transport() noexcept { return x_.transport(); }
     const Transport& transport() const noexcept { return x_.transport(); }
@@ -93,7 +97,7 @@ public:
     bool can_approve() const noexcept { return false; }
     /// errc::unsupported: maintenance is approved through the metadata service on Azure only.
     result<void> approve(const std::vector<std::string>&) {
-        return error(errc::unsupported, "the " + std::string(to_string(Client::source_cloud)) +
+        return error(errc::unsupported, "the " + std::string(to_string(Cloud)) +
                                             " metadata service takes no approvals (maintenance is approved on Azure only)");
     }
 
@@ -124,7 +128,6 @@ protected:
     }
 
     /// identity(): true when `cache` holds it, or when `self_name` names this VM (then cached).
-    template <class Identity>
     static bool known_identity(std::optional<Identity>& cache, const std::string& self_name) {
         if (!cache && !self_name.empty()) {
             cache.emplace();
@@ -155,8 +158,8 @@ private:
     std::vector<key_slot> keys_;  // one per key; a hanging key's lane thread writes only its own
 };
 
-template <class Client, class Transport>
-result<document> client_base<Client, Transport>::next(forewarn::clock::time_point not_after) {
+template <class Client, class Transport, class Identity, cloud Cloud>
+result<document> client_base<Client, Transport, Identity, Cloud>::next(forewarn::clock::time_point not_after) {
     auto r = x_.template next<Client::may_hang>(
         not_after, Client::key_count, [this](std::size_t k) { return self().plan(k); },
         [this](std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) { return ask(k, lane, hang); },
@@ -165,8 +168,8 @@ result<document> client_base<Client, Transport>::next(forewarn::clock::time_poin
     return r;
 }
 
-template <class Client, class Transport>
-result<document> client_base<Client, Transport>::fetch() {
+template <class Client, class Transport, class Identity, cloud Cloud>
+result<document> client_base<Client, Transport, Identity, Cloud>::fetch() {
     if (auto v = x_.validate(); !v) return std::move(v).error();
     if (x_.cancelled()) return error(errc::cancelled, "the client was cancelled").at_url(self().endpoint());
     if (auto b = self().before_fetch(); !b) return std::move(b).error();
@@ -179,8 +182,8 @@ result<document> client_base<Client, Transport>::fetch() {
 
 // One key's request: a good reading is kept (true when it differs from the last document's); a
 // local failure keeps the last good one (true when the key starts failing, so that it is heard).
-template <class Client, class Transport>
-result<bool> client_base<Client, Transport>::ask(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) {
+template <class Client, class Transport, class Identity, cloud Cloud>
+result<bool> client_base<Client, Transport, Identity, Cloud>::ask(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) {
     if (auto b = self().before_read(); !b) return std::move(b).error();
     auto r = self().read_key(k, lane, hang);
     key_slot& slot = keys_[k];
@@ -196,10 +199,10 @@ result<bool> client_base<Client, Transport>::ask(std::size_t k, std::size_t lane
     return changed;
 }
 
-template <class Client, class Transport>
-result<document> client_base<Client, Transport>::compose() {
+template <class Client, class Transport, class Identity, cloud Cloud>
+result<document> client_base<Client, Transport, Identity, Cloud>::compose() {
     document doc;
-    doc.origin = Client::source_cloud;
+    doc.origin = Cloud;
     bool any_good = false;
     for (std::size_t k = 0; k < keys_.size(); ++k) {
         const key_slot& slot = keys_[k];

@@ -132,15 +132,11 @@ struct instance_identity {
  */
 // The default, default_transport, is given in fwd.hpp, where this template is declared first.
 template <class Transport>
-class basic_metadata_client : public forewarn::detail::client_base<basic_metadata_client<Transport>, Transport> {
-    using base_type = forewarn::detail::client_base<basic_metadata_client<Transport>, Transport>;
+class basic_metadata_client : public forewarn::detail::client_base<basic_metadata_client<Transport>, Transport, instance_identity, cloud::gce> {
+    using base_type = forewarn::detail::client_base<basic_metadata_client<Transport>, Transport, instance_identity, cloud::gce>;
     friend base_type;
 
 public:
-    using identity_type = instance_identity;
-    /// The cloud whose metadata this client reads (document::origin).
-    static constexpr cloud source_cloud = cloud::gce;
-
     explicit basic_metadata_client(client_options options = {}, Transport transport = Transport());
 
     const client_options& options() const noexcept { return options_; }
