@@ -17,7 +17,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -200,43 +202,53 @@ result<detection> detect_cloud(const detect_options& options = {}, Transport tra
         }
     }
 
-    detection out;
-    bool* ok[n] = {&out.azure, &out.gce, &out.aws, &out.alibaba, &out.tencent};
-    error* why[n] = {&out.azure_error, &out.gce_error, &out.aws_error, &out.alibaba_error, &out.tencent_error};
-    const cloud clouds[n] = {cloud::azure, cloud::gce, cloud::aws, cloud::alibaba, cloud::tencent};
-    for (auto* w : why) *w = error(errc::cancelled, "not probed");
+    // What the probes share; a probe not waited for (below) keeps it alive until it ends.
+    struct board {
+        std::mutex m;
+        std::condition_variable cv;
+        std::optional<Transport> transports[n];
+        std::string bases[n];
+        std::chrono::milliseconds timeout{};
+        bool done[n] = {}, ok[n] = {}, ended[n] = {};  // ended: its thread has its answer
+        error why[n];
+    };
+    auto b = std::make_shared<board>();
+    b->timeout = options.timeout;
+    for (auto& w : b->why) w = error(errc::cancelled, "not probed");
     const bool aws_disabled = detail::aws_metadata_disabled();
-    if (aws_disabled) out.aws_error = error(errc::unsupported, "not probed: AWS_EC2_METADATA_DISABLED is true");
+    if (aws_disabled) b->why[2] = error(errc::unsupported, "not probed: AWS_EC2_METADATA_DISABLED is true");
     const bool wanted[n] = {options.probe_azure, options.probe_gce, options.probe_aws && !aws_disabled,
                             options.probe_alibaba, options.probe_tencent};
-    Transport transports[n] = {transport, transport, transport, transport, std::move(transport)};
-    std::mutex m;
-    std::condition_variable cv;
-    bool done[n] = {};
-    for (int i = 0; i < n; ++i) done[i] = !wanted[i];
+    for (int i = 0; i < n; ++i) {
+        b->done[i] = !wanted[i];
+        b->bases[i] = std::move(bases[i]);
+        if (wanted[i]) b->transports[i].emplace(transport);
+    }
 
-    auto run_probe = [&](int i) {
+    auto run_probe = [b](int i) {
         using probe_fn = result<void> (*)(Transport&, const std::string&, std::chrono::milliseconds);
         static constexpr probe_fn probes[n] = {&detail::probe_azure<Transport>, &detail::probe_gce<Transport>,
                                                &detail::probe_aws<Transport>, &detail::probe_alibaba<Transport>,
                                                &detail::probe_tencent<Transport>};
-        result<void> r = probes[i](transports[i], bases[i], options.timeout);
-        std::lock_guard<std::mutex> lock(m);
-        if (done[i]) return;  // not waited for: what it says came too late
-        *ok[i] = r.has_value();
-        *why[i] = r ? error() : r.error();
-        done[i] = true;
-        cv.notify_all();
+        result<void> r = probes[i](*b->transports[i], b->bases[i], b->timeout);
+        std::lock_guard<std::mutex> lock(b->m);
+        b->ended[i] = true;
+        if (b->done[i]) return;  // not waited for: what it says came too late
+        b->ok[i] = r.has_value();
+        b->why[i] = r ? error() : r.error();
+        b->done[i] = true;
+        b->cv.notify_all();
     };
     // Decided: every probe has answered, or one said yes and every probe preferred to it, and
     // Azure's, GCE's and AWS's (whose flags callers read), have answered. Alibaba's and Tencent's
-    // addresses do not answer elsewhere: their probes, waiting out the timeout, are not waited for.
-    auto decided = [&] {
+    // addresses do not answer elsewhere (a DNS lookup of Tencent's name may wait out the
+    // resolver's timeout): their probes are not waited for then.
+    auto decided = [&b] {
         for (int i = 0; i < n; ++i) {
-            if (!done[i]) return false;
-            if (!*ok[i]) continue;
+            if (!b->done[i]) return false;
+            if (!b->ok[i]) continue;
             for (int j = i + 1; j < 3; ++j)
-                if (!done[j]) return false;
+                if (!b->done[j]) return false;
             return true;
         }
         return true;
@@ -248,29 +260,48 @@ result<detection> detect_cloud(const detect_options& options = {}, Transport tra
         try {
             threads[i] = std::thread(run_probe, i);
         } catch (const std::exception& ex) {
-            for (auto& t : transports) t.cancel();
+            for (auto& t : b->transports)
+                if (t) t->cancel();
             for (auto& t : threads)
                 if (t.joinable()) t.join();
             return error(errc::transport, std::string("could not start a probe thread: ") + ex.what());
         }
     }
+    bool left[n] = {};  // probes not waited for: left to end on their own threads, by their timeout
     {
         // The transports' own timeouts should end the probes; the deadline guards against one
         // that does not (a resolver that blocks, a server that trickles bytes).
-        std::unique_lock<std::mutex> lock(m);
-        const bool early = cv.wait_for(lock, options.timeout, decided);
+        std::unique_lock<std::mutex> lock(b->m);
+        const bool early = b->cv.wait_for(lock, options.timeout, decided);
         for (int i = 0; i < n; ++i) {
-            if (done[i]) continue;
-            transports[i].cancel();
-            if (!early) continue;
-            *why[i] = error(errc::cancelled, "not waited for: a service preferred to it answered");
-            done[i] = true;
+            if (b->done[i]) continue;
+            if (!early) {
+                b->transports[i]->cancel();
+                continue;
+            }
+            // Not cancelled: a test transport's copies may share one cancel flag (the caller's
+            // transport would stay cancelled); its own timeout ends it.
+            b->why[i] = error(errc::cancelled, "not waited for: a service preferred to it answered");
+            b->done[i] = true;
+            left[i] = !b->ended[i];
         }
     }
-    for (auto& t : threads)
-        if (t.joinable()) t.join();
-
     for (int i = 0; i < n; ++i) {
+        if (!threads[i].joinable()) continue;
+        if (left[i])
+            threads[i].detach();  // it holds the board (its own copy of the transport) until it ends
+        else
+            threads[i].join();
+    }
+
+    detection out;
+    std::lock_guard<std::mutex> lock(b->m);
+    bool* ok[n] = {&out.azure, &out.gce, &out.aws, &out.alibaba, &out.tencent};
+    error* why[n] = {&out.azure_error, &out.gce_error, &out.aws_error, &out.alibaba_error, &out.tencent_error};
+    const cloud clouds[n] = {cloud::azure, cloud::gce, cloud::aws, cloud::alibaba, cloud::tencent};
+    for (int i = 0; i < n; ++i) {
+        *ok[i] = b->ok[i];
+        *why[i] = b->why[i];
         if (why[i]->code != errc::cancelled || why[i]->message == "not probed" || why[i]->message.rfind("not waited", 0) == 0)
             continue;
         *why[i] = error(errc::timeout, "no answer within " + std::to_string(options.timeout.count()) + " ms");

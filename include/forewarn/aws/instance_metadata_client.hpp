@@ -116,6 +116,7 @@ class basic_instance_metadata_client
 
 public:
     explicit basic_instance_metadata_client(client_options options = {}, Transport transport = Transport());
+    FOREWARN_CLIENT_MOVABLE(basic_instance_metadata_client);
 
     /// The base URL in use, after the precedence rules.
     const std::string& endpoint() const noexcept { return endpoint_; }
@@ -241,6 +242,8 @@ result<instance_identity> basic_instance_metadata_client<Transport>::identity() 
     identity_ = id;
     return id;
 }
+
+FOREWARN_CLIENT_MOVABLE_DEFAULTS(basic_instance_metadata_client);
 
 /// The client over the default transport (WinHTTP on Windows, libcurl elsewhere). Include
 /// <forewarn/default_transport.hpp> to use it.

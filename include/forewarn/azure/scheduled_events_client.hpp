@@ -114,6 +114,7 @@ class basic_scheduled_events_client
 
 public:
     explicit basic_scheduled_events_client(client_options options = {}, Transport transport = Transport());
+    FOREWARN_CLIENT_MOVABLE(basic_scheduled_events_client);
 
     /// The base URL in use, after the precedence rules (e.g. "http://169.254.169.254").
     const std::string& endpoint() const noexcept { return endpoint_; }
@@ -237,6 +238,8 @@ result<instance_identity> basic_scheduled_events_client<Transport>::identity() {
     identity_ = *id;
     return id;
 }
+
+FOREWARN_CLIENT_MOVABLE_DEFAULTS(basic_scheduled_events_client);
 
 /// The client over the default transport (WinHTTP on Windows, libcurl elsewhere). Include
 /// <forewarn/default_transport.hpp> to use it.

@@ -24,6 +24,22 @@
 #include <utility>
 #include <vector>
 
+// A client's special members, declared in its class (FOREWARN_CLIENT_MOVABLE) and defaulted out of
+// it (FOREWARN_CLIENT_MOVABLE_DEFAULTS, in its namespace after the class), so that compiled mode's
+// `extern template` declaration covers them too: a user's file that moves a client (into a poller)
+// then compiles none of its members' moves and destructors.
+#define FOREWARN_CLIENT_MOVABLE(Class)                                                                  \
+    Class(Class&&) noexcept;                                                                            \
+    Class& operator=(Class&&) noexcept;                                                                 \
+    ~Class()
+#define FOREWARN_CLIENT_MOVABLE_DEFAULTS(Class)                                                         \
+    template <class Transport>                                                                          \
+    Class<Transport>::Class(Class&&) noexcept = default;                                                \
+    template <class Transport>                                                                          \
+    Class<Transport>& Class<Transport>::operator=(Class&&) noexcept = default;                          \
+    template <class Transport>                                                                          \
+    Class<Transport>::~Class() = default
+
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 

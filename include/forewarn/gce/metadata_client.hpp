@@ -138,6 +138,7 @@ class basic_metadata_client : public forewarn::detail::client_base<basic_metadat
 
 public:
     explicit basic_metadata_client(client_options options = {}, Transport transport = Transport());
+    FOREWARN_CLIENT_MOVABLE(basic_metadata_client);
 
     const client_options& options() const noexcept { return options_; }
 
@@ -413,6 +414,8 @@ result<instance_identity> basic_metadata_client<Transport>::identity() {
     id.on_host_maintenance = std::move(*ohm);
     return id;
 }
+
+FOREWARN_CLIENT_MOVABLE_DEFAULTS(basic_metadata_client);
 
 /// The metadata client over the default transport (include <forewarn/default_transport.hpp> or forewarn.hpp).
 using metadata_client = basic_metadata_client<>;

@@ -4,14 +4,11 @@
 // Tencent Cloud CVM's instance metadata as a notice source: a Spot instance's reclaim notice,
 // whose time Tencent writes in UTC+8 (docs/tencent.md).
 
-#include <forewarn/config.hpp>
-#include <forewarn/detail/latest_metadata.hpp>
-#include <forewarn/detail/spot_notice_client.hpp>
-#include <forewarn/event.hpp>
+#include <forewarn/detail/spot_notice_client.hpp>  // the family: client_base, latest_metadata, event, result
 #include <forewarn/fwd.hpp>
-#include <forewarn/result.hpp>
 #include <forewarn/time.hpp>
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -68,6 +65,7 @@ public:
     static constexpr std::string_view termination_time_path = tencent::termination_time_path;
     static result<event> parse(std::string_view body) { return parse_termination_time(body); }
 
+    FOREWARN_CLIENT_MOVABLE(basic_metadata_client);
     explicit basic_metadata_client(client_options options = {}, Transport transport = Transport())
         : basic_metadata_client::spot_notice_client(std::move(transport), options,
                                                     forewarn::detail::latest_settings{{}, {}, {}, false, options.timeout,
@@ -80,6 +78,8 @@ public:
 private:
     client_options options_;
 };
+
+FOREWARN_CLIENT_MOVABLE_DEFAULTS(basic_metadata_client);
 
 /// The client over the default transport (include <forewarn/default_transport.hpp> or forewarn.hpp).
 using metadata_client = basic_metadata_client<>;
