@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
-// libFuzzer target: AWS instance metadata. The three notice parsers and AWS's date form on
-// fuzzed bodies, and the whole IMDSv2 client over a scripted transport whose answers (status,
+// libFuzzer target: AWS instance metadata (and the other services under /latest/). The notice
+// parsers (AWS's four, Alibaba's and Tencent's reclaim times) and AWS's date form on fuzzed bodies, and the whole IMDSv2 client over a scripted transport whose answers (status,
 // body) are fuzzed. Invariants: no crash, hang, leak or UB; a parsed scheduled list has unique,
 // non-empty ids and a status that agrees with its State; a parsed time prints back to a time that
 // parses to the same instant; every GET after a token was given carries that token and no
 // request carries X-Forwarded-For or goes elsewhere; the token never appears in a log line; a
 // document has AWS origin and only AWS ids.
+#include <forewarn/alibaba/metadata_client.hpp>
 #include <forewarn/aws/instance_metadata_client.hpp>
+#include <forewarn/tencent/metadata_client.hpp>
 #include <forewarn/testing/fake_transport.hpp>
 
 #include "fuzz_check.hpp"
@@ -42,6 +44,25 @@ void parsers(const std::string& body) {
     }
     if (auto e = aws::parse_rebalance_recommendation(body)) {
         FOREWARN_FUZZ_CHECK(e->id == aws::rebalance_event_id && e->not_before, "rebalance event shape");
+    }
+    if (auto e = aws::parse_target_lifecycle_state(body); e && *e) {
+        FOREWARN_FUZZ_CHECK((*e)->id == aws::autoscaling_event_id && (*e)->type == forewarn::event_type::terminate &&
+                                ((*e)->raw_type == "Terminated" || (*e)->raw_type == "Warmed:Terminated"),
+                            "a lifecycle notice for another state");
+    }
+    for (auto e : {forewarn::alibaba::parse_termination_time(body), forewarn::tencent::parse_termination_time(body)}) {
+        if (!e) {
+            FOREWARN_FUZZ_CHECK(e.error().code == errc::invalid_document && e.error().field == "termination-time",
+                                "a reclaim time refused with another code");
+            continue;
+        }
+        FOREWARN_FUZZ_CHECK(e->id == "spot-termination" && e->type == forewarn::event_type::preempt && e->not_before,
+                            "reclaim event shape");
+    }
+    if (auto e = forewarn::tencent::parse_termination_time(body)) {
+        const auto text = forewarn::detail::trim(body);  // UTC+8 on the wire: eight hours behind in UTC
+        auto as_utc = forewarn::detail::parse_iso8601(std::string(text.substr(0, 10)) + 'T' + std::string(text.substr(11)) + 'Z');
+        FOREWARN_FUZZ_CHECK(as_utc && *as_utc - *e->not_before == std::chrono::hours(8), "Tencent's time not read as UTC+8");
     }
     if (auto t = forewarn::parse_aws_time(body); t && *t) {
         auto back = forewarn::parse_aws_time(forewarn::format_aws_time(**t));
