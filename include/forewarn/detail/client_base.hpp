@@ -8,6 +8,7 @@
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/detail/function_ref.hpp>
 #include <forewarn/detail/http.hpp>
 #include <forewarn/detail/metadata_exchange.hpp>
 #include <forewarn/event.hpp>
@@ -69,6 +70,39 @@ constexpr bool key_failure_is_local(const error& e) noexcept {
 }
 
 /**
+ * The keys' readings of one source: each key's last good reading and last error, and the
+ * document made of them. Not a template (compiled once, in libforewarn in compiled mode); a
+ * hanging key's lane thread touches only its own key.
+ */
+class key_readings {
+public:
+    explicit key_readings(std::size_t keys) : slots_(keys) {}
+
+    /// Key k's answer: a reading, or an error that is the key's own (it keeps its last good
+    /// reading). True when a document should be made now: the reading differs from the one the
+    /// last document holds, or the key starts failing (so that its error is heard).
+    bool keep(std::size_t k, result<key_reading> answer);
+
+    /**
+     * The document of what the keys hold: their events in key order, the first service time,
+     * the non-empty tags joined by '/', each failing key's error in key_errors; `owner` named by
+     * the events without resources of their own. The error of the first failing key when no key
+     * that `asked(k)` holds a good answer. `commit()` then makes it the one later answers are
+     * compared with.
+     */
+    result<document> compose(cloud origin, function_ref<bool(std::size_t)> asked, const std::string& owner) const;
+    void commit();
+
+private:
+    struct slot {
+        key_reading good;              // the last good reading (none before the first)
+        key_reading composed;          // the one the last document holds
+        std::optional<error> failure;  // the last request's error, until a good reading
+    };
+    std::vector<slot> slots_;
+};
+
+/**
  * The base of `Client` (CRTP), a source of `Cloud` whose identity() gives an `Identity`. `Client`
  * gives, privately with `friend client_base`:
  *   static constexpr std::size_t key_count;
@@ -127,7 +161,7 @@ public:
 
 protected:
     client_base(Transport transport, std::size_t lanes, exchange_settings settings, retry_policy policy, std::size_t keys)
-        : x_(std::move(transport), lanes, std::move(settings), std::move(policy)), keys_(keys) {
+        : x_(std::move(transport), lanes, std::move(settings), std::move(policy)), readings_(keys) {
         static_assert(is_transport_v<Transport>, "Transport must model forewarn::is_transport");
     }
 
@@ -161,17 +195,11 @@ protected:
     metadata_exchange<Transport> x_;
 
 private:
-    struct key_slot {
-        key_reading good;      // the last good reading (none before the first)
-        key_reading composed;  // the one the last document holds
-        std::optional<error> failure;  // the last request's error, until a good reading
-    };
-
     Client& self() noexcept { return static_cast<Client&>(*this); }
     result<bool> ask(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang);
     result<document> compose();
 
-    std::vector<key_slot> keys_;  // one per key; a hanging key's lane thread writes only its own
+    key_readings readings_;
 };
 
 template <class Client, class Transport, class Identity, cloud Cloud>
@@ -196,50 +224,28 @@ result<document> client_base<Client, Transport, Identity, Cloud>::fetch() {
     return compose();
 }
 
-// One key's request: a good reading is kept (true when it differs from the last document's); a
-// local failure keeps the last good one (true when the key starts failing, so that it is heard).
+// One key's request: a failure that is the key's own is kept by the readings, any other fails it.
 template <class Client, class Transport, class Identity, cloud Cloud>
 result<bool> client_base<Client, Transport, Identity, Cloud>::ask(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) {
     if (auto b = self().before_read(); !b) return std::move(b).error();
     auto r = self().read_key(k, lane, hang);
-    key_slot& slot = keys_[k];
-    if (!r) {
-        if (!self().local_failure(k, r.error())) return std::move(r).error();
-        const bool starts = !slot.failure;
-        slot.failure = std::move(r).error();
-        return starts;
-    }
-    const bool changed = slot.failure || r->events != slot.composed.events || r->tag != slot.composed.tag;
-    slot.failure.reset();
-    slot.good = std::move(*r);
-    return changed;
+    if (!r && !self().local_failure(k, r.error())) return std::move(r).error();
+    return readings_.keep(k, std::move(r));
 }
 
 template <class Client, class Transport, class Identity, cloud Cloud>
 result<document> client_base<Client, Transport, Identity, Cloud>::compose() {
-    document doc;
-    doc.origin = Cloud;
-    bool any_good = false;
-    for (std::size_t k = 0; k < keys_.size(); ++k) {
-        const key_slot& slot = keys_[k];
-        if (slot.failure) {
-            doc.key_errors.push_back(*slot.failure);
-        } else if (self().plan(k).how != key_plan::mode::off) {
-            any_good = true;
-        }
-        doc.events.insert(doc.events.end(), slot.good.events.begin(), slot.good.events.end());
-        if (!doc.service_time) doc.service_time = slot.good.service_time;
-        if (!slot.good.tag.empty()) doc.incarnation += (doc.incarnation.empty() ? "" : "/") + slot.good.tag;
-    }
-    if (!any_good && !doc.key_errors.empty()) return doc.key_errors.front();
-    const std::string owner = self().event_owner();
-    if (!owner.empty())
-        for (auto& e : doc.events)
-            if (e.resources.empty()) e.resources = {owner};
-    self().finish(doc);
-    for (auto& slot : keys_) slot.composed = slot.good;
+    auto doc = readings_.compose(Cloud, [this](std::size_t k) { return self().plan(k).how != key_plan::mode::off; },
+                                 self().event_owner());
+    if (!doc) return doc;
+    self().finish(*doc);
+    readings_.commit();
     return doc;
 }
 
 }  // namespace detail
 FOREWARN_END_NAMESPACE
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/detail/client_base-inl.hpp>
+#endif
