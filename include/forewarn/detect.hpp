@@ -68,19 +68,6 @@ struct detection {
 
 namespace detail {
 
-/// A probe's request: the whole exchange and its connect within `timeout`, a small body cap.
-inline http_request probe_request(http_method method, std::string url, std::chrono::milliseconds timeout,
-                                  std::size_t max_body, http_headers headers = {}) {
-    http_request req;
-    req.method = method;
-    req.url = std::move(url);
-    req.headers = std::move(headers);
-    req.timeout = timeout;
-    req.connect_timeout = timeout;
-    req.max_body = max_body;
-    return req;
-}
-
 /// Azure's instance metadata, the same request the Azure client's identity() makes.
 inline constexpr std::string_view azure_probe_path = "/metadata/instance/compute?api-version=2021-02-01";
 
@@ -91,8 +78,8 @@ result<void> azure_probe_body(std::string_view body);
 // so the body must be what IMDS sends. A GCE server refuses the request (no flavor header).
 template <class Transport>
 result<void> probe_azure(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
-    auto r = t.send(probe_request(http_method::get, base + std::string(azure_probe_path), timeout,
-                                  std::size_t(256) << 10, {{"Metadata", "true"}}));
+    auto r = t.send(metadata_request(http_method::get, base + std::string(azure_probe_path), timeout, timeout,
+                                   std::size_t(256) << 10, {{"Metadata", "true"}}));
     if (!r) return std::move(r).error();
     if (gce_has_google_flavor(*r))
         return error(errc::not_metadata_server, "the GCE metadata server answered at the Azure endpoint", r->status);
@@ -106,8 +93,8 @@ result<void> probe_azure(Transport& t, const std::string& base, std::chrono::mil
 // GCE identifies itself: the root answers 200 with `Metadata-Flavor: Google`.
 template <class Transport>
 result<void> probe_gce(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
-    auto r = t.send(probe_request(http_method::get, base + std::string(gce::root_path), timeout,
-                                  std::size_t(256) << 10, {{"Metadata-Flavor", "Google"}}));
+    auto r = t.send(metadata_request(http_method::get, base + std::string(gce::root_path), timeout, timeout,
+                                   std::size_t(256) << 10, {{"Metadata-Flavor", "Google"}}));
     if (!r) return std::move(r).error();
     if (!gce_has_google_flavor(*r))
         return error(errc::not_metadata_server, "no GCE metadata server here: no 'Metadata-Flavor: Google' header",
@@ -124,8 +111,8 @@ result<void> probe_gce(Transport& t, const std::string& base, std::chrono::milli
 template <class Transport>
 result<void> probe_token(Transport& t, const std::string& base, std::chrono::milliseconds timeout, const char* ttl_header,
                          const char* service) {
-    auto r = t.send(probe_request(http_method::put, base + "/latest/api/token", timeout, std::size_t(4) << 10,
-                                  {{ttl_header, "60"}}));
+    auto r = t.send(metadata_request(http_method::put, base + "/latest/api/token", timeout, timeout, std::size_t(4) << 10,
+                                   {{ttl_header, "60"}}));
     if (!r) return std::move(r).error();
     const std::string no = std::string("no ") + service + " here: ";
     if (gce_has_google_flavor(*r)) return error(errc::not_metadata_server, no + "the GCE metadata server answered", r->status);
@@ -147,8 +134,8 @@ result<void> probe_alibaba(Transport& t, const std::string& base, std::chrono::m
 // Alibaba's ids start "i-").
 template <class Transport>
 result<void> probe_tencent(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
-    auto r = t.send(probe_request(http_method::get, base + "/latest/meta-data/instance-id", timeout,
-                                  std::size_t(4) << 10));
+    auto r = t.send(metadata_request(http_method::get, base + "/latest/meta-data/instance-id", timeout, timeout,
+                                   std::size_t(4) << 10));
     if (!r) return std::move(r).error();
     if (r->status != 200 || gce_has_google_flavor(*r))
         return error(errc::not_metadata_server, "no Tencent CVM metadata here: HTTP " + std::to_string(r->status), r->status);

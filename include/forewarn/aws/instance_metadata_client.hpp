@@ -212,31 +212,21 @@ template <class Transport>
 result<instance_identity> basic_instance_metadata_client<Transport>::identity() {
     if (this->known_identity(identity_, options_.self_name)) return *identity_;
     if (auto v = this->validate(); !v) return std::move(v).error();
+    auto instance_id = imds_.get_instance_id(this->x_, endpoint_);
+    if (!instance_id) return std::move(instance_id).error();
     instance_identity id;
+    id.instance_id = std::move(*instance_id);
+    // The rest is informative: a path this instance does not have leaves its field empty.
     struct field {
         std::string_view path;
         std::string instance_identity::*target;
-        bool required;
     };
-    for (const auto& f : {field{"/latest/meta-data/instance-id", &instance_identity::instance_id, true},
-                          field{"/latest/meta-data/instance-type", &instance_identity::instance_type, false},
-                          field{"/latest/meta-data/placement/availability-zone", &instance_identity::availability_zone, false},
-                          field{"/latest/meta-data/instance-life-cycle", &instance_identity::lifecycle, false}}) {
+    for (const auto& f : {field{"/latest/meta-data/instance-type", &instance_identity::instance_type},
+                          field{"/latest/meta-data/placement/availability-zone", &instance_identity::availability_zone},
+                          field{"/latest/meta-data/instance-life-cycle", &instance_identity::lifecycle}}) {
         auto r = imds_.get(this->x_, endpoint_, f.path);
         if (!r) return std::move(r).error();
-        if (!*r) {
-            if (!f.required) continue;
-            error e(errc::not_found, "the instance metadata has no instance-id");
-            e.http_status = 404;
-            return std::move(e).at_url(endpoint_ + std::string(f.path));
-        }
-        const auto value = forewarn::detail::trim((*r)->body);
-        if (f.required && value.empty()) {
-            error e(errc::empty_body, "empty instance-id");
-            e.field = "instance-id";
-            return std::move(e).at_url(endpoint_ + std::string(f.path));
-        }
-        id.*f.target = std::string(value);
+        if (*r) id.*f.target = std::string(forewarn::detail::trim((*r)->body));
     }
     id.name = id.instance_id;
     identity_ = id;

@@ -154,7 +154,7 @@ private:
     // `any_2xx`: an approval has no body to read); the caller reads the body.
     result<http_response> request(http_method method, std::string url, std::string body, std::string_view what,
                                   bool any_2xx = false) {
-        http_request req = this->make_request(method, std::move(url), answered_ ? options_.poll_timeout : options_.first_call_timeout,
+        http_request req = forewarn::detail::metadata_request(method, std::move(url), answered_ ? options_.poll_timeout : options_.first_call_timeout,
                                               options_.connect_timeout, options_.max_body);
         req.headers.push_back({"Metadata", "true"});
         if (method == http_method::post) req.headers.push_back({"Content-Type", "application/json"});

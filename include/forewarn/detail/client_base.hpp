@@ -165,18 +165,6 @@ protected:
         static_assert(is_transport_v<Transport>, "Transport must model forewarn::is_transport");
     }
 
-    /// A request with a client's limits.
-    static http_request make_request(http_method method, std::string url, std::chrono::milliseconds timeout,
-                                     std::chrono::milliseconds connect_timeout, std::size_t max_body) {
-        http_request req;
-        req.method = method;
-        req.url = std::move(url);
-        req.timeout = timeout;
-        req.connect_timeout = (std::min)(connect_timeout, timeout);
-        req.max_body = max_body;
-        return req;
-    }
-
     /// identity(): true when `cache` holds it, or when `self_name` names this VM (then cached).
     static bool known_identity(std::optional<Identity>& cache, const std::string& self_name) {
         if (!cache && !self_name.empty()) {

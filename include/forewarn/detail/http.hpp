@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
@@ -37,6 +38,21 @@ bool http_url(std::string_view url) noexcept;
 /// or https or holds a space or a control byte, a timeout that is not positive, a bad header
 /// name or value, an X-Forwarded-For header (Azure's IMDS rejects requests that carry one).
 std::optional<error> check_request(const http_request& request);
+
+/// A request with a client's limits: its total timeout, a connect timeout no longer than that, a
+/// body cap. What every client (and detect_cloud's probes) sends, built in one place.
+inline http_request metadata_request(http_method method, std::string url, std::chrono::milliseconds timeout,
+                                     std::chrono::milliseconds connect_timeout, std::size_t max_body,
+                                     http_headers headers = {}) {
+    http_request req;
+    req.method = method;
+    req.url = std::move(url);
+    req.headers = std::move(headers);
+    req.timeout = timeout;
+    req.connect_timeout = (std::min)(connect_timeout, timeout);
+    req.max_body = max_body;
+    return req;
+}
 
 /// "GET https://... -> 200 (3 ms)" for a debug log line.
 std::string request_log_line(const http_request& req, const result<http_response>& r, std::chrono::nanoseconds took);

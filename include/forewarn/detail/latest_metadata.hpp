@@ -8,6 +8,7 @@
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/detail/http.hpp>
 #include <forewarn/detail/metadata_exchange.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
@@ -125,7 +126,7 @@ public:
 
     /// meta-data/instance-id, which every /latest/ service has: what events name this instance.
     template <class Exchange>
-    result<std::string> instance_id(Exchange& x, const std::string& endpoint) {
+    result<std::string> get_instance_id(Exchange& x, const std::string& endpoint) {
         const std::string_view path = "/latest/meta-data/instance-id";
         auto r = get(x, endpoint, path);
         if (!r) return std::move(r).error();
@@ -139,13 +140,7 @@ public:
 
 private:
     http_request request(http_method method, std::string url) const {
-        http_request req;
-        req.method = method;
-        req.url = std::move(url);
-        req.timeout = s_.timeout;
-        req.connect_timeout = (std::min)(s_.connect_timeout, s_.timeout);
-        req.max_body = s_.max_body;
-        return req;
+        return metadata_request(method, std::move(url), s_.timeout, s_.connect_timeout, s_.max_body);
     }
     // Under the client's retry rules. Its log line names the method, URL and status: never a
     // header, so never the token.

@@ -60,7 +60,7 @@ public:
     result<Identity> identity() {
         if (this->known_identity(identity_, self_name_)) return *identity_;
         if (auto v = this->validate(); !v) return std::move(v).error();
-        auto id = meta_.instance_id(this->x_, endpoint_);
+        auto id = meta_.get_instance_id(this->x_, endpoint_);
         if (!id) return std::move(id).error();
         identity_.emplace();
         identity_->name = std::move(*id);

@@ -329,7 +329,7 @@ private:
 
     result<metadata_value> send_once(std::size_t lane, const std::string& base, const std::string& path,
                                      const std::string& query, std::chrono::milliseconds total_timeout) {
-        http_request req = this->make_request(http_method::get, base + std::string(root_path) + path + '?' + query,
+        http_request req = forewarn::detail::metadata_request(http_method::get, base + std::string(root_path) + path + '?' + query,
                                               total_timeout, options_.connect_timeout, options_.max_body);
         req.headers.push_back({"Metadata-Flavor", "Google"});
         auto sent = this->x_.send_once(lane, req);
