@@ -6,7 +6,7 @@
 //   forewarn-drain-then-approve --endpoint http://127.0.0.1:8080 --self WestNO_0 --drain-seconds 3 --once
 
 #include <forewarn/azure/scheduled_events_client.hpp>
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/transport/curl.hpp>
 #include <forewarn/poller.hpp>
 
 #include <atomic>

@@ -6,7 +6,7 @@
 // Exit status: 0 with a document, 1 when the service could not be read, 2 on a usage error.
 
 #include <forewarn/azure/scheduled_events_client.hpp>
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/transport/curl.hpp>
 #include <forewarn/json.hpp>
 #include <forewarn/time.hpp>
 

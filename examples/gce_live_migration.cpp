@@ -7,7 +7,7 @@
 //
 //   forewarn-gce-live-migration --endpoint http://127.0.0.1:8080 --once
 
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/transport/curl.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/poller.hpp>
 

@@ -8,7 +8,7 @@
 //   forewarn-scaleset-terminate --endpoint http://127.0.0.1:8080 --once
 
 #include <forewarn/azure/scheduled_events_client.hpp>
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/transport/curl.hpp>
 #include <forewarn/poller.hpp>
 
 #include <atomic>

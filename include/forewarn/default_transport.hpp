@@ -1,14 +1,5 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The clients' default transport (forewarn::default_transport, fwd.hpp): WinHTTP on Windows,
-// where it needs nothing beyond the system, libcurl elsewhere. Either can be named explicitly
-// instead (curl_transport also works on Windows where libcurl is installed).
-
-#include <forewarn/fwd.hpp>
-
-#if defined(_WIN32)
-#include <forewarn/winhttp_transport.hpp>
-#else
-#include <forewarn/curl_transport.hpp>
-#endif
+// Moved to <forewarn/transport/default.hpp> (CHANGELOG, "Changed"); this path keeps existing includes building.
+#include <forewarn/transport/default.hpp>

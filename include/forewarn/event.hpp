@@ -107,6 +107,20 @@ struct document {
      * (none before its first). Not content: not compared by ==.
      */
     std::vector<error> key_errors;
+    /**
+     * The source's word on which events may be happening without a Started status: the types it
+     * announces only shortly before they happen and never marks Started (GCE's live migration:
+     * its notice is set about 60 s before and cleared after). Empty for the others. Not content.
+     */
+    std::vector<event_type> under_way_when_announced;
+
+    /// Whether `e` may be happening now: Started, or of a type under way once announced.
+    bool under_way(const event& e) const {
+        if (e.status == event_status::started) return true;
+        for (auto t : under_way_when_announced)
+            if (t == e.type) return true;
+        return false;
+    }
 
     /// The event with this id, or nullptr.
     const event* find(std::string_view event_id) const;

@@ -6,7 +6,7 @@
 // unit test with the fake decides exactly as production does.
 
 #include <forewarn/config.hpp>
-#include <forewarn/coordinator.hpp>
+#include <forewarn/poller/coordinator.hpp>
 #include <forewarn/event.hpp>
 
 #include <algorithm>

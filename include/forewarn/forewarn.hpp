@@ -11,16 +11,16 @@
  */
 
 #include <forewarn/alibaba/metadata_client.hpp>
-#include <forewarn/approval.hpp>
+#include <forewarn/poller/approval.hpp>
 #include <forewarn/aws/instance_metadata_client.hpp>
 #include <forewarn/aws/parse.hpp>
 #include <forewarn/azure/parse.hpp>
 #include <forewarn/azure/scheduled_events_client.hpp>
-#include <forewarn/change_tracker.hpp>
+#include <forewarn/poller/change_tracker.hpp>
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
-#include <forewarn/coordinator.hpp>
-#include <forewarn/default_transport.hpp>
+#include <forewarn/poller/coordinator.hpp>
+#include <forewarn/transport/default.hpp>
 #include <forewarn/detect.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
@@ -28,15 +28,15 @@
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/gce/upcoming_maintenance.hpp>
 #include <forewarn/json.hpp>
-#include <forewarn/leader.hpp>
+#include <forewarn/poller/leader.hpp>
 #include <forewarn/log.hpp>
-#include <forewarn/notice_source.hpp>
-#include <forewarn/pause_meter.hpp>
+#include <forewarn/poller/notice_source.hpp>
+#include <forewarn/poller/pause_meter.hpp>
 #include <forewarn/poller.hpp>
 #include <forewarn/readiness.hpp>
 #include <forewarn/result.hpp>
-#include <forewarn/retry.hpp>
-#include <forewarn/state_store.hpp>
+#include <forewarn/transport/retry.hpp>
+#include <forewarn/poller/state_store.hpp>
 #include <forewarn/tencent/metadata_client.hpp>
 #include <forewarn/time.hpp>
 #include <forewarn/transport.hpp>

@@ -34,7 +34,7 @@ class winhttp_transport;
 struct winhttp_transport_options;
 
 /// The transport the clients use when none is named: WinHTTP on Windows (no libcurl needed),
-/// libcurl elsewhere. <forewarn/default_transport.hpp> (or forewarn.hpp) defines it. The one
+/// libcurl elsewhere. <forewarn/transport/default.hpp> (or forewarn.hpp) defines it. The one
 /// place that chooses by platform, with detail/extern_templates.hpp and default_transport.hpp.
 #if defined(_WIN32)
 using default_transport = winhttp_transport;

@@ -1,25 +1,33 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <forewarn/approval.hpp>
-#include <forewarn/change_tracker.hpp>
+// The poller: the order of a cycle and the life of its thread, over its parts in poller/ (the
+// ledger of events and approvals, dispatch, health, state keeping, identity, approval runs, the
+// pause meter). docs/architecture.md draws them.
+
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
-#include <forewarn/coordinator.hpp>
 #include <forewarn/detail/worker.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/log.hpp>
-#include <forewarn/notice_source.hpp>
-#include <forewarn/pause_meter.hpp>
+#include <forewarn/poller/approval.hpp>
+#include <forewarn/poller/approval_run.hpp>
+#include <forewarn/poller/change_tracker.hpp>
+#include <forewarn/poller/coordinator.hpp>
+#include <forewarn/poller/dispatch.hpp>
+#include <forewarn/poller/health.hpp>
+#include <forewarn/poller/identity.hpp>
+#include <forewarn/poller/ledger.hpp>
+#include <forewarn/poller/notice_source.hpp>
+#include <forewarn/poller/pause_meter.hpp>
+#include <forewarn/poller/state_keeper.hpp>
+#include <forewarn/poller/state_store.hpp>
 #include <forewarn/result.hpp>
-#include <forewarn/state_store.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
-#include <cstdint>
-#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -29,27 +37,6 @@
 #include <vector>
 
 FOREWARN_BEGIN_NAMESPACE
-
-/// The callbacks. Each runs on the poller's thread (or the executor) with no lock held; an
-/// empty one is skipped.
-struct poller_handlers {
-    /// A new Scheduled event: prepare, then call ready() on the handle (now or later).
-    std::function<void(const change&, approval_handle)> on_prepare;
-    /// An event started: a new one already Started (hardware failure), or Scheduled -> Started.
-    std::function<void(const change&)> on_started;
-    /// An event is over: change::reason says completed, cancelled or unknown. Time to recover.
-    std::function<void(const change&)> on_recover;
-    /// An event changed NotBefore, Resources, duration, description, ...
-    std::function<void(const change&)> on_updated;
-    /// A failed poll, approval, identity, coordinator or state store, or a handler that threw.
-    /// The poller goes on.
-    std::function<void(const error&)> on_error;
-    /// These events were approved (one request).
-    std::function<void(const std::vector<std::string>&)> on_approved;
-    /// Dry run (approval_options::dry_run): these events would have been approved now; nothing
-    /// was sent.
-    std::function<void(const std::vector<std::string>&)> on_would_approve;
-};
 
 /// Options of basic_poller. Plain struct: set the members you care about. The cadence, the
 /// clock, the logger and this VM's name are the source's options.
@@ -86,103 +73,24 @@ struct poller_options {
     std::chrono::milliseconds pause_look{100};
 };
 
-/// A snapshot of how a poller is doing (health()).
-struct poller_health {
-    bool running = false;
-    std::optional<clock::wall_time_point> last_success;  ///< wall time of the last document had
-    std::optional<clock::time_point> last_success_at;    ///< the same on the source's monotonic clock
-    std::uint64_t polls = 0;                             ///< documents had
-    std::uint64_t failures = 0;                          ///< failed polls
-    std::uint32_t consecutive_failures = 0;              ///< failed polls since the last document
-    std::optional<error> last_error;                     ///< the last error reported (any kind)
-    /// The source's keys that failed in the last document while others answered
-    /// (document::key_errors): each error's URL names its key. Empty when every key answered.
-    std::vector<error> key_errors;
-    std::string self;                                    ///< this VM's name, once known
-    std::size_t events = 0;                              ///< events in the last document
-    std::vector<std::string> awaiting_approval;          ///< wanted events not approved yet
-    std::uint64_t approvals = 0;                         ///< successful approval requests
-};
-
 namespace detail {
 
-/// How approval handles (and a coordinator) wake a poller, safely after it is gone.
+/// How approval handles (and a coordinator) wake a poller, safely after it is gone: the poller
+/// clears it as it ends; its mutex is held while the wake runs.
 class poller_waker {
 public:
-    void set(std::function<void()> f);
-    void operator()();
+    void set(std::function<void()> f) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        fn_ = std::move(f);
+    }
+    void operator()() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (fn_) fn_();
+    }
 
 private:
     std::mutex mutex_;
     std::function<void()> fn_;
-};
-
-/**
- * The poller's dispatch part: where and how handlers run. Each call is handed to the executor
- * (in order) or run at once; a handler that throws, or an executor that refuses a task, becomes
- * errc::handler_failed on report(). report() tells `noted` (health, log) and then on_error, on
- * the calling thread. Never holds a lock while user code runs.
- */
-class handler_dispatch {
-public:
-    using executor_type = std::function<void(std::function<void()>)>;
-
-    handler_dispatch(poller_handlers h, executor_type executor, std::function<void(const error&)> noted)
-        : handlers_(std::move(h)), executor_(std::move(executor)), noted_(std::move(noted)) {}
-
-    const poller_handlers& handlers() const noexcept { return handlers_; }
-
-    /// `(handlers.*member)(args...)` where handlers run, when that handler is set.
-    template <class Member, class... A>
-    void post(const char* name, Member member, A... args) {
-        if (!(handlers_.*member)) return;
-        post_task([this, name, member, args...] { call(name, handlers_.*member, args...); });
-    }
-
-    /// Any task where handlers run (a callback given to an approval handle, say).
-    void post_task(std::function<void()> task) {
-        if (!executor_) {
-            task();
-            return;
-        }
-        try {
-            executor_(std::move(task));
-        } catch (const std::exception& ex) {
-            report(error(errc::handler_failed, std::string("the executor refused a task: ") + ex.what()));
-        } catch (...) {
-            report(error(errc::handler_failed, "the executor refused a task"));
-        }
-    }
-
-    /// Runs `f(args...)` here, turning an exception into a report.
-    template <class F, class... A>
-    void call(const char* name, const F& f, A&&... args) noexcept {
-        try {
-            f(std::forward<A>(args)...);
-        } catch (const std::exception& ex) {
-            report(error(errc::handler_failed, std::string(name) + " threw: " + ex.what()));
-        } catch (...) {
-            report(error(errc::handler_failed, std::string(name) + " threw a non-standard exception"));
-        }
-    }
-
-    void report(const error& e) noexcept {
-        try {
-            if (noted_) noted_(e);
-        } catch (...) {
-        }
-        if (!handlers_.on_error) return;
-        try {
-            handlers_.on_error(e);
-        } catch (...) {
-            // on_error itself threw: nothing left to tell, and the poller must go on.
-        }
-    }
-
-private:
-    poller_handlers handlers_;
-    executor_type executor_;
-    std::function<void(const error&)> noted_;
 };
 
 }  // namespace detail
@@ -263,333 +171,127 @@ public:
      * start(). An event already approved reads approved; one the poller no longer sees settles as
      * gone at the next document.
      */
-    approval_handle approval(const std::string& event_id) {
-        std::lock_guard<std::mutex> lock(data_mutex_);
-        return approver_.handle_for_known(event_id);
-    }
+    approval_handle approval(const std::string& event_id) { return ledger_.handle_for_known(event_id); }
 
     /// The last document fetched (filtered), from the moment its changes are computed: what a
     /// handler sees as the present (readiness.hpp asks it). last_document() lags it until every
     /// change of it was delivered.
-    document latest_document() const {
-        std::lock_guard<std::mutex> lock(data_mutex_);
-        return tracker_.latest();
-    }
+    document latest_document() const { return ledger_.latest(); }
 
     /// The last document whose changes were all delivered (what the state store holds).
-    document last_document() const {
-        std::lock_guard<std::mutex> lock(data_mutex_);
-        return tracker_.delivered_document();
-    }
+    document last_document() const { return ledger_.delivered_document(); }
 
     /// This VM's name as used for approvals; empty until known (before the first delivery when
     /// the source can tell).
-    std::string self() const {
-        std::lock_guard<std::mutex> lock(data_mutex_);
-        return health_.self;
-    }
+    std::string self() const { return health_.self(); }
 
     /// How the poller is doing: last success, failures, identity, events awaiting approval.
-    poller_health health() const {
-        std::lock_guard<std::mutex> lock(data_mutex_);
-        poller_health h = health_;
-        h.running = worker_.running();
-        return h;
-    }
+    poller_health health() const { return health_.snapshot(worker_.running()); }
 
     Source& source() noexcept { return source_; }
     const poller_options& get_options() const noexcept { return options_; }
 
 private:
     const logger& log() const { return source_.log(); }
-
     bool stopping() const { return worker_.stop_requested(); }
-
+    bool cancelled_by_stop(const error& e) const { return e.code == errc::cancelled && stopping(); }
     void report(const error& e) noexcept { dispatch_.report(e); }
 
-    // What report() notes before on_error: the health's last error and a warning in the log.
-    void note(const error& e) {
-        {
-            std::lock_guard<std::mutex> lock(data_mutex_);
-            health_.last_error = e;
-        }
+    void note(const error& e) {  // what report() notes before on_error: the health, the log
+        health_.noted(e);
         if (log().enabled(log_level::warn)) log()(log_level::warn, e.describe(), e.url, e.event_id);
     }
 
-    bool cancelled_by_stop(const error& e) const { return e.code == errc::cancelled && stopping(); }
-
-    void load_state() {
-        if (state_loaded_) return;
-        state_loaded_ = true;
-        if (!options_.state) return;
-        auto st = options_.state->load();
-        if (!st) {
-            if (st.error().code == errc::not_found) {
-                log()(log_level::info, "no saved state at " + options_.state->where() + " yet: starting with no events known");
-            } else {
-                error e = std::move(st).error();
-                e.message = "the saved state at " + options_.state->where() +
-                            " is unreadable, starting with no events known: " + e.message;
-                report(e);
-            }
-            return;
+    void before_cycle() {  // the saved state (once), this VM's name, the coordinator
+        if (auto st = state_.load(log(), [this](const error& e) { report(e); })) ledger_.restore(*st, source_.clock().now());
+        auto id = identity_.learn(source_.clock().now(), source_.can_approve(), [this]() -> result<std::string> {
+            auto r = source_.identity();
+            if (!r) return std::move(r).error();
+            return std::move(r->name);
+        });
+        if (!id && !cancelled_by_stop(id.error())) report(id.error());
+        if (id && *id) {
+            health_.set_self(**id);
+            ledger_.set_self(**id);
         }
-        std::lock_guard<std::mutex> lock(data_mutex_);
-        tracker_.restore(*st);
-        approver_.restore(*st, source_.clock().now());
+        if (source_.can_approve())
+            if (auto r = ledger_.start_coordinator(source_.clock(), log()); !r) report(r.error());
     }
 
-    void save_if_dirty() {
-        if (!dirty_ || !options_.state) return;
-        poller_state st;
-        {
-            std::lock_guard<std::mutex> lock(data_mutex_);
-            st = tracker_.save();
-            approver_.save(st);
+    void after_cycle() {  // approvals due, the state, the handles' outcomes
+        if (!stopping()) {
+            if (source_.can_approve()) before_cycle();
+            detail::approval_run({ledger_, health_, dispatch_, state_, log()}, source_.clock().now(),
+                                 source_.clock().wall_now(), options_.approval.dry_run,
+                                 [this](const std::vector<std::string>& due) { return source_.approve(due); },
+                                 [this] { return stopping(); }, [this](const error& e) { return cancelled_by_stop(e); });
         }
-        auto r = options_.state->save(st);
-        if (r)
-            dirty_ = false;
-        else
-            report(r.error());  // dirty stays set: the next cycle tries again
-    }
-
-    // This VM's name, before the first delivery where the source can tell; retried with a
-    // growing pause (up to a minute) while it cannot.
-    void ensure_identity() {
-        {
-            std::lock_guard<std::mutex> lock(data_mutex_);
-            if (!health_.self.empty()) return;
-        }
-        const auto now = source_.clock().now();
-        if (next_identity_try_ && now < *next_identity_try_) return;
-        auto id = source_.identity();
-        if (!id) {
-            if (cancelled_by_stop(id.error())) return;
-            identity_backoff_ = (std::min)(identity_backoff_ * 2, std::chrono::milliseconds(std::chrono::minutes(1)));
-            next_identity_try_ = forewarn::clock::saturating_add(now, identity_backoff_);
-            error e = std::move(id).error();
-            e.message = (source_.can_approve() ? "cannot learn this VM's name, so nothing is approved yet: "
-                                               : "cannot learn this VM's name (self() stays empty): ") +
-                        e.message;
-            report(e);
-            return;
-        }
-        std::lock_guard<std::mutex> lock(data_mutex_);
-        health_.self = id->name;
-        approver_.set_self(id->name);
-    }
-
-    // The coordinator starts once this VM's name is known; a failed start is tried again later.
-    void start_coordinator() {
-        if (!approver_.coordinator() || approver_.self().empty() || !source_.can_approve()) return;
-        if (auto r = approver_.start_coordinator(source_.clock(), log()); !r) report(r.error());
-    }
-
-    void run_completions() {
-        auto done = approver_.take_completions();
-        for (auto& c : done) {
-            auto task = [this, c = std::move(c)] { dispatch_.call("approval outcome callback", c.first, c.second); };
-            dispatch_.post_task(std::move(task));
-        }
-    }
-
-    void run_approvals() {
-        std::vector<std::string> due;
-        document latest;
-        std::vector<error> problems;
-        const auto now = source_.clock().now();
-        {
-            std::lock_guard<std::mutex> lock(data_mutex_);
-            latest = tracker_.latest();
-        }
-        if (source_.can_approve()) {
-            ensure_identity();
-            start_coordinator();
-        }
-        {
-            std::lock_guard<std::mutex> lock(data_mutex_);
-            due = approver_.due(latest, now, problems, source_.clock().wall_now());
-            health_.awaiting_approval = approver_.awaiting(latest);
-        }
-        for (const auto& p : problems) report(p);
-        if (due.empty() || stopping()) return;
-        if (options_.approval.dry_run) {
-            {
-                std::lock_guard<std::mutex> lock(data_mutex_);
-                approver_.withheld(due);
-                health_.awaiting_approval = approver_.awaiting(latest);
-            }
-            if (log().enabled(log_level::info)) {
-                std::string ids;
-                for (const auto& id : due) ids += (ids.empty() ? "" : ",") + id;
-                log()(log_level::info, "dry run: would approve " + ids + " (nothing sent)", {}, ids);
-            }
-            dispatch_.post("on_would_approve", &poller_handlers::on_would_approve, due);
-            return;
-        }
-        auto r = source_.approve(due);
-        if (!r) {
-            if (cancelled_by_stop(r.error())) return;
-            std::lock_guard<std::mutex> lock(data_mutex_);
-            approver_.failed(due, r.error());
-            // reported below, without the lock
-        } else {
-            std::lock_guard<std::mutex> lock(data_mutex_);
-            approver_.approved(due, latest);
-            tracker_.mark_approved(due);
-            ++health_.approvals;
-            health_.awaiting_approval = approver_.awaiting(latest);
-            dirty_ = true;
-        }
-        if (!r) {
-            report(r.error());
-            return;
-        }
-        if (log().enabled(log_level::info)) {
-            std::string ids;
-            for (const auto& id : due) ids += (ids.empty() ? "" : ",") + id;
-            log()(log_level::info, "approved " + ids, {}, ids);
-        }
-        dispatch_.post("on_approved", &poller_handlers::on_approved, due);
-    }
-
-    // Hands each change to its handler; returns how many were handed on before a stop.
-    std::size_t deliver(const std::vector<change>& changes) {
-        std::size_t n = 0;
-        for (const auto& c : changes) {
-            if (stopping()) break;
-            switch (c.kind) {
-            case change_kind::prepare: dispatch_.post("on_prepare", &poller_handlers::on_prepare, c, approver_.handle(c.event.id)); break;
-            case change_kind::started: dispatch_.post("on_started", &poller_handlers::on_started, c); break;
-            case change_kind::recover: {
-                change r = c;
-                r.pause = meter_.take(c.event.id);
-                dispatch_.post("on_recover", &poller_handlers::on_recover, r);
-                break;
-            }
-            case change_kind::updated: dispatch_.post("on_updated", &poller_handlers::on_updated, c); break;
-            }
-            ++n;
-        }
-        return n;
+        state_.save([this] { return ledger_.save(); }, [this](const error& e) { report(e); });
+        dispatch_.complete(ledger_.take_completions());
     }
 
     /// One cycle: a document (waiting for it when `wait`), changes, handlers, approvals, state.
     result<std::size_t> cycle(bool wait) {
-        load_state();
-        ensure_identity();
-        start_coordinator();
+        before_cycle();
         const forewarn::clock& c = source_.clock();
-        auto not_after = c.now();
-        if (wait) {
-            std::lock_guard<std::mutex> lock(data_mutex_);
-            not_after = approver_.next_deadline(tracker_.latest(), c.now(), c.wall_now())
-                            .value_or((forewarn::clock::time_point::max)());
-        }
+        auto not_after = wait ? ledger_.next_deadline(c.now(), c.wall_now()).value_or((clock::time_point::max)()) : c.now();
         auto fetched = source_.next(not_after);
-        if (!fetched) {
-            // A failed poll changes nothing: only a parsed document can make an event disappear.
+        if (!fetched) {  // changes nothing: only a parsed document can make an event disappear
             if (cancelled_by_stop(fetched.error())) return fetched.error();
-            {
-                std::lock_guard<std::mutex> lock(data_mutex_);
-                ++health_.failures;
-                ++health_.consecutive_failures;
-            }
+            health_.failed();
             report(fetched.error());
             return fetched.error();
         }
         if (options_.filter) {
-            auto& events = fetched->events;
-            events.erase(std::remove_if(events.begin(), events.end(), [&](const event& e) { return !options_.filter(e); }),
-                         events.end());
+            auto& ev = fetched->events;
+            ev.erase(std::remove_if(ev.begin(), ev.end(), [&](const event& e) { return !options_.filter(e); }), ev.end());
         }
         const auto now = c.now();
-        std::vector<change> changes;
-        {
-            std::lock_guard<std::mutex> lock(data_mutex_);
-            changes = tracker_.track(*fetched, {now, c.wall_now()});
-            approver_.observe(*fetched, now);
-            ++health_.polls;
-            health_.consecutive_failures = 0;
-            health_.last_success = c.wall_now();
-            health_.last_success_at = now;
-            health_.events = fetched->events.size();
-            health_.key_errors = fetched->key_errors;
-        }
-        // A key that failed beside others that answered: its last good events stay, its error is heard.
-        for (const auto& e : fetched->key_errors) report(e);
-        if (wait && options_.pause_look.count() > 0) watch_pauses(*fetched);
-        const std::size_t delivered = deliver(changes);
-        {
-            std::lock_guard<std::mutex> lock(data_mutex_);
-            const bool content_moved = tracker_.delivered_document().incarnation != fetched->incarnation;
-            tracker_.delivered(delivered);
-            dirty_ = dirty_ || !changes.empty() || content_moved;
-        }
-        if (!stopping()) run_approvals();
-        save_if_dirty();
-        run_completions();
-        return delivered;
-    }
-
-    // The events of `d` whose pause may come now and that name this VM are the ones the pause
-    // meter watches: Started ones, and GCE's live migrations from their notice (GCE never marks
-    // one Started: the notice is set about 60 s before the migration and cleared after it).
-    void watch_pauses(const document& d) {
-        std::vector<std::string> ids;
-        {
-            std::lock_guard<std::mutex> lock(data_mutex_);
-            for (const auto& e : d.events) {
-                const bool under_way = e.status == event_status::started || e.type == event_type::live_migrate;
-                if (under_way && (e.resources.empty() || (!health_.self.empty() && e.affects(health_.self))))
-                    ids.push_back(e.id);
-            }
-        }
-        if (auto r = meter_.watch(ids); !r) {
-            error e = std::move(r).error();
-            e.message = "cannot measure the pause of a Started event: " + e.message;
-            report(e);
-        }
+        const auto wall = c.wall_now();
+        auto changes = ledger_.track(*fetched, {now, wall});
+        health_.polled(*fetched, wall, now);
+        for (const auto& e : fetched->key_errors) report(e);  // a key failed beside others that answered
+        if (wait && options_.pause_look.count() > 0)
+            if (auto r = meter_.watch_under_way(*fetched, identity_.name()); !r)
+                report(error(r.error().code, "cannot measure the pause of a Started event: " + r.error().message));
+        const std::size_t n = dispatch_.deliver(
+            changes, [this](const std::string& id) { return ledger_.handle(id); },
+            [this](const std::string& id) { return meter_.take(id); }, [this] { return stopping(); });
+        if (ledger_.delivered(n) || !changes.empty()) state_.touch();
+        after_cycle();
+        return n;
     }
 
     void run() {
         while (!stopping()) cycle(true);
         meter_.stop();
-        approver_.stop_coordinator();
+        ledger_.stop_coordinator();
     }
 
     Source source_;
     poller_options options_;
     detail::handler_dispatch dispatch_;  // where handlers run
-
-    mutable std::mutex data_mutex_;  // tracker_, approver_, health_ (read by other threads' accessors)
-    change_tracker tracker_;
-    approver approver_;
-    poller_health health_;
-
-    std::shared_ptr<detail::poller_waker> waker_;
+    std::shared_ptr<detail::poller_waker> waker_;  // how handles and the coordinator wake it
+    detail::poller_ledger ledger_;       // the change tracker and the approver, for every thread
+    detail::health_record health_;       // behind health()
+    detail::state_keeper state_;         // options_.state, read once, written when dirty
+    detail::identity_lookup identity_;   // this VM's name, with its backoff
     detail::worker worker_;  // the poller's thread: start, stop, join
-    pause_meter meter_;      // what each Started event of this VM cost (its own thread, while one is)
-    std::optional<forewarn::clock::time_point> next_identity_try_;
-    std::chrono::milliseconds identity_backoff_{500};
-    bool state_loaded_ = false;
-    bool dirty_ = false;
+    pause_meter meter_;      // what each event under way of this VM cost (its own thread, while one is)
 };
 
 template <class Source>
 basic_poller<Source>::basic_poller(Source source, poller_handlers h, poller_options o)
     : source_(std::move(source)), options_(std::move(o)),
       dispatch_(std::move(h), options_.executor, [this](const error& e) { note(e); }),
-      tracker_(options_.tracking), approver_(options_.approval, options_.coordinator),
-      waker_(std::make_shared<detail::poller_waker>()), meter_(source_.clock(), options_.pause_look) {
+      waker_(std::make_shared<detail::poller_waker>()),
+      ledger_(options_.tracking, options_.approval, options_.coordinator, source_.can_approve(),
+              [weak = std::weak_ptr<detail::poller_waker>(waker_)] {
+                  if (auto w = weak.lock()) (*w)();
+              }),
+      state_(options_.state), meter_(source_.clock(), options_.pause_look) {
     Source* s = &source_;
     waker_->set([s] { s->wake(); });
-    std::weak_ptr<detail::poller_waker> weak = waker_;
-    approver_.set_wake([weak] {
-        if (auto w = weak.lock()) (*w)();
-    });
-    approver_.set_can_approve(source_.can_approve());
 }
 
 template <class Source>
@@ -631,29 +333,12 @@ result<std::size_t> basic_poller<Source>::poll_once() {
 template <class Source>
 void basic_poller<Source>::approve_due() {
     if (worker_.running()) return;
-    run_approvals();
-    save_if_dirty();
-    run_completions();
+    after_cycle();
 }
 
 /// The poller over a source (the name most programs use).
 template <class Source>
 using poller = basic_poller<Source>;
-
-// Short bodies that need nothing more stay here (the rule: docs/architecture.md).
-namespace detail {
-
-inline void poller_waker::set(std::function<void()> f) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    fn_ = std::move(f);
-}
-
-inline void poller_waker::operator()() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (fn_) fn_();
-}
-
-}  // namespace detail
 
 FOREWARN_END_NAMESPACE
 

@@ -25,7 +25,7 @@
 #include <forewarn/event.hpp>
 #include <forewarn/json.hpp>
 #include <forewarn/result.hpp>
-#include <forewarn/state_store.hpp>
+#include <forewarn/poller/state_store.hpp>
 #include <forewarn/time.hpp>
 
 #include <chrono>

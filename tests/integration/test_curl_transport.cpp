@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // curl_transport against real sockets on 127.0.0.1: in-process httplib servers, and raw listeners
 // for the misbehaving peers httplib cannot play (full accept queue, trickle, body cut short).
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/transport/curl.hpp>
 
 #include "catch.hpp"
 #include "support_loopback.hpp"

@@ -3,7 +3,7 @@
 // statuses of its services, watch semantics and timeouts, faults on the wire, the control API,
 // forewarn's own clients (curl_transport) against it, and a clean stop on SIGINT/SIGTERM.
 #include <forewarn/azure/scheduled_events_client.hpp>
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/transport/curl.hpp>
 #include <forewarn/detail/json.hpp>
 #include <forewarn/testing/emulator/scenario_file.hpp>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // gce::metadata_client and detect_cloud end to end: curl_transport against forewarn-emulator.
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/transport/curl.hpp>
 #include <forewarn/detect.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 

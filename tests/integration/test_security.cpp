@@ -8,7 +8,7 @@
 // with quotes, backslashes and control characters.
 #include <forewarn/aws/instance_metadata_client.hpp>
 #include <forewarn/azure/scheduled_events_client.hpp>
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/transport/curl.hpp>
 #include <forewarn/detail/json.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 

@@ -10,7 +10,7 @@
 // Hidden from the ordinary runs (about 90 s of real time): `integration "[soak]"`; CI runs it
 // once (see docs/reliability.md). Figures are printed on one "soak:" line.
 #include <forewarn/azure/scheduled_events_client.hpp>
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/transport/curl.hpp>
 #include <forewarn/detail/json.hpp>
 #include <forewarn/poller.hpp>
 

@@ -10,7 +10,7 @@
 //   auto urls = etcd.client_urls();         // {"http://127.0.0.1:P1", ...}
 //   etcd.kill(etcd.leader());               // kill -9 the current leader
 
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/transport/curl.hpp>
 
 #include <fcntl.h>
 #include <netinet/in.h>

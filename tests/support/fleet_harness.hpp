@@ -6,7 +6,7 @@
 // of the scenario's events are Started now. Used by tests/unit/test_fleet.cpp (the fake) and
 // tests/integration/test_fleet_etcd.cpp (real etcd), so both run the same fleet.
 
-#include <forewarn/coordinator.hpp>
+#include <forewarn/poller/coordinator.hpp>
 #include <forewarn/testing/harness.hpp>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include <forewarn/approval.hpp>
+#include <forewarn/poller/approval.hpp>
 
 #include "catch.hpp"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // change_tracker: the recover reason decided from evidence, one rule at a time, and partial
 // delivery. (The poller's state-file round trip of the same evidence is in test_poller.cpp.)
-#include <forewarn/change_tracker.hpp>
+#include <forewarn/poller/change_tracker.hpp>
 
 #include "catch.hpp"
 

@@ -327,6 +327,8 @@ TEST_CASE("fetch maps maintenance-event values to events", "[gce]") {
         REQUIRE(doc);
         CHECK(doc->origin == cloud::gce);
         CHECK(doc->vanished_means_completed);  // GCE ends every notice by clearing it
+        // A live migration is never marked Started: its notice is the migration under way.
+        CHECK(doc->under_way_when_announced == std::vector<event_type>{event_type::live_migrate});
         CHECK(doc->incarnation == "m1/p1");
         if (!r.type) {
             CHECK(doc->events.empty());

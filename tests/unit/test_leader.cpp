@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include <forewarn/leader.hpp>
+#include <forewarn/poller/leader.hpp>
 
 #include "catch.hpp"
 

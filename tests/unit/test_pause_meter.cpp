@@ -3,7 +3,7 @@
 // monotonic clock saw; a step of the wall clock alone is one the wall clock saw; nothing is
 // counted while no event is watched. The poller's use of it (which events, the recover change)
 // is tested in test_poller.cpp.
-#include <forewarn/pause_meter.hpp>
+#include <forewarn/poller/pause_meter.hpp>
 #include <forewarn/testing/manual_clock.hpp>
 
 #include "catch.hpp"
@@ -116,4 +116,35 @@ TEST_CASE("pause_meter: the time it was stopped is no pause - watch() after stop
     auto seen = m.take("E1");
     REQUIRE(seen);
     CHECK(seen->longest == 1900ms);
+}
+
+TEST_CASE("pause_meter: the events under way that name this VM (or none) are the ones watched", "[pause_meter]") {
+    using forewarn::document;
+    using forewarn::event;
+    using forewarn::event_status;
+    using forewarn::event_type;
+    manual_clock clock;
+    pause_meter m(clock, 100ms);
+    auto make = [](std::string id, event_status s, event_type t, std::vector<std::string> resources) {
+        event e;
+        e.id = std::move(id);
+        e.status = s;
+        e.type = t;
+        e.resources = std::move(resources);
+        return e;
+    };
+    document d;
+    d.events = {make("started-mine", event_status::started, event_type::reboot, {"vm0"}),
+                make("started-other", event_status::started, event_type::reboot, {"vm1"}),
+                make("started-no-vm", event_status::started, event_type::freeze, {}),
+                make("scheduled-mine", event_status::scheduled, event_type::reboot, {"vm0"}),
+                make("migration", event_status::scheduled, event_type::live_migrate, {"vm0"})};
+    REQUIRE(m.watch_under_way(d, "vm0"));
+    CHECK(m.watching() == 2);  // started-mine, started-no-vm: a live migration is not under way by itself
+    d.under_way_when_announced = {event_type::live_migrate};  // the source's word (GCE)
+    REQUIRE(m.watch_under_way(d, "vm0"));
+    CHECK(m.watching() == 3);
+    REQUIRE(m.watch_under_way(d, ""));  // the name not known yet: only what names no VM
+    CHECK(m.watching() == 1);
+    m.stop();
 }

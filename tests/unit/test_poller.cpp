@@ -951,7 +951,8 @@ TEST_CASE("poller thread: the pause a Started event of this VM lived through com
     CHECK(clock.threads() == 0);  // the meter's thread stopped with the poller
 }
 
-TEST_CASE("poller thread: a GCE live migration is watched from its notice - GCE never marks one Started",
+TEST_CASE("poller thread: an event the source says is under way once announced is watched from its notice "
+          "(GCE's live migration: never marked Started)",
           "[poller][thread][pause]") {
     manual_clock clock;
     auto o = source_options(clock);
@@ -965,7 +966,9 @@ TEST_CASE("poller thread: a GCE live migration is watched from its notice - GCE 
     migration.raw_type = "MIGRATE_ON_HOST_MAINTENANCE";
     REQUIRE(p.start());
     REQUIRE(clock.wait_idle());
-    src.set(make_doc("1", {migration}));
+    document notice = make_doc("1", {migration});
+    notice.under_way_when_announced = {event_type::live_migrate};  // the GCE client's word
+    src.set(notice);
     REQUIRE(clock.advance_and_wait(1s));
     CHECK(clock.threads() == 2);  // watched from the notice
     REQUIRE(clock.advance_and_wait(100ms));

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include <forewarn/retry.hpp>
+#include <forewarn/transport/retry.hpp>
 #include <forewarn/testing/manual_clock.hpp>
 
 #include "catch.hpp"

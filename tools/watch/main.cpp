@@ -14,7 +14,7 @@
 
 #include <forewarn/aws/instance_metadata_client.hpp>
 #include <forewarn/azure/scheduled_events_client.hpp>
-#include <forewarn/default_transport.hpp>
+#include <forewarn/transport/default.hpp>
 #include <forewarn/json.hpp>
 #include <forewarn/detect.hpp>
 #include <forewarn/etcd/maintenance_budget.hpp>

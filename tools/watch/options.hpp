@@ -4,7 +4,7 @@
 // so the three can never disagree.
 #pragma once
 
-#include <forewarn/approval.hpp>
+#include <forewarn/poller/approval.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/platform/files.hpp>

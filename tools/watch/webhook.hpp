@@ -6,7 +6,7 @@
 // 5xx, a few times; an Authorization header only from FOREWARN_WEBHOOK_AUTHORIZATION.
 #pragma once
 
-#include <forewarn/default_transport.hpp>
+#include <forewarn/transport/default.hpp>
 #include <forewarn/detail/http.hpp>
 #include <forewarn/detail/json.hpp>
 #include <forewarn/json.hpp>

@@ -3,7 +3,7 @@
 
 // The AWS EC2 instance metadata (IMDSv2) client: a notice source for Spot interruptions,
 // rebalance recommendations and scheduled events. It names its default transport only through
-// fwd.hpp: include <forewarn/default_transport.hpp> (or <forewarn/forewarn.hpp>) to use it.
+// fwd.hpp: include <forewarn/transport/default.hpp> (or <forewarn/forewarn.hpp>) to use it.
 
 #include <forewarn/aws/endpoint.hpp>
 #include <forewarn/aws/parse.hpp>
@@ -16,9 +16,9 @@
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
 #include <forewarn/log.hpp>
-#include <forewarn/notice_source.hpp>
+#include <forewarn/poller/notice_source.hpp>
 #include <forewarn/result.hpp>
-#include <forewarn/retry.hpp>
+#include <forewarn/transport/retry.hpp>
 #include <forewarn/transport.hpp>
 
 #include <algorithm>
@@ -236,7 +236,7 @@ result<instance_identity> basic_instance_metadata_client<Transport>::identity() 
 FOREWARN_CLIENT_MOVABLE_DEFAULTS(basic_instance_metadata_client);
 
 /// The client over the default transport (WinHTTP on Windows, libcurl elsewhere). Include
-/// <forewarn/default_transport.hpp> to use it.
+/// <forewarn/transport/default.hpp> to use it.
 using instance_metadata_client = basic_instance_metadata_client<>;
 
 }  // namespace aws

@@ -2,7 +2,7 @@
 #pragma once
 
 // The Azure Scheduled Events client. It names its default transport only through fwd.hpp: include
-// <forewarn/default_transport.hpp> (or <forewarn/forewarn.hpp>) to use it, so
+// <forewarn/transport/default.hpp> (or <forewarn/forewarn.hpp>) to use it, so
 // that a program with its own transport never pulls in libcurl.
 
 #include <forewarn/azure/endpoint.hpp>
@@ -15,9 +15,9 @@
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
 #include <forewarn/log.hpp>
-#include <forewarn/notice_source.hpp>
+#include <forewarn/poller/notice_source.hpp>
 #include <forewarn/result.hpp>
-#include <forewarn/retry.hpp>
+#include <forewarn/transport/retry.hpp>
 #include <forewarn/transport.hpp>
 
 #include <chrono>
@@ -242,7 +242,7 @@ result<instance_identity> basic_scheduled_events_client<Transport>::identity() {
 FOREWARN_CLIENT_MOVABLE_DEFAULTS(basic_scheduled_events_client);
 
 /// The client over the default transport (WinHTTP on Windows, libcurl elsewhere). Include
-/// <forewarn/default_transport.hpp> to use it.
+/// <forewarn/transport/default.hpp> to use it.
 using scheduled_events_client = basic_scheduled_events_client<>;
 
 }  // namespace azure

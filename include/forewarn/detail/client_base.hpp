@@ -14,7 +14,7 @@
 #include <forewarn/event.hpp>
 #include <forewarn/log.hpp>
 #include <forewarn/result.hpp>
-#include <forewarn/retry.hpp>
+#include <forewarn/transport/retry.hpp>
 #include <forewarn/transport.hpp>
 
 #include <chrono>

@@ -12,7 +12,7 @@
 #include <forewarn/event.hpp>
 #include <forewarn/log.hpp>
 #include <forewarn/result.hpp>
-#include <forewarn/retry.hpp>
+#include <forewarn/transport/retry.hpp>
 
 #include <algorithm>
 #include <chrono>

@@ -8,7 +8,7 @@
 
 #include <forewarn/config.hpp>
 #include <forewarn/detail/strings.hpp>
-#include <forewarn/default_transport.hpp>
+#include <forewarn/transport/default.hpp>
 #include <forewarn/etcd/wire.hpp>
 #include <forewarn/log.hpp>
 #include <forewarn/result.hpp>

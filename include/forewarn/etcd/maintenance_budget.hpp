@@ -16,8 +16,8 @@
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
-#include <forewarn/coordinator.hpp>
-#include <forewarn/default_transport.hpp>
+#include <forewarn/poller/coordinator.hpp>
+#include <forewarn/transport/default.hpp>
 #include <forewarn/detail/event_json.hpp>
 #include <forewarn/detail/worker.hpp>
 #include <forewarn/etcd/client.hpp>

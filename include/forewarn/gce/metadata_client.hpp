@@ -2,7 +2,7 @@
 #pragma once
 
 // The GCE metadata client. It names its default transport only through fwd.hpp: include
-// <forewarn/default_transport.hpp> (or <forewarn/forewarn.hpp>) to use it.
+// <forewarn/transport/default.hpp> (or <forewarn/forewarn.hpp>) to use it.
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
@@ -15,9 +15,9 @@
 #include <forewarn/gce/parse.hpp>
 #include <forewarn/gce/upcoming_maintenance.hpp>
 #include <forewarn/log.hpp>
-#include <forewarn/notice_source.hpp>
+#include <forewarn/poller/notice_source.hpp>
 #include <forewarn/result.hpp>
-#include <forewarn/retry.hpp>
+#include <forewarn/transport/retry.hpp>
 #include <forewarn/transport.hpp>
 
 #include <algorithm>
@@ -209,7 +209,10 @@ private:
         return forewarn::detail::key_failure_is_local(e) || (k == upcoming && e.code != errc::cancelled);
     }
     // The metadata server ends every notice by clearing it: it cannot say "cancelled".
-    void finish(document& doc) { doc.vanished_means_completed = true; }
+    void finish(document& doc) {
+        doc.vanished_means_completed = true;
+        doc.under_way_when_announced = {event_type::live_migrate};
+    }
 
     // One request for key k on `lane` (a hanging GET of `hang` seconds when set), parsed. Its
     // ETag is the cursor of the next hanging GET even when the value does not parse.
@@ -417,7 +420,7 @@ result<instance_identity> basic_metadata_client<Transport>::identity() {
 
 FOREWARN_CLIENT_MOVABLE_DEFAULTS(basic_metadata_client);
 
-/// The metadata client over the default transport (include <forewarn/default_transport.hpp> or forewarn.hpp).
+/// The metadata client over the default transport (include <forewarn/transport/default.hpp> or forewarn.hpp).
 using metadata_client = basic_metadata_client<>;
 
 }  // namespace gce

@@ -81,7 +81,7 @@ private:
 
 FOREWARN_CLIENT_MOVABLE_DEFAULTS(basic_metadata_client);
 
-/// The client over the default transport (include <forewarn/default_transport.hpp> or forewarn.hpp).
+/// The client over the default transport (include <forewarn/transport/default.hpp> or forewarn.hpp).
 using metadata_client = basic_metadata_client<>;
 
 }  // namespace tencent

@@ -12,7 +12,7 @@
 //   REQUIRE(fleet.max_in_maintenance_seen() <= 2);
 
 #include <forewarn/config.hpp>
-#include <forewarn/coordinator.hpp>
+#include <forewarn/poller/coordinator.hpp>
 #include <forewarn/fleet.hpp>
 #include <forewarn/result.hpp>
 

@@ -5,7 +5,7 @@
 #include <forewarn/config.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/log.hpp>
-#include <forewarn/notice_source.hpp>
+#include <forewarn/poller/notice_source.hpp>
 #include <forewarn/result.hpp>
 
 #include <algorithm>

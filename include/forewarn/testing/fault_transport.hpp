@@ -2,7 +2,7 @@
 #pragma once
 
 #include <forewarn/config.hpp>
-#include <forewarn/default_transport.hpp>
+#include <forewarn/transport/default.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/transport.hpp>
 

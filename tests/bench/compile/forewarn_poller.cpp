@@ -3,7 +3,7 @@
 // stopped, so that everything a real program instantiates is compiled (header-only) or declared
 // extern and linked (compiled mode, -DFOREWARN_COMPILED_LIB).
 #include <forewarn/azure/scheduled_events_client.hpp>
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/transport/curl.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/poller.hpp>
 

@@ -11,7 +11,7 @@
 
 #include <forewarn/aws/instance_metadata_client.hpp>
 #include <forewarn/azure/scheduled_events_client.hpp>
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/transport/curl.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/poller.hpp>
 

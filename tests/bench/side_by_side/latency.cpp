@@ -17,7 +17,7 @@
 #include "common.hpp"
 
 #include <forewarn/azure/scheduled_events_client.hpp>
-#include <forewarn/curl_transport.hpp>
+#include <forewarn/transport/curl.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/poller.hpp>
 

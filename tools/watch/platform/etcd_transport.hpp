@@ -5,7 +5,7 @@
 // refused there with a clear error instead of being ignored.
 #pragma once
 
-#include <forewarn/default_transport.hpp>
+#include <forewarn/transport/default.hpp>
 #include <forewarn/result.hpp>
 
 #include <string>

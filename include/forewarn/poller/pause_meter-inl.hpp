@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Definitions for <forewarn/pause_meter.hpp> (spdlog's -inl files): included at the end of that
+// Definitions for <forewarn/poller/pause_meter.hpp> (spdlog's -inl files): included at the end of that
 // header when FOREWARN_HEADER_DEFINITIONS is 1; compiled once into libforewarn in compiled mode.
 
-#include <forewarn/pause_meter.hpp>
+#include <forewarn/poller/pause_meter.hpp>
 
 #if FOREWARN_HEADER_DEFINITIONS
 
@@ -12,6 +12,13 @@
 #include <utility>
 
 FOREWARN_BEGIN_NAMESPACE
+
+FOREWARN_INLINE result<void> pause_meter::watch_under_way(const document& d, const std::string& self) {
+    std::vector<std::string> ids;
+    for (const auto& e : d.events)
+        if (d.under_way(e) && (e.resources.empty() || (!self.empty() && e.affects(self)))) ids.push_back(e.id);
+    return watch(ids);
+}
 
 FOREWARN_INLINE pause_meter::pause_meter(forewarn::clock c, std::chrono::nanoseconds look)
     : clock_(std::move(c)), look_((std::max)(look, std::chrono::nanoseconds(std::chrono::milliseconds(1)))),

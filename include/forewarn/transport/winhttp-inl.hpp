@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Definitions for <forewarn/winhttp_transport.hpp> (spdlog's -inl files). Header-only: included
+// Definitions for <forewarn/transport/winhttp.hpp> (spdlog's -inl files). Header-only: included
 // at the end of that header. Compiled mode: compiled once into libforewarn (src/forewarn.cpp).
 
-#include <forewarn/winhttp_transport.hpp>
+#include <forewarn/transport/winhttp.hpp>
 
 #if FOREWARN_HEADER_DEFINITIONS
 #include <forewarn/detail/http.hpp>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Definitions for <forewarn/approval_window.hpp> (spdlog's -inl files): included at the end of
+// Definitions for <forewarn/poller/approval_window.hpp> (spdlog's -inl files): included at the end of
 // that header when FOREWARN_HEADER_DEFINITIONS is 1; compiled once into libforewarn in compiled mode.
 
-#include <forewarn/approval_window.hpp>
+#include <forewarn/poller/approval_window.hpp>
 
 #if FOREWARN_HEADER_DEFINITIONS
 

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Definitions for <forewarn/poller/ledger.hpp> (spdlog's -inl files). Header-only: included at
+// the end of that header. Compiled mode: compiled once into libforewarn (src/forewarn.cpp) and
+// empty in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
+
+#include <forewarn/poller/ledger.hpp>
+
+#if FOREWARN_HEADER_DEFINITIONS
+
+FOREWARN_BEGIN_NAMESPACE
+namespace detail {
+
+FOREWARN_INLINE poller_ledger::poller_ledger(tracking_options tracking, approval_options approval,
+                                             std::shared_ptr<approval_coordinator> coordinator, bool can_approve,
+                                             std::function<void()> wake)
+    : tracker_(std::move(tracking)), approver_(std::move(approval), std::move(coordinator)) {
+    approver_.set_wake(std::move(wake));
+    approver_.set_can_approve(can_approve);
+}
+
+FOREWARN_INLINE std::vector<change> poller_ledger::track(const document& d, change_tracker::observation when) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto changes = tracker_.track(d, when);
+    approver_.observe(d, when.steady);
+    incarnation_ = d.incarnation;
+    return changes;
+}
+
+FOREWARN_INLINE bool poller_ledger::delivered(std::size_t n) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const bool moved = tracker_.delivered_document().incarnation != incarnation_;
+    tracker_.delivered(n);
+    return moved;
+}
+
+FOREWARN_INLINE document poller_ledger::latest() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return tracker_.latest();
+}
+
+FOREWARN_INLINE document poller_ledger::delivered_document() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return tracker_.delivered_document();
+}
+
+FOREWARN_INLINE approval_handle poller_ledger::handle(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return approver_.handle(id);
+}
+
+FOREWARN_INLINE approval_handle poller_ledger::handle_for_known(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return approver_.handle_for_known(id);
+}
+
+FOREWARN_INLINE std::string poller_ledger::self() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return approver_.self();
+}
+
+FOREWARN_INLINE void poller_ledger::set_self(const std::string& name) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    approver_.set_self(name);
+}
+
+FOREWARN_INLINE result<void> poller_ledger::start_coordinator(const clock& c, const logger& log) {
+    if (!approver_.coordinator() || self().empty()) return {};
+    return approver_.start_coordinator(c, log);
+}
+
+FOREWARN_INLINE std::optional<clock::time_point> poller_ledger::next_deadline(clock::time_point now,
+                                                                             clock::wall_time_point wall) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return approver_.next_deadline(tracker_.latest(), now, wall);
+}
+
+FOREWARN_INLINE std::vector<std::string> poller_ledger::due(clock::time_point now, clock::wall_time_point wall,
+                                                          std::vector<error>& problems) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return approver_.due(tracker_.latest(), now, problems, wall);
+}
+
+FOREWARN_INLINE std::vector<std::string> poller_ledger::awaiting() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return approver_.awaiting(tracker_.latest());
+}
+
+FOREWARN_INLINE void poller_ledger::approved(const std::vector<std::string>& ids) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    approver_.approved(ids, tracker_.latest());
+    tracker_.mark_approved(ids);
+}
+
+FOREWARN_INLINE void poller_ledger::failed(const std::vector<std::string>& ids, const error& e) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    approver_.failed(ids, e);
+}
+
+FOREWARN_INLINE void poller_ledger::withheld(const std::vector<std::string>& ids) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    approver_.withheld(ids);
+}
+
+FOREWARN_INLINE std::vector<approver::completion> poller_ledger::take_completions() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return approver_.take_completions();
+}
+
+FOREWARN_INLINE poller_state poller_ledger::save() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    poller_state st = tracker_.save();
+    approver_.save(st);
+    return st;
+}
+
+FOREWARN_INLINE void poller_ledger::restore(const poller_state& st, clock::time_point now) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    tracker_.restore(st);
+    approver_.restore(st, now);
+}
+
+}  // namespace detail
+FOREWARN_END_NAMESPACE
+
+#endif
