@@ -13,6 +13,7 @@
 // umbrella's headers include.
 #include <forewarn/detail/event_json.hpp>
 #include <forewarn/detail/json.hpp>
+#include <forewarn/platform/files.hpp>  // outside the umbrella: the state file's, the agent's
 
 FOREWARN_BEGIN_NAMESPACE
 

@@ -69,10 +69,17 @@ struct event {
     std::optional<std::int64_t> duration_in_seconds;
 
     /// The expected impact, or nothing when absent or unknown (-1).
-    std::optional<std::chrono::seconds> duration() const;
+    std::optional<std::chrono::seconds> duration() const {
+        if (!duration_in_seconds || *duration_in_seconds < 0) return std::nullopt;
+        return std::chrono::seconds(*duration_in_seconds);
+    }
 
     /// True when `name` is listed in resources (exact, case-sensitive match as Azure sends it).
-    bool affects(std::string_view name) const;
+    bool affects(std::string_view name) const {
+        for (const auto& r : resources)
+            if (r == name) return true;
+        return false;
+    }
 
     friend bool operator==(const event& a, const event& b) {
         return a.id == b.id && a.type == b.type && a.raw_type == b.raw_type && a.status == b.status &&
@@ -123,7 +130,11 @@ struct document {
     }
 
     /// The event with this id, or nullptr.
-    const event* find(std::string_view event_id) const;
+    const event* find(std::string_view event_id) const {
+        for (const auto& e : events)
+            if (e.id == event_id) return &e;
+        return nullptr;
+    }
 
     /// Same service, incarnation and events (service_time is when it was asked, not content).
     friend bool operator==(const document& a, const document& b) {
@@ -214,6 +225,3 @@ constexpr event_source event_source_from_string(std::string_view name) noexcept 
 
 FOREWARN_END_NAMESPACE
 
-#if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/event-inl.hpp>
-#endif

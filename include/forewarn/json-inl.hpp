@@ -12,6 +12,12 @@
 
 FOREWARN_BEGIN_NAMESPACE
 
+FOREWARN_INLINE result<std::string> json_string(std::string_view text, invalid_utf8 bad) {
+    detail::json_writer w(bad == invalid_utf8::replace);
+    if (!w.string(text)) return error(errc::invalid_argument, "the text is not valid UTF-8: JSON cannot carry it");
+    return w.str();
+}
+
 FOREWARN_INLINE result<std::string> to_json(const event& e, invalid_utf8 bad) {
     detail::json_writer w(bad == invalid_utf8::replace);
     w.begin_object();

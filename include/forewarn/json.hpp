@@ -55,6 +55,16 @@ result<std::string> to_json(const change& c, invalid_utf8 bad = invalid_utf8::fa
 /// prints.
 result<std::string> to_json(const document& d, invalid_utf8 bad = invalid_utf8::fail);
 
+/**
+ * `text` as one JSON string, quotes and escapes included: for a JSON line of your own that holds
+ * what a metadata service sent (an event id, a VM name), which may not be valid UTF-8 (an error,
+ * or each bad byte as U+FFFD with invalid_utf8::replace).
+ * @code
+ * std::cout << "{\"draining\":" << forewarn::json_string(c.event.id, forewarn::invalid_utf8::replace).value() << "}\n";
+ * @endcode
+ */
+result<std::string> json_string(std::string_view text, invalid_utf8 bad = invalid_utf8::fail);
+
 /// An event back from its JSON object. Unknown members are ignored (a newer writer may add some).
 result<event> event_from_json(std::string_view text);
 

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -79,6 +80,23 @@ struct is_transport<T, std::void_t<decltype(std::declval<T&>().send(std::declval
 template <class T>
 inline constexpr bool is_transport_v = is_transport<T>::value;
 
+namespace detail {
+/// A header name is a token: no separators, controls or spaces (RFC 9110 5.1).
+bool valid_header_name(std::string_view name) noexcept;
+/// A header value must not smuggle a second header line (CR, LF) or a NUL.
+bool valid_header_value(std::string_view value) noexcept;
+/// "http://" or "https://" (any case): the transports speak nothing else, this gives a clear error.
+bool http_url(std::string_view url) noexcept;
+}  // namespace detail
+
+/**
+ * What every forewarn transport refuses before sending, with errc::invalid_argument (a transport
+ * of your own should too): a URL that is not http or https or holds a space or a control byte,
+ * a timeout that is not positive, a bad header name or value, an X-Forwarded-For header (Azure's
+ * IMDS rejects requests that carry one). Nothing when the request can be sent.
+ */
+std::optional<error> check_request(const http_request& request);
+
 #if FOREWARN_HAS_CONCEPTS
 /// C++20 spelling of is_transport<T>.
 template <class T>
@@ -94,3 +112,6 @@ inline const std::string* find_header(const http_headers& headers, std::string_v
 
 FOREWARN_END_NAMESPACE
 
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/transport-inl.hpp>
+#endif

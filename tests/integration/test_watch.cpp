@@ -431,8 +431,8 @@ TEST_CASE("watch end to end: SIGTERM and SIGINT stop it cleanly, even mid hangin
 
 TEST_CASE("watch end to end: --state-file, a restart does not repeat a change", "[watch][e2e][agent]") {
     emulator_process emu;
-    const auto state = std::filesystem::temp_directory_path() / ("forewarn-watch-state-" + std::to_string(::getpid()) + ".json");
-    std::filesystem::remove(state);
+    temp_dir dir("watch-state");
+    const auto state = dir.path / "state.json";
     {
         auto w = watch(emu, {"--cloud", "azure", "--json", "--interval", "300", "--state-file", agent_path(state.string()),
                              "--exit-after", "1"});
@@ -474,8 +474,8 @@ TEST_CASE("watch end to end: killed after prepare, restarted after the event - t
     // completed. An event that disappears before its NotBefore while the agent is down may have
     // been cancelled or approved by another VM: unknown, never "cancelled".
     emulator_process emu;
-    const auto state = std::filesystem::temp_directory_path() / ("forewarn-watch-restart-" + std::to_string(::getpid()) + ".json");
-    std::filesystem::remove(state);
+    temp_dir dir("watch-restart");
+    const auto state = dir.path / "state.json";
     const strings flags{"--cloud", "azure", "--json", "--interval", "300", "--approve", "never", "--state-file",
                          agent_path(state.string())};
     auto with = [&](strings extra) {

@@ -11,6 +11,7 @@
 
 #include "catch.hpp"
 #include "emulator_process.hpp"
+#include "temp_dir.hpp"
 
 #include <httplib.h>
 
@@ -349,19 +350,7 @@ inline json_change parse_line(const std::string& line) {
 
 
 /// A fresh directory for one test's files, removed at scope exit.
-struct temp_dir {
-    std::filesystem::path path;
-    explicit temp_dir(const std::string& name)
-        : path(std::filesystem::temp_directory_path() / ("forewarn-" + name + "-" + std::to_string(::getpid()))) {
-        std::filesystem::remove_all(path);
-        std::filesystem::create_directories(path);
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using forewarn_test::temp_dir;  // temp_dir.hpp
 
 /// A file's text, its line ends as "\n" (a hook under cmd.exe writes "\r\n").
 inline std::string read_text(const std::string& path) {

@@ -126,7 +126,7 @@ TEST_CASE("approval run: a dry run sends nothing, tells on_would_approve, and se
     CHECK(p.run(true, [&](const ids&) -> result<void> { return {}; }).empty());  // once
 }
 
-TEST_CASE("approval run: a failed request is reported, kept waiting and tried at the next run; a stop's is quiet",
+TEST_CASE("approval run: a failed request is reported, kept waiting and tried at the next run - a stop's is quiet",
           "[approval_run]") {
     parts p;
     auto failing = [](const ids&) -> result<void> { return error(errc::http_status, "refused"); };

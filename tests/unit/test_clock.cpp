@@ -5,6 +5,7 @@
 #include <forewarn/testing/manual_clock.hpp>
 
 #include "catch.hpp"
+#include "thread_failures.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -46,9 +47,10 @@ TEST_CASE("manual clock: a sleep ends exactly when advance() reaches its deadlin
     manual_clock c;
     interruptible_sleep s(c);
     std::atomic<bool> done{false};
+    forewarn_test::thread_failures failures;
     c.thread_started();
     std::thread t([&] {
-        CHECK(s.sleep_for(10s));
+        failures.check(s.sleep_for(10s), "the sleep ended by reaching its deadline");
         done = true;
         c.thread_ended();
     });
@@ -69,12 +71,13 @@ TEST_CASE("manual clock: interrupt() wakes a sleep, and the woken thread counts 
     manual_clock c;
     interruptible_sleep s(c);
     std::atomic<int> phase{0};
+    forewarn_test::thread_failures failures;
     c.thread_started();
     std::thread t([&] {
-        CHECK_FALSE(s.sleep_for(1h));  // interrupted
+        failures.check(!s.sleep_for(1h), "the sleep was interrupted");
         phase = 1;
         s.reset();
-        CHECK_FALSE(s.sleep_for(1h));  // interrupted again below
+        failures.check(!s.sleep_for(1h), "the sleep was interrupted again");
         phase = 2;
         c.thread_ended();
     });

@@ -4,6 +4,7 @@
 #include <forewarn/testing/fake_transport.hpp>
 
 #include "catch.hpp"
+#include "thread_failures.hpp"
 #include "scoped_env.hpp"
 
 #include <atomic>
@@ -922,12 +923,13 @@ TEST_CASE("upcoming-maintenance (on by default): the window becomes an event - i
         std::string body;
     };
     auto next_answer = std::make_shared<upcoming_answer>();
+    auto failures = std::make_shared<forewarn_test::thread_failures>();  // answers run on the client's lanes
     fake_transport t;
-    t.otherwise([next_answer](const http_request& r) -> result<http_response> {
+    t.otherwise([next_answer, failures](const http_request& r) -> result<http_response> {
         if (contains(r.url, "maintenance-event")) return answer(200, "NONE", google("m1"));
         if (contains(r.url, "preempted")) return answer(200, "FALSE", google("p1"));
         if (contains(r.url, "upcoming-maintenance")) {
-            CHECK(contains(r.url, "alt=json"));
+            failures->check(contains(r.url, "alt=json"), "upcoming-maintenance is asked with alt=json: " + r.url);
             return answer(next_answer->status, next_answer->body, google("u1"));
         }
         return answer(404, "", google(""));
@@ -1051,10 +1053,11 @@ TEST_CASE("next() watches: upcoming-maintenance without an ETag (the 503) is pol
     // never had a notice, and from its third plain read on a PENDING window (with an ETag).
     auto s = std::make_shared<watch_server>();
     fake_transport t = serve(s);
+    forewarn_test::thread_failures failures;  // the watch would run on a lane thread
     s->maintenance_watch = [t](const http_request&) { return hang_until_cancelled(t); };
     s->preempted_watch = [t](const http_request&) { return hang_until_cancelled(t); };
-    s->upcoming_watch = [](const http_request&) -> result<http_response> {
-        FAIL("upcoming-maintenance without an ETag is not watched");
+    s->upcoming_watch = [&failures](const http_request&) -> result<http_response> {
+        failures.fail("upcoming-maintenance without an ETag is not watched");
         return answer(500, "", google());
     };
     auto upcoming_reads = std::make_shared<std::atomic<int>>(0);

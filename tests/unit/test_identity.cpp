@@ -43,7 +43,7 @@ TEST_CASE("identity: a failure is asked again after 1 s, then 2 s, 4 s, ... at m
                                                           60000ms, 60000ms});
 }
 
-TEST_CASE("identity: once learned it is never asked again; a cancelled ask changes nothing", "[identity]") {
+TEST_CASE("identity: once learned it is never asked again - a cancelled ask changes nothing", "[identity]") {
     identity_lookup id;
     const clock::time_point now{};
     auto cancelled = id.learn(now, false, []() -> result<std::string> { return error(errc::cancelled, "stop"); });

@@ -180,3 +180,16 @@ TEST_CASE("json: reading refuses wrong types with the member named, and ignores 
     CHECK_FALSE(forewarn::event_from_json("[]"));
     CHECK_FALSE(forewarn::event_from_json(""));
 }
+
+TEST_CASE("json_string: a string of one's own JSON line, escaped - bad UTF-8 refused or replaced", "[json]") {
+    using forewarn::invalid_utf8;
+    using forewarn::json_string;
+    CHECK(json_string("vm0").value() == "\"vm0\"");
+    CHECK(json_string("a\"b\\c\nd").value() == "\"a\\\"b\\\\c\\nd\"");
+    CHECK(json_string(std::string("\0x", 2)).value() == "\"\\u0000x\"");
+    CHECK(json_string("caf\xC3\xA9").value() == "\"caf\xC3\xA9\"");
+    auto bad = json_string("bad\xC3");
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().code == forewarn::errc::invalid_argument);
+    CHECK(json_string("bad\xC3", invalid_utf8::replace).value() == "\"bad\xEF\xBF\xBD\"");
+}

@@ -10,6 +10,7 @@
 #include <forewarn/testing/manual_clock.hpp>
 
 #include "catch.hpp"
+#include "temp_dir.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -641,17 +642,11 @@ TEST_CASE("poller: health says when it last had a document, and what waits for a
 
 namespace {
 
+// A state file in a directory of its own, removed when the test ends (passed or failed).
 struct temp_path {
+    forewarn_test::temp_dir dir;
     std::filesystem::path path;
-    explicit temp_path(const std::string& name) {
-        path = std::filesystem::temp_directory_path() /
-               ("forewarn-test-" + name + "-" + std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id())));
-        std::filesystem::remove(path);
-    }
-    ~temp_path() {
-        std::error_code ec;
-        std::filesystem::remove(path, ec);
-    }
+    explicit temp_path(const std::string& name) : dir("test-" + name), path(dir.path / "state.json") {}
 };
 
 poller_options with_state(const temp_path& f, std::string boot_id = "boot-1") {

@@ -7,6 +7,7 @@
 #include <forewarn/testing/harness.hpp>
 
 #include "catch.hpp"
+#include "temp_dir.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -603,8 +604,8 @@ TEST_CASE("simulated: every example scenario, each VM: one life cycle per event"
 }
 
 TEST_CASE("simulated: restart with a state file delivers only what happened while down", "[poller][simulated][state]") {
-    const auto path = std::filesystem::temp_directory_path() / "forewarn-test-simulated-state.json";
-    std::filesystem::remove(path);
+    forewarn_test::temp_dir dir("simulated-state");
+    const auto path = dir.path / "state.json";
     harness h(two_vms());
     auto o = scope(approval_scope::never);
     o.state = std::make_shared<forewarn::state_file>(path.string());
@@ -632,7 +633,6 @@ TEST_CASE("simulated: restart with a state file delivers only what happened whil
     // B: not watched when it went, and its NotBefore had not come: nothing decides it.
     CHECK(second.snapshot() == strings{"started:A", "recover:B:unknown"});
     CHECK(second.errs().empty());
-    std::filesystem::remove(path);
 }
 
 TEST_CASE("simulated: a handler that throws is reported, a handler may stop the poller", "[poller][simulated][thread]") {

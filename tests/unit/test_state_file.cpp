@@ -4,6 +4,7 @@
 #include <forewarn/testing/file_faults.hpp>
 
 #include "catch.hpp"
+#include "temp_dir.hpp"
 
 #include <cerrno>
 #include <chrono>
@@ -106,8 +107,8 @@ TEST_CASE("state_file: a broken or foreign file is a clear error", "[state]") {
 }
 
 TEST_CASE("state_file: save and load through a file - no file is not_found", "[state]") {
-    const auto path = std::filesystem::temp_directory_path() / "forewarn-test-state_file.json";
-    std::filesystem::remove(path);
+    forewarn_test::temp_dir dir("state_file");
+    const auto path = dir.path / "state.json";
     state_file f(path.string());
     auto none = f.load();
     REQUIRE_FALSE(none);
@@ -116,13 +117,11 @@ TEST_CASE("state_file: save and load through a file - no file is not_found", "[s
     auto st = f.load();
     REQUIRE(st);
     CHECK(st->delivered == sample().delivered);
-    std::filesystem::remove(path);
 }
 
 TEST_CASE("state_file: a write replaces the whole file or nothing - no temporary file is left", "[state][file_io]") {
-    const auto dir = std::filesystem::temp_directory_path() / ("forewarn-test-file_io-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
+    forewarn_test::temp_dir scratch("file_io");
+    const auto& dir = scratch.path;
     const auto path = dir / "state.json";
     REQUIRE(forewarn::platform::write_file_atomically(path, "first"));
     REQUIRE(forewarn::platform::write_file_atomically(path, "second, longer"));
@@ -141,14 +140,12 @@ TEST_CASE("state_file: a write replaces the whole file or nothing - no temporary
     CHECK(failed.error().code == forewarn::errc::io_error);
     CHECK(failed.error().message.find("cannot create") != std::string::npos);
     CHECK(forewarn::platform::read_small_file(path).value() == "second, longer");
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("state_file: a save writes a temporary file, flushes it, renames it over, then flushes the directory",
           "[state][file_io]") {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("forewarn-test-steps-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-    std::filesystem::create_directories(dir);
+    forewarn_test::temp_dir scratch("steps");
+    const auto& dir = scratch.path;
     const auto path = dir / "state.json";
     using step = forewarn::platform::file_step;
     forewarn::testing::file_faults seam;
@@ -172,7 +169,6 @@ TEST_CASE("state_file: a save writes a temporary file, flushes it, renames it ov
 #if !defined(_WIN32)
     CHECK(calls[5].path == dir);  // the directory holding the new name, after the rename
 #endif
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("state_file: a save failing at any step leaves the previous file whole, readable, and nothing beside it",
@@ -190,10 +186,8 @@ TEST_CASE("state_file: a save failing at any step leaves the previous file whole
     for (const auto& v : variants) {
         const std::string name(forewarn::platform::to_string(v.at));
         DYNAMIC_SECTION(name << " fails with errno " << v.error_number << " after " << v.after_bytes << " bytes") {
-            const auto dir = std::filesystem::temp_directory_path() /
-                             ("forewarn-test-fail-" + name + "-" +
-                              std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-            std::filesystem::create_directories(dir);
+            forewarn_test::temp_dir scratch("fail-" + name);
+            const auto& dir = scratch.path;
             const auto path = dir / "state.json";
             state_file f(path.string());
             REQUIRE(f.save(sample()));
@@ -221,7 +215,6 @@ TEST_CASE("state_file: a save failing at any step leaves the previous file whole
             // The next save, with nothing failing, goes through.
             REQUIRE(f.save(next));
             CHECK(f.load().value().delivered.incarnation == "99");
-            std::filesystem::remove_all(dir);
         }
     }
 }
@@ -229,9 +222,8 @@ TEST_CASE("state_file: a save failing at any step leaves the previous file whole
 #if !defined(_WIN32)
 TEST_CASE("state_file: a failed flush of the directory after the rename is reported - the new file is in place",
           "[state][file_io]") {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("forewarn-test-dirsync-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-    std::filesystem::create_directories(dir);
+    forewarn_test::temp_dir scratch("dirsync");
+    const auto& dir = scratch.path;
     const auto path = dir / "state.json";
     state_file f(path.string());
     REQUIRE(f.save(sample()));
@@ -246,14 +238,12 @@ TEST_CASE("state_file: a failed flush of the directory after the rename is repor
     // The rename happened: the file is whole and new (only a power cut now could bring the old
     // one back); the poller, told of the error, saves again at its next change.
     CHECK(f.load().value().delivered.incarnation == "99");
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("state_file: a write cut off partway (the file-size limit) leaves the previous file whole and readable",
           "[state][file_io]") {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("forewarn-test-fsize-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-    std::filesystem::create_directories(dir);
+    forewarn_test::temp_dir scratch("fsize");
+    const auto& dir = scratch.path;
     const auto path = dir / "state.json";
     REQUIRE(state_file(path.string()).save(sample()));
     const std::string before = forewarn::platform::read_small_file(path).value();
@@ -281,15 +271,13 @@ TEST_CASE("state_file: a write cut off partway (the file-size limit) leaves the 
         ++files;
     }
     CHECK(files == 1);
-    std::filesystem::remove_all(dir);
 }
 #endif
 
 TEST_CASE("state_file: loading removes the temporary files of writes a crash cut short, not a running process's",
           "[state][file_io]") {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("forewarn-test-stale-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-    std::filesystem::create_directories(dir);
+    forewarn_test::temp_dir scratch("stale");
+    const auto& dir = scratch.path;
     const auto path = dir / "state.json";
     REQUIRE(state_file(path.string()).save(sample()));
 #if defined(_WIN32)
@@ -312,13 +300,11 @@ TEST_CASE("state_file: loading removes the temporary files of writes a crash cut
     CHECK_FALSE(std::filesystem::exists(stale));
     CHECK(std::filesystem::exists(live));  // a write in progress in a running process
     for (const auto& p : others) CHECK(std::filesystem::exists(p));
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("state_file: a path with non-ASCII characters is the file of that name", "[state][file_io]") {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("forewarn-test-utf8-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-    std::filesystem::create_directories(dir);
+    forewarn_test::temp_dir scratch("utf8");
+    const auto& dir = scratch.path;
     const std::string name = forewarn::platform::utf8_name(dir) + "/\xc3\xa9tat-Z\xc3\xbcrich-\xe6\x9d\xb1\xe4\xba\xac.json";
     state_file f(name);
     REQUIRE(f.save(sample()));
@@ -334,5 +320,4 @@ TEST_CASE("state_file: a path with non-ASCII characters is the file of that name
     auto st = f.load();
     REQUIRE(st);
     CHECK(st->delivered == sample().delivered);
-    std::filesystem::remove_all(dir);
 }

@@ -46,7 +46,7 @@ struct reports {
 
 }  // namespace
 
-TEST_CASE("state keeper: the saved state is read once; none saved yet is no error, an unreadable one is reported",
+TEST_CASE("state keeper: the saved state is read once - none saved yet is no error, an unreadable one is reported",
           "[state_keeper]") {
     auto store = std::make_shared<memory_store>();
     store->saved.delivered.incarnation = "7";
@@ -82,7 +82,7 @@ TEST_CASE("state keeper: the saved state is read once; none saved yet is no erro
     CHECK_FALSE(none.load(log, [&](const error& e) { rep(e); }));
 }
 
-TEST_CASE("state keeper: written only when touched; a failed write is reported and tried again", "[state_keeper]") {
+TEST_CASE("state keeper: written only when touched - a failed write is reported and tried again", "[state_keeper]") {
     auto store = std::make_shared<memory_store>();
     state_keeper k(store);
     reports rep;

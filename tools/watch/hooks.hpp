@@ -12,11 +12,11 @@
 #pragma once
 
 #include <forewarn/platform/files.hpp>
-#include <forewarn/detail/json.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/time.hpp>
 
+#include "json.hpp"
 #include "platform/process.hpp"
 
 #include <algorithm>
@@ -84,25 +84,25 @@ public:
         forewarn::platform::remove_stale_temporaries(forewarn::platform::path_from_utf8(path_));
         auto text = forewarn::platform::read_small_file(forewarn::platform::path_from_utf8(path_));
         if (!text) return text.error().code == forewarn::errc::not_found ? std::string() : text.error().describe();
-        auto doc = forewarn::detail::parse_json(*text);
+        auto doc = parse_json(*text);
         if (!doc || !doc->IsObject()) return "the hook journal " + path_ + " is not what forewarn-watch writes: started afresh";
-        const auto* runs = forewarn::detail::json_member(*doc, "runs");
+        const auto* runs = json_member(*doc, "runs");
         if (!runs || !runs->IsObject()) return {};
         for (auto it = runs->MemberBegin(); it != runs->MemberEnd(); ++it) {
             if (!it->value.IsObject()) continue;
             entry e;
             auto str = [&](const char* name) {
-                const auto* v = forewarn::detail::json_member(it->value, name);
-                return v && v->IsString() ? std::string(forewarn::detail::json_string_view(*v)) : std::string();
+                const auto* v = json_member(it->value, name);
+                return v && v->IsString() ? json_text(*v) : std::string();
             };
             e.state = str("state");
             e.hook = str("hook");
             e.input = str("input");
-            if (const auto* env = forewarn::detail::json_member(it->value, "env"); env && env->IsArray())
+            if (const auto* env = json_member(it->value, "env"); env && env->IsArray())
                 for (const auto& v : env->GetArray())
-                    if (v.IsString()) e.env.emplace_back(forewarn::detail::json_string_view(v));
-            entries_[std::string(forewarn::detail::json_string_view(it->name))] = std::move(e);
-            order_.push_back(std::string(forewarn::detail::json_string_view(it->name)));
+                    if (v.IsString()) e.env.push_back(json_text(v));
+            entries_[json_text(it->name)] = std::move(e);
+            order_.push_back(json_text(it->name));
         }
         return {};
     }
@@ -150,31 +150,13 @@ private:
 
     std::string save() const {
         if (path_.empty()) return {};
-        forewarn::detail::json_writer w(true);
-        w.begin_object();
-        w.key("version");
-        w.int64(1);
-        w.key("runs");
-        w.begin_object();
+        json_object runs;
         for (const auto& k : order_) {
             const auto& e = entries_.at(k);
-            w.key(k);
-            w.begin_object();
-            w.key("state");
-            w.string(e.state);
-            w.key("hook");
-            w.string(e.hook);
-            w.key("input");
-            w.string(e.input);
-            w.key("env");
-            w.begin_array();
-            for (const auto& v : e.env) w.string(v);
-            w.end_array();
-            w.end_object();
+            runs.raw(k, json_object().string("state", e.state).string("hook", e.hook).string("input", e.input).strings("env", e.env).str());
         }
-        w.end_object();
-        w.end_object();
-        auto r = forewarn::platform::write_file_atomically(forewarn::platform::path_from_utf8(path_), w.str());
+        const std::string text = json_object().integer("version", 1).raw("runs", runs.str()).str();
+        auto r = forewarn::platform::write_file_atomically(forewarn::platform::path_from_utf8(path_), text);
         return r ? std::string() : r.error().describe();
     }
 

@@ -293,22 +293,10 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
         for (const auto& id : ids) text += " " + id;
         log_line("dry run: would approve" + text + " (nothing sent)");
         if (s.json) {
-            forewarn::detail::json_writer w(true);
-            w.begin_object();
-            w.key("dry_run");
-            w.boolean(true);
-            w.key("cloud");
-            w.string(cloud_name);
-            if (s.approve_window) {
-                w.key("approve_window");
-                w.string(s.approve_window->to_string());
-            }
-            w.key("would_approve");
-            w.begin_array();
-            for (const auto& id : ids) w.string(id);
-            w.end_array();
-            w.end_object();
-            print(w.str(), false);
+            watch::json_object line;
+            line.boolean("dry_run", true).string("cloud", cloud_name);
+            if (s.approve_window) line.string("approve_window", s.approve_window->to_string());
+            print(line.strings("would_approve", ids).str(), false);
         }
     };
 
@@ -340,22 +328,15 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
             log_line("fleet " + c.group + ": slot " + std::string(forewarn::to_string(c.from)) + " -> " +
                      std::string(forewarn::to_string(c.to)) + (c.event_id.empty() ? std::string() : " for " + c.event_id));
             if (!s.json) return;
-            forewarn::detail::json_writer w(true);
-            w.begin_object();
-            w.key("cloud");
-            w.string(cloud_name);
-            w.key("fleet_group");
-            w.string(c.group);
-            w.key("member");
-            w.string(c.member);
-            w.key("slot");
-            w.string(forewarn::to_string(c.to));
-            w.key("was");
-            w.string(forewarn::to_string(c.from));
-            w.key("event_id");
-            w.string(c.event_id);
-            w.end_object();
-            print(w.str(), false);
+            print(watch::json_object()
+                      .string("cloud", cloud_name)
+                      .string("fleet_group", c.group)
+                      .string("member", c.member)
+                      .string("slot", forewarn::to_string(c.to))
+                      .string("was", forewarn::to_string(c.from))
+                      .string("event_id", c.event_id)
+                      .str(),
+                  false);
         };
         auto transport = watch::etcd_transport(s.etcd_ca, s.etcd_cert, s.etcd_key);
         if (!transport) {

@@ -7,9 +7,10 @@
 #pragma once
 
 #include <forewarn/transport/default.hpp>
-#include <forewarn/detail/http.hpp>
-#include <forewarn/detail/json.hpp>
 #include <forewarn/json.hpp>
+#include <forewarn/transport.hpp>
+
+#include "json.hpp"
 
 #include <chrono>
 #include <condition_variable>
@@ -59,8 +60,7 @@ public:
         sample.event.id = "quote\" backslash\\ newline\n";
         sample.event.resources = {"vm0", "vm\"1"};
         auto body = render(forewarn::to_json(sample, forewarn::invalid_utf8::replace).value_or("{}"));
-        if (auto doc = forewarn::detail::parse_json(body); !doc)
-            return "--webhook-template does not give JSON: " + doc.error().describe();
+        if (std::string why; !parse_json(body, &why)) return "--webhook-template does not give JSON: " + why;
         return {};
     }
 
@@ -68,7 +68,7 @@ public:
 
     /// The body for a change, from its JSON line.
     std::string render(const std::string& line) const {
-        auto doc = forewarn::detail::parse_json(line);
+        auto doc = parse_json(line);
         std::string out;
         for (const auto& p : parts_) {
             out += p.text;
@@ -79,8 +79,8 @@ public:
             }
             std::string value;
             if (doc && doc->IsObject()) {
-                if (const auto* v = forewarn::detail::json_member(*doc, p.name.c_str())) {
-                    if (v->IsString()) value = std::string(forewarn::detail::json_string_view(*v));
+                if (const auto* v = json_member(*doc, p.name.c_str())) {
+                    if (v->IsString()) value = json_text(*v);
                     else if (v->IsInt64()) value = std::to_string(v->GetInt64());
                     else if (v->IsNumber()) {
                         char num[32];
@@ -90,12 +90,11 @@ public:
                     else if (v->IsBool()) value = v->GetBool() ? "true" : "false";
                     else if (v->IsArray())
                         for (const auto& item : v->GetArray())
-                            if (item.IsString()) value += (value.empty() ? "" : ", ") + std::string(forewarn::detail::json_string_view(item));
+                            if (item.IsString()) value += (value.empty() ? "" : ", ") + json_text(item);
                 }
             }
-            forewarn::detail::json_writer w(true);
-            w.string(value);  // valid UTF-8: it came out of a JSON text
-            const std::string quoted = w.str();
+            // Valid UTF-8: it came out of a JSON text.
+            const std::string quoted = forewarn::json_string(value, forewarn::invalid_utf8::replace).value_or("\"\"");
             out += quoted.size() >= 2 ? quoted.substr(1, quoted.size() - 2) : std::string();
         }
         return out;
@@ -129,7 +128,7 @@ public:
         forewarn::http_request r;
         r.method = forewarn::http_method::post;
         r.url = url;
-        if (auto e = forewarn::detail::check_request(r)) return "--webhook: " + e->describe();
+        if (auto e = forewarn::check_request(r)) return "--webhook: " + e->describe();
         return {};
     }
 

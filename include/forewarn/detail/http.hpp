@@ -28,17 +28,6 @@ std::optional<std::chrono::system_clock::time_point> service_time_of(const http_
 /// it said nothing.
 std::string service_said(std::string_view body);
 
-/// A header name is a token: no separators, controls or spaces (RFC 9110 5.1).
-bool valid_header_name(std::string_view name) noexcept;
-/// A header value must not smuggle a second header line (CR, LF) or a NUL.
-bool valid_header_value(std::string_view value) noexcept;
-/// "http://" or "https://" (any case): the transports speak nothing else, this gives a clear error.
-bool http_url(std::string_view url) noexcept;
-/// What every transport refuses before sending (errc::invalid_argument): a URL that is not http
-/// or https or holds a space or a control byte, a timeout that is not positive, a bad header
-/// name or value, an X-Forwarded-For header (Azure's IMDS rejects requests that carry one).
-std::optional<error> check_request(const http_request& request);
-
 /// A request with a client's limits: its total timeout, a connect timeout no longer than that, a
 /// body cap. What every client (and detect_cloud's probes) sends, built in one place.
 inline http_request metadata_request(http_method method, std::string url, std::chrono::milliseconds timeout,

@@ -2,8 +2,8 @@
 #pragma once
 
 // Small files read whole and replaced atomically and durably: the state file's and the agent's
-// hook journal's I/O, on POSIX and on Windows (the platform's half: posix_files.hpp,
-// windows_files.hpp). Paths are std::filesystem paths; a UTF-8 std::string converts with
+// hook journal's I/O, on POSIX and on Windows (the definitions: files-inl.hpp,
+// and the platform's half, posix_files-inl.hpp or windows_files-inl.hpp). Paths are std::filesystem paths; a UTF-8 std::string converts with
 // std::filesystem::u8path, and Windows opens them by their wide name, so non-ASCII works.
 
 #include <forewarn/config.hpp>
@@ -12,8 +12,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <string_view>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -39,19 +37,7 @@ inline std::string utf8_name(const std::filesystem::path& p) {
 
 /// Reads a whole file of at most `max_bytes`; errc::not_found when it does not exist, errc::io_error
 /// when it cannot be read or is larger.
-inline result<std::string> read_small_file(const std::filesystem::path& path, std::uintmax_t max_bytes = 16u << 20) {
-    std::error_code ec;
-    const std::string name = utf8_name(path);
-    if (!std::filesystem::exists(path, ec)) return error(errc::not_found, "no file at " + name);
-    const auto size = std::filesystem::file_size(path, ec);
-    if (ec) return error(errc::io_error, "cannot read " + name + ": " + ec.message());
-    if (size > max_bytes) return error(errc::io_error, name + " is larger than " + std::to_string(max_bytes) + " bytes");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return error(errc::io_error, "cannot open " + name);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) return error(errc::io_error, "cannot read " + name);
-    return text;
-}
+result<std::string> read_small_file(const std::filesystem::path& path, std::uintmax_t max_bytes = 16u << 20);
 
 /// The steps of write_file_atomically(), in the order it takes them. Windows has no
 /// flush_directory: MoveFileExW's write-through covers the rename.
@@ -117,34 +103,11 @@ bool process_running(unsigned long long pid);
  * many it removed; a file it cannot remove is left (it costs only space). The state file calls it
  * when it loads, so restarts after crashes do not pile them up.
  */
-inline std::size_t remove_stale_temporaries(const std::filesystem::path& path) {
-    const std::string prefix = path.filename().string() + ".tmp-";
-    std::filesystem::path dir = path.parent_path();
-    if (dir.empty()) dir = ".";
-    std::error_code ec;
-    std::filesystem::directory_iterator it(dir, ec), end;
-    std::size_t removed = 0;
-    for (; !ec && it != end; it.increment(ec)) {
-        const std::string name = it->path().filename().string();
-        if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
-        // PID-N: digits, a dash, digits.
-        const std::string rest = name.substr(prefix.size());
-        const auto dash = rest.find('-');
-        if (dash == 0 || dash == std::string::npos || dash + 1 == rest.size() || dash > 19 ||
-            rest.find_first_not_of("0123456789") != dash || rest.find_first_not_of("0123456789", dash + 1) != std::string::npos)
-            continue;
-        if (process_running(std::stoull(rest.substr(0, dash)))) continue;
-        std::error_code ignored;
-        if (std::filesystem::remove(it->path(), ignored)) ++removed;
-    }
-    return removed;
-}
+std::size_t remove_stale_temporaries(const std::filesystem::path& path);
 
 }  // namespace platform
 FOREWARN_END_NAMESPACE
 
-#if defined(_WIN32)
-#include <forewarn/platform/windows_files.hpp>
-#else
-#include <forewarn/platform/posix_files.hpp>
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/platform/files-inl.hpp>
 #endif

@@ -203,7 +203,7 @@ FOREWARN_INLINE result<http_response> curl_transport::state::send(const http_req
         return error(errc::transport, std::string("curl_global_init failed: ") + curl_easy_strerror(init));
     if (easy == nullptr || multi == nullptr) return error(errc::transport, "could not create libcurl handles");
 
-    if (auto bad = detail::check_request(request)) return std::move(*bad);
+    if (auto bad = check_request(request)) return std::move(*bad);
 
     detail::curl_slist_owner headers;
     bool has_user_agent = false;

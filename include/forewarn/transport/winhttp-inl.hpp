@@ -188,7 +188,7 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
     using std::chrono::milliseconds;
     using steady = std::chrono::steady_clock;
     if (is_cancelled()) return error(errc::cancelled, "request cancelled");
-    if (auto bad = detail::check_request(request)) return std::move(*bad);
+    if (auto bad = check_request(request)) return std::move(*bad);
     if (session == nullptr)
         return error(errc::transport, "WinHttpOpen failed: " + platform::system_message(open_error, L"winhttp.dll"));
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The Windows half of <forewarn/platform/files.hpp>: CreateFileW, WriteFile, FlushFileBuffers,
+// Definitions for <forewarn/platform/files.hpp>, the Windows half (included by files-inl.hpp, so
+// compiled once into libforewarn in compiled mode): CreateFileW, WriteFile, FlushFileBuffers,
 // then MoveFileExW with MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH (the rename is on the
 // disk when it returns). Paths by their wide names.
 
@@ -11,10 +12,12 @@
 #include <algorithm>
 #include <atomic>
 
+#if FOREWARN_HEADER_DEFINITIONS
+
 FOREWARN_BEGIN_NAMESPACE
 namespace platform {
 
-inline result<void> write_file_atomically(const std::filesystem::path& path, std::string_view text) {
+FOREWARN_INLINE result<void> write_file_atomically(const std::filesystem::path& path, std::string_view text) {
     static std::atomic<unsigned long> counter{0};
     const std::string name = utf8_name(path);
     std::filesystem::path tmp = path;
@@ -64,7 +67,7 @@ inline result<void> write_file_atomically(const std::filesystem::path& path, std
     return give_up("cannot rename " + utf8_name(tmp) + " to " + name + ": " + system_message(moved_error));
 }
 
-inline bool process_running(unsigned long long pid) {
+FOREWARN_INLINE bool process_running(unsigned long long pid) {
     if (pid == 0 || pid > 0xffffffffULL) return false;
     HANDLE h = ::OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(pid));
     if (h == nullptr) return ::GetLastError() == ERROR_ACCESS_DENIED;  // denied: it runs, as another user
@@ -76,3 +79,5 @@ inline bool process_running(unsigned long long pid) {
 
 }  // namespace platform
 FOREWARN_END_NAMESPACE
+
+#endif  // FOREWARN_HEADER_DEFINITIONS

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The POSIX half of <forewarn/platform/files.hpp>: open, write, fsync, rename, fsync the directory.
+// Definitions for <forewarn/platform/files.hpp>, the POSIX half (included by files-inl.hpp, so
+// compiled once into libforewarn in compiled mode): open, write, fsync, rename, fsync the directory.
 
 #include <forewarn/platform/files.hpp>
 
@@ -16,12 +17,14 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#if FOREWARN_HEADER_DEFINITIONS
+
 FOREWARN_BEGIN_NAMESPACE
 namespace platform {
 namespace posix {
 
 // Writes all of `text` to `fd`, retrying short writes and EINTR.
-inline bool write_all(int fd, std::string_view text) noexcept {
+FOREWARN_INLINE bool write_all(int fd, std::string_view text) noexcept {
     while (!text.empty()) {
         const ::ssize_t n = ::write(fd, text.data(), text.size());
         if (n < 0 && errno == EINTR) continue;
@@ -32,7 +35,7 @@ inline bool write_all(int fd, std::string_view text) noexcept {
 }
 
 // fsync that retries EINTR.
-inline bool sync_fd(int fd) noexcept {
+FOREWARN_INLINE bool sync_fd(int fd) noexcept {
     while (::fsync(fd) != 0)
         if (errno != EINTR) return false;
     return true;
@@ -40,7 +43,7 @@ inline bool sync_fd(int fd) noexcept {
 
 }  // namespace posix
 
-inline result<void> write_file_atomically(const std::filesystem::path& path, std::string_view text) {
+FOREWARN_INLINE result<void> write_file_atomically(const std::filesystem::path& path, std::string_view text) {
     // A name no other writer uses at the same moment: this process's id and a counter (no
     // <random>: it costs every includer ~10% of its compile time).
     static std::atomic<unsigned long> counter{0};
@@ -84,10 +87,12 @@ inline result<void> write_file_atomically(const std::filesystem::path& path, std
     return {};
 }
 
-inline bool process_running(unsigned long long pid) {
+FOREWARN_INLINE bool process_running(unsigned long long pid) {
     if (pid == 0 || pid > static_cast<unsigned long long>(INT32_MAX)) return false;
     return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;  // EPERM: it runs, as another user
 }
 
 }  // namespace platform
 FOREWARN_END_NAMESPACE
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
