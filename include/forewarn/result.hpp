@@ -55,6 +55,32 @@ constexpr std::string_view to_string(errc code) noexcept {
     return "unknown";
 }
 
+/**
+ * What a transport could tell of a connection that failed below HTTP (errc::transport, or
+ * errc::timeout for connect_timeout): the cause an operator acts on differs for each.
+ */
+enum class network_failure {
+    none,               ///< not a connection failure, or one the transport could not tell apart
+    refused,            ///< the connection was refused: nothing listens there, or a firewall rejects it
+    unreachable,        ///< no route to the host or network (no such network here)
+    name_not_resolved,  ///< the host name did not resolve (DNS)
+    connect_timeout,    ///< no connection within the connect timeout: the packets are dropped on the way
+    reset,              ///< the connection was reset or closed by the other end before a whole answer
+};
+
+/// "none", "refused", "unreachable", "name_not_resolved", "connect_timeout" or "reset".
+constexpr std::string_view to_string(network_failure f) noexcept {
+    switch (f) {
+    case network_failure::none: return "none";
+    case network_failure::refused: return "refused";
+    case network_failure::unreachable: return "unreachable";
+    case network_failure::name_not_resolved: return "name_not_resolved";
+    case network_failure::connect_timeout: return "connect_timeout";
+    case network_failure::reset: return "reset";
+    }
+    return "none";
+}
+
 /// The error half of a result: a code plus everything needed to say what failed.
 struct error {
     errc code = errc::unknown;
@@ -64,12 +90,16 @@ struct error {
     std::size_t offset = npos; ///< byte offset of a parse error, if any
     std::string url;           ///< the URL of the request it concerns, if any
     std::string event_id;      ///< the event it concerns, if any (several: comma-separated)
+    /// Which connection failure it was, when the transport could tell (curl_transport and
+    /// winhttp_transport do); none otherwise.
+    network_failure network = network_failure::none;
 
     static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
     error() = default;
     error(errc c, std::string msg) : code(c), message(std::move(msg)) {}
     error(errc c, std::string msg, int status) : code(c), http_status(status), message(std::move(msg)) {}
+    error(errc c, std::string msg, network_failure n) : code(c), message(std::move(msg)), network(n) {}
 
     /// "http_status (HTTP 400): ..." with the field and offset when known.
     std::string describe() const;

@@ -17,14 +17,15 @@
 FOREWARN_BEGIN_NAMESPACE
 
 /// The methods forewarn's clients use: GET and POST (Azure, GCE, etcd), PUT (AWS's token).
-enum class http_method { get, post, put };
+enum class http_method { get, post, put, head };
 
-/// "GET", "POST" or "PUT".
+/// "GET", "POST", "PUT" or "HEAD".
 constexpr std::string_view to_string(http_method m) noexcept {
     switch (m) {
     case http_method::get: return "GET";
     case http_method::post: return "POST";
     case http_method::put: return "PUT";
+    case http_method::head: return "HEAD";
     }
     return "GET";
 }

@@ -277,4 +277,114 @@ private:
     bool had_ = false;
 };
 
+/// A listener that never accepts, its queue filled: the next connection's SYN is dropped, so a
+/// connect there times out (as one to a metadata address that a firewall drops).
+class full_backlog {
+public:
+    full_backlog() : listener_(0) {
+        // The kernel queues backlog + 1 finished handshakes; a few more connections to be sure.
+        for (int i = 0; i < 4 && listener_.ok(); ++i) {
+            const int c = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+            sockaddr_in a{};
+            a.sin_family = AF_INET;
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            a.sin_port = htons(static_cast<std::uint16_t>(listener_.port()));
+            (void)::connect(c, reinterpret_cast<sockaddr*>(&a), sizeof a);
+            fillers_.push_back(c);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the fillers' handshakes
+    }
+    full_backlog(const full_backlog&) = delete;
+    full_backlog& operator=(const full_backlog&) = delete;
+    ~full_backlog() {
+        for (int c : fillers_) ::close(c);
+    }
+    bool ok() const { return listener_.ok(); }
+    std::string url(const std::string& path) const { return listener_.url(path); }
+
+private:
+    raw_listener listener_;
+    std::vector<int> fillers_;
+};
+
+/// A listener that takes each connection, reads what comes within a moment, and resets it
+/// (SO_LINGER 0: an RST, not a FIN), as a middlebox that kills connections does.
+class resetting_listener {
+public:
+    resetting_listener() {
+        thread_ = std::thread([this] {
+            while (!stopping_) {
+                const int c = listener_.accept_within(std::chrono::milliseconds(50));
+                if (c < 0) continue;
+                pollfd q{c, POLLIN, 0};
+                char buf[4096];
+                if (::poll(&q, 1, 500) > 0) (void)::recv(c, buf, sizeof buf, 0);
+                linger l{1, 0};
+                ::setsockopt(c, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+                ::close(c);
+                resets.add();
+            }
+        });
+    }
+    resetting_listener(const resetting_listener&) = delete;
+    resetting_listener& operator=(const resetting_listener&) = delete;
+    ~resetting_listener() {
+        stopping_ = true;
+        thread_.join();
+    }
+    bool ok() const { return listener_.ok(); }
+    std::string url(const std::string& path) const { return listener_.url(path); }
+
+    signal_count resets;  ///< connections reset so far
+
+private:
+    raw_listener listener_;
+    std::atomic<bool> stopping_{false};
+    std::thread thread_;
+};
+
+/// A forwarding proxy to 127.0.0.1:`target_port` that adds X-Forwarded-For to every request, as
+/// a transparent proxy or a sidecar does: what answers is the service behind it.
+class forwarding_proxy {
+public:
+    explicit forwarding_proxy(int target_port)
+        : server_([target_port, this](httplib::Server& s, loopback_server&) {
+              auto forward = [target_port, this](const httplib::Request& req, httplib::Response& res) {
+                  httplib::Client c("127.0.0.1", target_port);
+                  c.set_connection_timeout(5, 0);
+                  c.set_read_timeout(30, 0);
+                  httplib::Headers h;
+                  for (const auto& kv : req.headers)
+                      if (kv.first != "Host" && kv.first != "Content-Length" && kv.first.rfind("REMOTE_", 0) != 0 &&
+                          kv.first.rfind("LOCAL_", 0) != 0)
+                          h.emplace(kv.first, kv.second);
+                  h.emplace("X-Forwarded-For", "10.0.0.7");
+                  forwarded.add();
+                  httplib::Result r = req.method == "PUT"    ? c.Put(req.target.c_str(), h, req.body, "text/plain")
+                                      : req.method == "POST" ? c.Post(req.target.c_str(), h, req.body, "application/json")
+                                                             : c.Get(req.target.c_str(), h);
+                  if (!r) {
+                      res.status = 502;
+                      return;
+                  }
+                  res.status = r->status;
+                  for (const auto& kv : r->headers)
+                      if (kv.first != "Content-Length" && kv.first != "Transfer-Encoding" && kv.first != "Connection" &&
+                          kv.first != "Content-Type")
+                          res.set_header(kv.first.c_str(), kv.second);
+                  res.set_content(r->body, r->get_header_value("Content-Type").empty() ? "text/plain"
+                                                                                          : r->get_header_value("Content-Type").c_str());
+              };
+              s.Get(".*", forward);
+              s.Put(".*", forward);
+              s.Post(".*", forward);
+          }) {}
+    std::string url(const std::string& path) const { return server_.url(path); }
+
+    signal_count forwarded;  ///< requests forwarded so far
+
+private:
+    loopback_server server_;
+};
+
 }  // namespace forewarn_test

@@ -808,3 +808,68 @@ TEST_CASE("curl_transport copies are independent, moves carry the connection", "
     copy.cancel();  // harmless on a moved-from transport
     copy.reset();
 }
+
+TEST_CASE("curl_transport says which connection failure it was: refused, a connect that timed out, a reset",
+          "[curl_transport]") {
+    curl_transport t;
+    auto get = [&](const std::string& url) {
+        http_request r;
+        r.url = url;
+        r.timeout = 3s;
+        r.connect_timeout = 500ms;
+        return t.send(r);
+    };
+    SECTION("refused: nothing listens") {
+        auto r = get("http://127.0.0.1:" + std::to_string(forewarn_test::closed_port()) + "/");
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == errc::transport);
+        CHECK(r.error().network == forewarn::network_failure::refused);
+    }
+    SECTION("connect_timeout: the SYN is dropped (a full accept queue)") {
+        forewarn_test::full_backlog dropped;
+        REQUIRE(dropped.ok());
+        auto r = get(dropped.url("/"));
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == errc::timeout);
+        CHECK(r.error().network == forewarn::network_failure::connect_timeout);
+    }
+    SECTION("reset: the peer resets the connection (SO_LINGER 0)") {
+        forewarn_test::resetting_listener resetting;
+        REQUIRE(resetting.ok());
+        auto r = get(resetting.url("/"));
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == errc::transport);
+        CHECK(r.error().network == forewarn::network_failure::reset);
+    }
+    SECTION("an answer is no connection failure, whatever its status") {
+        forewarn_test::loopback_server s([](httplib::Server& srv, forewarn_test::loopback_server&) {
+            srv.Get("/", [](const httplib::Request&, httplib::Response& res) { res.status = 503; });
+        });
+        auto r = get(s.url("/"));
+        REQUIRE(r);
+        CHECK(r->status == 503);
+    }
+}
+
+TEST_CASE("curl_transport HEAD: the answer's status and headers, no body read", "[curl_transport]") {
+    forewarn_test::loopback_server s([](httplib::Server& srv, forewarn_test::loopback_server&) {
+        srv.Get("/hook", [](const httplib::Request& req, httplib::Response& res) {
+            res.set_header("X-Method", req.method);
+            res.set_content("a body a HEAD must not read", "text/plain");
+        });
+    });
+    curl_transport t;
+    http_request r;
+    r.method = http_method::head;
+    r.url = s.url("/hook");
+    auto got = t.send(r);
+    REQUIRE(got);
+    CHECK(got->status == 200);
+    REQUIRE(got->header("X-Method"));
+    CHECK(*got->header("X-Method") == "HEAD");
+    CHECK(got->body.empty());
+    r.method = http_method::get;  // the same transport, a GET after the HEAD: a body again
+    auto again = t.send(r);
+    REQUIRE(again);
+    CHECK(again->body == "a body a HEAD must not read");
+}

@@ -160,20 +160,6 @@ def main():
                 flags += [x.replace("{}", m["mountPath"]) for x in mounts[m["name"]]]
             return flags
 
-        # The init containers, in order, twice: the pod's first start, then a later one (a restart,
-        # a rollout, the node's reboot) that finds the hostPath as the first left it.
-        for start in ("first", "second"):
-            for init in inits:
-                podman("rm", "-f", "--ignore", CONTAINER + "-init", check_rc=False)
-                r = podman("run", "--rm", "--name", CONTAINER + "-init", "--network", "host", *security_flags(init["securityContext"]), *volume_flags(init),
-                           "--entrypoint", init["command"][0], image, *init["command"][1:], *init.get("args", []),
-                           check_rc=False)
-                check(r.returncode == 0, "init container %s exits 0 at the pod's %s start" % (init["name"], start),
-                      r.stderr.strip())
-        st = os.stat(state_dir)
-        check(st.st_uid == 65532 and (st.st_mode & 0o777) == 0o700,
-              "the state folder is the agent's after the init container (uid %d, mode %o)" % (st.st_uid, st.st_mode & 0o777))
-
         # The emulator: this node as the VM, no event yet.
         scenario = os.path.join(work, "scenario.json")
         with open(scenario, "w") as f:
@@ -189,6 +175,29 @@ def main():
             else:
                 raise RuntimeError("the test does not know how to fill %s" % e)
         env += ["-e", "FOREWARN_CLOUD=azure", "-e", "FOREWARN_ENDPOINT=" + emu.url]  # the emulator, not 169.254.169.254
+        # The init containers, in order, twice: the pod's first start, then a later one (a restart,
+        # a rollout, the node's reboot) that finds the hostPath as the first left it. Each gets
+        # the pod's environment as the kubelet gives it (the check reads the agent's settings).
+        for start in ("first", "second"):
+            for init in inits:
+                podman("rm", "-f", "--ignore", CONTAINER + "-init", check_rc=False)
+                r = podman("run", "--rm", "--name", CONTAINER + "-init", "--network", "host", *security_flags(init["securityContext"]), *volume_flags(init),
+                           *(env if init.get("env") else []),
+                           "--entrypoint", init["command"][0], image, *init["command"][1:], *init.get("args", []),
+                           check_rc=False)
+                check(r.returncode == 0, "init container %s exits 0 at the pod's %s start" % (init["name"], start),
+                      (r.stdout + r.stderr).strip())
+                if init["command"][1:2] == ["check"]:
+                    report = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
+                    check(report.get("ok") is True and report.get("failed") == 0,
+                          "the check init container finds the chain whole, as the agent's user (%s start)" % start, r.stdout)
+                    check(init.get("args") == agent.get("args") and init.get("env") == agent.get("env") and
+                          init.get("securityContext") == agent.get("securityContext"),
+                          "the check runs with the agent's settings, environment and user")
+        st = os.stat(state_dir)
+        check(st.st_uid == 65532 and (st.st_mode & 0o777) == 0o700,
+              "the state folder is the agent's after the init container (uid %d, mode %o)" % (st.st_uid, st.st_mode & 0o777))
+
         podman("rm", "-f", "--ignore", CONTAINER, check_rc=False)
         podman("run", "-d", "--name", CONTAINER, "--network", "host", *security_flags(agent["securityContext"]),
                *volume_flags(agent), "-v", "%s:/stub" % stub_dir, *env, image, *agent["args"])

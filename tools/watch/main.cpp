@@ -24,6 +24,8 @@
 #include <forewarn/state_file.hpp>
 #include <forewarn/time.hpp>
 
+#include "check.hpp"
+#include "clients.hpp"
 #include "hooks.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
@@ -447,25 +449,55 @@ int usable(const Client& client) {
     return 0;
 }
 
-/// The agent over a `Client` made with `o` and the command line's endpoint, name and interval.
-template <class Client, class Options>
-int start(Options o, const settings& s) {
-    o.endpoint = s.endpoint;
-    o.self_name = s.self;
-    if constexpr (std::is_same_v<Options, forewarn::alibaba::client_options> || std::is_same_v<Options, forewarn::tencent::client_options>) {
-        if (s.interval) o.spot_interval = *s.interval;
-    } else if constexpr (!std::is_same_v<Options, forewarn::gce::client_options>) {
-        if (s.interval) o.poll_interval = *s.interval;
+/// `forewarn-watch check [options] [--timeout SECONDS]` (args without "check"): the report on
+/// stdout, exit 0 (no failure), 1 (a step failed) or 2 (usage).
+int check_main(std::vector<std::string> args) {
+    namespace check = watch::check;
+    check::check_flags cf;
+    if (auto e = check::take_flags(args, cf); !e.empty()) {
+        std::fprintf(out_streams.log, "forewarn-watch check: %s\n", e.c_str());
+        return 2;
     }
-    Client client(std::move(o));
-    if (auto v = usable(client); v != 0) return v;
-    const std::string where = client.endpoint();
-    return run_agent(std::move(client), s, where, forewarn::to_string(Client::source_cloud));
+    settings s;
+    if (auto code = watch::parse(args, s)) return *code;
+    const check::budget overall(cf.bound);
+    // The surroundings' network steps (webhook, etcd) keep a quarter of the bound for themselves.
+    const bool far_steps = !s.webhook.empty() || !s.etcd.empty();
+    const check::budget cloud_part(far_steps ? cf.bound * 3 / 4 : cf.bound);
+    check::report rep;
+    int usage = 0;
+    if (auto cloud = check::which_cloud(rep, s, cloud_part)) {
+        watch::with_client(*cloud, s, [&](auto client) {
+            if (auto v = client.validate(); !v) {
+                rep.add("endpoint", check::outcome::fail, v.error().describe(), "the settings can never work",
+                        "correct --endpoint (or the cloud's endpoint variable)");
+                usage = v.error().code == forewarn::errc::invalid_argument ? 2 : 0;
+                return;
+            }
+            check::cloud_steps(rep, client, s, cloud_part);
+        });
+    }
+    check::state_directory(rep, s);
+    check::hook(rep, "on-prepare", s.on_prepare);
+    check::hook(rep, "on-started", s.on_started);
+    check::hook(rep, "on-recover", s.on_recover);
+    check::metrics_port(rep, s);
+    check::webhook_reachable(rep, s, overall);
+    check::etcd_budget(rep, s, overall);
+    const std::string out = s.json ? rep.json(cf.bound) + "\n" : rep.text(cf.bound);
+    std::fwrite(out.data(), 1, out.size(), out_streams.lines);
+    std::fflush(out_streams.lines);
+    return usage != 0 ? usage : rep.exit_code();
 }
 
 /// The agent: its arguments (the program's name first) to its exit code.
 int agent_main(const std::vector<std::string>& args, watch::service::streams out) {
     out_streams = out;
+    if (args.size() > 1 && args[1] == "check") {
+        std::vector<std::string> rest = args;
+        rest.erase(rest.begin() + 1);
+        return check_main(std::move(rest));
+    }
     settings s;
     if (auto code = watch::parse(args, s)) return *code;
     // Before any thread starts (detect_cloud's probes, the poller): on POSIX every thread then
@@ -502,11 +534,11 @@ int agent_main(const std::vector<std::string>& args, watch::service::streams out
         cloud = std::string(forewarn::to_string(found->found));
     }
 
-    if (cloud == "azure") return start<forewarn::azure::scheduled_events_client>(forewarn::azure::client_options{}, s);
-    if (cloud == "aws") return start<forewarn::aws::instance_metadata_client>(forewarn::aws::client_options{}, s);
-    if (cloud == "alibaba") return start<forewarn::alibaba::metadata_client>(forewarn::alibaba::client_options{}, s);
-    if (cloud == "tencent") return start<forewarn::tencent::metadata_client>(forewarn::tencent::client_options{}, s);
-    return start<forewarn::gce::metadata_client>(forewarn::gce::client_options{}, s);
+    return watch::with_client(cloud, s, [&](auto client) {
+        if (auto v = usable(client); v != 0) return v;
+        const std::string where = client.endpoint();
+        return run_agent(std::move(client), s, where, forewarn::to_string(decltype(client)::source_cloud));
+    });
 }
 
 }  // namespace

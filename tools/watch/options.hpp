@@ -321,10 +321,17 @@ inline const std::vector<flag>& flags() {
 
 inline void usage(std::FILE* out) {
     std::fputs("usage: forewarn-watch [options]\n"
-               "Watches the VM's maintenance notices (Azure, GCE, AWS), prints one line per change, runs\n"
-               "hooks and approves events as told. Every option can also be set by an environment\n"
+               "       forewarn-watch check [options] [--timeout SECONDS]\n"
+               "Watches the VM's maintenance notices (Azure, GCE, AWS, Alibaba, Tencent), prints one line per\n"
+               "change, runs hooks and approves events as told. Every option can also be set by an environment\n"
                "variable, FOREWARN_ and its name in capitals with '_' for '-' (--on-prepare:\n"
-               "FOREWARN_ON_PREPARE; a switch: FOREWARN_JSON=1); an option on the command line wins.\n\n",
+               "FOREWARN_ON_PREPARE; a switch: FOREWARN_JSON=1); an option on the command line wins.\n\n"
+               "check walks the chain from this VM to its notices once with the same options: the cloud, the\n"
+               "endpoint, the connection, the handshake, this VM's name, one reading of every key and the\n"
+               "service's clock, then the state directory, hooks, --metrics-listen, --webhook and --etcd.\n"
+               "One line per step (\u2714 fine, ! a warning, \u2718 a failure with its likely cause and fix); --json\n"
+               "prints one JSON object instead. It approves nothing, writes no state and runs no hook, and\n"
+               "ends within --timeout (default 15 s). Exit 0: no failure; 1: a step failed; 2: usage.\n\n",
                out);
     for (const auto& f : flags()) {
         std::string head = std::string("  --") + f.name + (*f.value ? std::string(" ") + f.value : std::string());

@@ -152,6 +152,8 @@ private:
     }
 
     // One notice path read and parsed (a 404: none).
+    std::string key_url(std::size_t k) const { return endpoint_ + std::string(key_paths[k]); }
+
     result<forewarn::detail::key_reading> read_key(std::size_t k, std::size_t, std::optional<std::chrono::seconds>) {
         auto r = imds_.get(this->x_, endpoint_, key_paths[k]);
         if (!r) return std::move(r).error();

@@ -178,6 +178,7 @@ private:
     }
 
     void finish(document& doc) { last_incarnation_ = doc.incarnation; }
+    std::string key_url(std::size_t) const { return url(); }
 
     client_options options_;
     std::string endpoint_;

@@ -110,6 +110,7 @@ private:
  *   key_plan plan(std::size_t k) const;
  *   result<key_reading> read_key(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang);
  *   std::string endpoint() const;  std::string event_owner();   // "" : events name themselves
+ *   std::string key_url(std::size_t k) const;         // where key k is read (key_urls())
  * and may shadow before_read(), before_fetch(), local_failure(k, e) and finish(document&).
  */
 template <class Client, class Transport, class Identity, cloud Cloud>
@@ -142,6 +143,14 @@ public:
      * or when the service itself could not be asked (not reached, cancelled).
      */
     result<document> fetch();
+
+    /// Where each key is read, in the keys' order (what document::key_errors' URLs name; what
+    /// `forewarn-watch check` lists).
+    std::vector<std::string> key_urls() const {
+        std::vector<std::string> out;
+        for (std::size_t k = 0; k < Client::key_count; ++k) out.push_back(static_cast<const Client&>(*this).key_url(k));
+        return out;
+    }
 
     /// Whether approve() can ever succeed: false (Azure, which takes approvals, says otherwise).
     bool can_approve() const noexcept { return false; }

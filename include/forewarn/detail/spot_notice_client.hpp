@@ -92,6 +92,8 @@ private:
         return {};
     }
 
+    std::string key_url(std::size_t) const { return endpoint_ + std::string(Client::termination_time_path); }
+
     result<key_reading> read_key(std::size_t, std::size_t, std::optional<std::chrono::seconds>) {
         auto r = meta_.get(this->x_, endpoint_, Client::termination_time_path);
         if (!r) return std::move(r).error();

@@ -214,6 +214,11 @@ private:
         doc.under_way_when_announced = {event_type::live_migrate};
     }
 
+    std::string key_url(std::size_t k) const {
+        static constexpr std::string_view names[key_count] = {maintenance_event_key, preempted_key, upcoming_maintenance_key};
+        return endpoint() + "/computeMetadata/v1/" + std::string(names[k]);
+    }
+
     // One request for key k on `lane` (a hanging GET of `hang` seconds when set), parsed. Its
     // ETag is the cursor of the next hanging GET even when the value does not parse.
     result<forewarn::detail::key_reading> read_key(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) {

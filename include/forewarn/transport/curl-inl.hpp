@@ -8,6 +8,8 @@
 #include <forewarn/transport/curl.hpp>
 #include <forewarn/detail/strings.hpp>
 
+#include <cerrno>
+
 #if FOREWARN_HEADER_DEFINITIONS
 
 FOREWARN_BEGIN_NAMESPACE
@@ -216,7 +218,7 @@ FOREWARN_INLINE result<http_response> curl_transport::state::send(const http_req
                                                       : headers.append(h.name + ": " + h.value);
         if (!ok) return error(errc::transport, "out of memory building the header list");
     }
-    if (request.method != http_method::get) {
+    if (request.method == http_method::post || request.method == http_method::put) {
         // libcurl would wait up to a second for a 100 Continue on large bodies, and would label
         // the body form-urlencoded; the metadata services want neither.
         if (!headers.append("Expect:")) return error(errc::transport, "out of memory building the header list");
@@ -306,15 +308,43 @@ FOREWARN_INLINE result<http_response> curl_transport::state::send(const http_req
                                       : "request timed out after " + std::to_string(elapsed) +
                                             " ms (total timeout " + std::to_string(request.timeout.count()) +
                                             " ms)";
-        return error(errc::timeout, message(outcome, what), x.response.status);
+        error e(errc::timeout, message(outcome, what), x.response.status);
+        if (connecting) e.network = network_failure::connect_timeout;
+        return e;
     }
     if (outcome == CURLE_ABORTED_BY_CALLBACK) return error(errc::cancelled, "request cancelled");
     // The scheme was checked above, so CURLE_UNSUPPORTED_PROTOCOL here is the server's doing
     // (an HTTP/0.9 answer, say) and stays a transport error.
     if (outcome == CURLE_URL_MALFORMAT) return error(errc::invalid_argument, message(outcome, "bad URL"));
-    return error(errc::transport, message(outcome, "request to " + std::string(detail::url_authority(request.url)) + " failed"),
-                 x.response.status);
+    error e(errc::transport, message(outcome, "request to " + std::string(detail::url_authority(request.url)) + " failed"),
+            x.response.status);
+    long os_error = 0;
+    curl_easy_getinfo(easy, CURLINFO_OS_ERRNO, &os_error);
+    e.network = detail::curl_network_failure(outcome, os_error);
+    return e;
 }
+
+namespace detail {
+
+// Which connection failure a libcurl code is, with the system's errno of the failed call.
+FOREWARN_INLINE network_failure curl_network_failure(CURLcode rc, long os_error) noexcept {
+    switch (rc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY: return network_failure::name_not_resolved;
+    case CURLE_COULDNT_CONNECT:
+        if (os_error == ECONNREFUSED) return network_failure::refused;
+        if (os_error == ENETUNREACH || os_error == EHOSTUNREACH) return network_failure::unreachable;
+        if (os_error == ETIMEDOUT) return network_failure::connect_timeout;
+        return network_failure::refused;  // libcurl's "Failed to connect": nothing took the connection
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR: return network_failure::reset;
+    default: return network_failure::none;
+    }
+}
+
+}  // namespace detail
 
 FOREWARN_INLINE auto curl_transport::state::message(CURLcode rc, const std::string& what) const -> std::string {
     std::string detail = error_text[0] != '\0' ? std::string(error_text) : std::string(curl_easy_strerror(rc));
@@ -356,7 +386,10 @@ FOREWARN_INLINE CURLcode curl_transport::state::configure(const http_request& re
     if (!options.ca_file.empty()) set(curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_file.c_str()));
     if (!options.client_cert.empty()) set(curl_easy_setopt(easy, CURLOPT_SSLCERT, options.client_cert.c_str()));
     if (!options.client_key.empty()) set(curl_easy_setopt(easy, CURLOPT_SSLKEY, options.client_key.c_str()));
-    if (request.method != http_method::get) {
+    if (request.method == http_method::head) {
+        set(curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L));
+        set(curl_easy_setopt(easy, CURLOPT_NOBODY, 1L));  // HTTPGET and POST set it back to 0
+    } else if (request.method != http_method::get) {
         set(curl_easy_setopt(easy, CURLOPT_POST, 1L));
         set(curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size())));
         set(curl_easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data()));

@@ -99,6 +99,11 @@ struct curl_slist_owner {
 
 }  // namespace detail
 
+namespace detail {
+/// Which connection failure a libcurl code is (network_failure), with CURLINFO_OS_ERRNO.
+network_failure curl_network_failure(CURLcode rc, long os_error) noexcept;
+}  // namespace detail
+
 /**
  * The default transport: libcurl, one connection kept alive per transport, cancellable from any
  * thread within milliseconds, also in the middle of a GCE hanging GET.

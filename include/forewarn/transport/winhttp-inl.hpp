@@ -220,7 +220,11 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
             return error(errc::transport, "response headers passed " + std::to_string(options.max_header_bytes) + " bytes");
         if (code == ERROR_WINHTTP_INVALID_URL || code == ERROR_WINHTTP_UNRECOGNIZED_SCHEME)
             return error(errc::invalid_argument, "bad URL: " + platform::system_message(code, L"winhttp.dll"));
-        return error(errc::transport, what + ": " + platform::system_message(code, L"winhttp.dll"));
+        error e(errc::transport, what + ": " + platform::system_message(code, L"winhttp.dll"));
+        if (code == ERROR_WINHTTP_CANNOT_CONNECT) e.network = network_failure::refused;
+        else if (code == ERROR_WINHTTP_NAME_NOT_RESOLVED) e.network = network_failure::name_not_resolved;
+        else if (code == ERROR_WINHTTP_CONNECTION_ERROR) e.network = network_failure::reset;
+        return e;
     };
     const std::string failed = "request to " + authority + " failed";
 
@@ -310,8 +314,10 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
     auto timed_out = [&]() -> error {
         const auto elapsed = std::chrono::duration_cast<milliseconds>(steady::now() - started).count();
         if (!x->connected.load())
-            return error(errc::timeout, "connect to " + authority + " timed out after " + std::to_string(elapsed) +
-                                            " ms (connect_timeout " + std::to_string(request.connect_timeout.count()) + " ms)");
+            return error(errc::timeout,
+                         "connect to " + authority + " timed out after " + std::to_string(elapsed) + " ms (connect_timeout " +
+                             std::to_string(request.connect_timeout.count()) + " ms)",
+                         network_failure::connect_timeout);
         return error(errc::timeout, "request timed out after " + std::to_string(elapsed) + " ms (total timeout " +
                                         std::to_string(request.timeout.count()) + " ms)");
     };
@@ -435,10 +441,12 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
     // WinHTTP ends a body at a closed connection without saying so: a short body is the
     // server closing mid-body (libcurl's "transfer closed with N bytes remaining").
     if (promised && response.body.size() < *promised)
-        return error(errc::transport,
-                     "request to " + authority + " failed: the connection closed after " +
-                         std::to_string(response.body.size()) + " of " + std::to_string(*promised) + " body bytes",
-                     response.status);
+        error e(errc::transport,
+                "request to " + authority + " failed: the connection closed after " + std::to_string(response.body.size()) +
+                    " of " + std::to_string(*promised) + " body bytes",
+                response.status);
+        e.network = network_failure::reset;
+        return e;
     return response;
 }
 

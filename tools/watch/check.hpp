@@ -1,0 +1,781 @@
+// SPDX-License-Identifier: MIT
+// `forewarn-watch check`: the chain from this VM to its maintenance notices walked once, one line
+// per step (✔, ! a warning, ✘ a failure, - a step that does not apply), each failure with its
+// likely cause and its fix; or, with --json, one JSON object (docs/operators.md). Within a bound
+// (--timeout, 15 s by default) whatever the network does. Nothing here approves, writes the state
+// file or runs a hook.
+#pragma once
+
+#include <forewarn/alibaba/metadata_client.hpp>
+#include <forewarn/aws/instance_metadata_client.hpp>
+#include <forewarn/azure/scheduled_events_client.hpp>
+#include <forewarn/detect.hpp>
+#include <forewarn/etcd/client.hpp>
+#include <forewarn/etcd/maintenance_budget.hpp>
+#include <forewarn/gce/metadata_client.hpp>
+#include <forewarn/platform/files.hpp>
+#include <forewarn/tencent/metadata_client.hpp>
+#include <forewarn/time.hpp>
+#include <forewarn/transport/default.hpp>
+
+#include "json.hpp"
+#include "metrics.hpp"
+#include "options.hpp"
+#include "platform/arguments.hpp"
+#include "platform/etcd_transport.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#if !defined(_WIN32)
+#include <unistd.h>
+#endif
+
+namespace watch {
+namespace check {
+
+using std::chrono::milliseconds;
+
+enum class outcome { ok, warn, fail, skip };
+
+inline std::string_view to_string(outcome o) {
+    switch (o) {
+    case outcome::ok: return "ok";
+    case outcome::warn: return "warn";
+    case outcome::fail: return "fail";
+    case outcome::skip: return "skip";
+    }
+    return "fail";
+}
+
+/// One line of the report: what was looked at, what was seen, and for a warning or a failure why
+/// that is likely and what to do.
+struct step {
+    std::string name;
+    outcome result = outcome::ok;
+    std::string saw;
+    std::string cause;
+    std::string fix;
+};
+
+class report {
+public:
+    step& add(std::string name, outcome o, std::string saw, std::string cause = {}, std::string fix = {}) {
+        steps_.push_back({std::move(name), o, std::move(saw), std::move(cause), std::move(fix)});
+        return steps_.back();
+    }
+    const std::vector<step>& steps() const noexcept { return steps_; }
+    bool failed() const {
+        return std::any_of(steps_.begin(), steps_.end(), [](const step& s) { return s.result == outcome::fail; });
+    }
+    std::size_t count(outcome o) const {
+        return static_cast<std::size_t>(std::count_if(steps_.begin(), steps_.end(), [o](const step& s) { return s.result == o; }));
+    }
+    int exit_code() const { return failed() ? 1 : 0; }
+
+    std::string text(milliseconds bound) const {
+        std::string out = "forewarn-watch check: from this VM to its maintenance notices, within " +
+                          std::to_string(bound.count() / 1000) + " s\n";
+        for (const auto& s : steps_) {
+            const char* mark = s.result == outcome::ok ? "\u2714" : s.result == outcome::warn ? "!" : s.result == outcome::fail ? "\u2718" : "-";
+            std::string name = s.name;
+            name.resize((std::max)(name.size(), std::size_t(13)), ' ');
+            out += std::string(mark) + " " + name + " " + one_line(s.saw) + "\n";
+            if (!s.cause.empty()) out += "                likely cause: " + one_line(s.cause) + "\n";
+            if (!s.fix.empty()) out += "                fix: " + one_line(s.fix) + "\n";
+        }
+        out += "check: " + std::to_string(count(outcome::fail)) + " failed, " + std::to_string(count(outcome::warn)) +
+               " warnings (exit " + std::to_string(exit_code()) + ")\n";
+        return out;
+    }
+
+    std::string json(milliseconds bound) const {
+        std::string list = "[";
+        for (const auto& s : steps_) {
+            json_object o;
+            o.string("step", s.name).string("result", to_string(s.result)).string("saw", s.saw);
+            if (!s.cause.empty()) o.string("cause", s.cause);
+            if (!s.fix.empty()) o.string("fix", s.fix);
+            list += (list.size() > 1 ? "," : "") + o.str();
+        }
+        return json_object()
+            .string("check", "forewarn-watch")
+            .string("version", FOREWARN_VERSION_STRING)
+            .integer("bound_ms", bound.count())
+            .boolean("ok", !failed())
+            .integer("exit", exit_code())
+            .integer("failed", static_cast<std::int64_t>(count(outcome::fail)))
+            .integer("warnings", static_cast<std::int64_t>(count(outcome::warn)))
+            .raw("steps", list + "]")
+            .str();
+    }
+
+private:
+    // Network text on one line: a service's answer may hold line breaks.
+    static std::string one_line(std::string s) {
+        for (auto& c : s)
+            if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+        return s;
+    }
+    std::vector<step> steps_;
+};
+
+/// The time left of the check's bound.
+class budget {
+public:
+    explicit budget(milliseconds total) : end_(std::chrono::steady_clock::now() + total) {}
+    milliseconds left() const {
+        const auto l = std::chrono::duration_cast<milliseconds>(end_ - std::chrono::steady_clock::now());
+        return (std::max)(l, milliseconds(0));
+    }
+    /// A request's timeout: at most `cap` and what is left, at least 1 ms.
+    milliseconds request(milliseconds cap) const { return (std::max)(milliseconds(1), (std::min)(cap, left())); }
+    bool spent() const { return left().count() == 0; }
+    std::chrono::steady_clock::time_point end() const { return end_; }
+
+private:
+    std::chrono::steady_clock::time_point end_;
+};
+
+/// `f()` with `c` cancelled when the bound ends (its requests and backoff return cancelled).
+template <class Cancellable, class F>
+auto within(Cancellable& c, const budget& b, F f) -> decltype(f()) {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    std::thread dog([&] {
+        std::unique_lock<std::mutex> lock(m);
+        if (!cv.wait_until(lock, b.end(), [&] { return done; })) c.cancel();
+    });
+    auto r = f();
+    {
+        std::lock_guard<std::mutex> lock(m);
+        done = true;
+    }
+    cv.notify_all();
+    dog.join();
+    return r;
+}
+
+/// The words for a request that failed below HTTP: what it was, its likely cause, its fix.
+struct diagnosis {
+    std::string saw, cause, fix;
+};
+
+/// The cloud's name in a sentence: "Azure", "GCE", "AWS", "Alibaba Cloud", "Tencent Cloud".
+inline std::string display_name(std::string_view cloud) {
+    if (cloud == "azure") return "Azure";
+    if (cloud == "gce") return "GCE";
+    if (cloud == "aws") return "AWS";
+    if (cloud == "alibaba") return "Alibaba Cloud";
+    if (cloud == "tencent") return "Tencent Cloud";
+    return cloud.empty() ? std::string("cloud") : std::string(cloud);
+}
+
+inline diagnosis network_diagnosis(const forewarn::error& e, const std::string& what, std::string_view cloud_name) {
+    const std::string on = display_name(cloud_name);
+    const std::string vm = (on == "AWS" || on == "Azure" || on == "Alibaba Cloud" ? "an " : "a ") + on + " VM";
+    diagnosis d;
+    d.saw = e.describe();
+    switch (e.network) {
+    case forewarn::network_failure::refused:
+        d.cause = "nothing listens at " + what + ": this is not " + vm + ", --endpoint is wrong, or a firewall rejects the port";
+        d.fix = "run it on " + vm + ", or correct --endpoint (FOREWARN_ENDPOINT)";
+        break;
+    case forewarn::network_failure::connect_timeout:
+        d.cause = "packets to " + what + " are dropped on the way: a firewall or a network policy blocks the metadata address, "
+                  "or a container without host networking cannot reach it";
+        d.fix = "allow egress to the metadata address (169.254.169.254 port 80 on Azure, GCE and AWS) in the firewall and "
+                "the NetworkPolicy, or run the agent with host networking (Kubernetes: hostNetwork: true)";
+        break;
+    case forewarn::network_failure::reset:
+        d.cause = "the connection to " + what + " was reset or closed before an answer: a proxy, firewall or sidecar in the "
+                  "path ends it";
+        d.fix = "reach the metadata service directly: no transparent proxy or service mesh for the metadata address";
+        break;
+    case forewarn::network_failure::name_not_resolved:
+        d.cause = "the name in " + what + " does not resolve here: it resolves on " + vm + " only, or DNS is not set up";
+        d.fix = "run it on " + vm + ", or give --endpoint with the IP address (http://169.254.169.254)";
+        break;
+    case forewarn::network_failure::unreachable:
+        d.cause = "no route to " + what + ": the link-local network is not routed from here (not " + vm + ", or a network namespace without it)";
+        d.fix = "run it on " + vm + ", or with host networking";
+        break;
+    case forewarn::network_failure::none:
+        if (e.code == forewarn::errc::timeout) {
+            d.cause = what + " took the connection but did not answer in time: the service is overloaded, or something in "
+                             "the path holds the request";
+            d.fix = "try again; if it persists, look for a proxy or firewall in the path";
+        } else {
+            d.cause = "the request to " + what + " failed";
+            d.fix = "see the error above";
+        }
+        break;
+    }
+    return d;
+}
+
+/// A request with the check's bound.
+inline forewarn::http_request request(forewarn::http_method m, std::string url, const budget& b, milliseconds cap,
+                                      forewarn::http_headers headers = {}) {
+    forewarn::http_request r;
+    r.method = m;
+    r.url = std::move(url);
+    r.headers = std::move(headers);
+    r.timeout = b.request(cap);
+    r.connect_timeout = b.request((std::min)(cap, milliseconds(2000)));
+    r.max_body = 256 * 1024;
+    return r;
+}
+
+/// The first line of an answer's body, at most 160 bytes, for a message.
+inline std::string said(const forewarn::http_response& r) {
+    std::string s = r.body.substr(0, r.body.find('\n'));
+    if (s.size() > 160) s = s.substr(0, 160) + "...";
+    return s.empty() ? std::string("(no body)") : s;
+}
+
+inline bool mentions_forwarded_for(const forewarn::http_response& r) {
+    std::string b = r.body;
+    std::transform(b.begin(), b.end(), b.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return b.find("x-forwarded-for") != std::string::npos || b.find("forwarded") != std::string::npos;
+}
+
+constexpr const char* proxy_cause = "a proxy in the path adds X-Forwarded-For, and the metadata service refuses any "
+                                    "request that carries it (it must be reached directly)";
+constexpr const char* proxy_fix = "take the proxy out of the path to the metadata address (no transparent proxy, sidecar "
+                                  "or service mesh capture for 169.254.169.254)";
+
+/// A 429 or 503 answer: the service throttles or is not ready, and what the agent does about it.
+inline void storm(report& rep, const std::string& name, int status, const std::string& saw) {
+    rep.add(name, outcome::fail, saw,
+            "the service keeps answering " + std::to_string(status) +
+                ": it is throttling (too many requests from this VM: another agent or SDK polling it too?) or not ready "
+                "yet (just after boot)",
+            "wait, and look for other programs polling the metadata service; forewarn-watch itself retries with a growing "
+            "pause, keeps the events it knows, and /healthz says so until an answer comes");
+}
+
+inline bool throttled(const forewarn::http_response& r) { return r.status == 429 || r.status == 503; }
+
+// ---- 1. which cloud ----------------------------------------------------------------------------
+
+inline std::optional<std::string> which_cloud(report& rep, const settings& s, const budget& b) {
+    if (s.cloud != "auto") {
+        rep.add("cloud", outcome::ok, s.cloud + " (named by --cloud)");
+        return s.cloud;
+    }
+    forewarn::detect_options d;
+    d.azure_endpoint = d.gce_endpoint = d.aws_endpoint = d.alibaba_endpoint = d.tencent_endpoint = s.endpoint;
+    d.timeout = b.request(milliseconds(2000));
+    auto found = forewarn::detect_cloud(d);
+    if (!found) {
+        rep.add("cloud", outcome::fail, found.error().describe(), "the probes could not run", "name the cloud with --cloud");
+        return std::nullopt;
+    }
+    const std::string evidence = "azure: " + std::string(found->azure ? "answered" : found->azure_error.describe()) +
+                                 "; gce: " + (found->gce ? "answered" : found->gce_error.describe()) +
+                                 "; aws: " + (found->aws ? "answered" : found->aws_error.describe()) +
+                                 "; alibaba: " + (found->alibaba ? "answered" : found->alibaba_error.describe()) +
+                                 "; tencent: " + (found->tencent ? "answered" : found->tencent_error.describe());
+    if (found->found == forewarn::cloud::none) {
+        rep.add("cloud", outcome::fail, "no metadata service answered (" + evidence + ")",
+                "not a cloud VM, or the metadata address is blocked from here (a firewall, a network policy, a container "
+                "without host networking)",
+                "run on an Azure, GCE, AWS, Alibaba or Tencent VM, or name the cloud with --cloud to see where it fails");
+        return std::nullopt;
+    }
+    const std::string name(forewarn::to_string(found->found));
+    rep.add("cloud", outcome::ok, name + ", detected (" + evidence + ")");
+    return name;
+}
+
+inline void proxies(report& rep) {
+    std::string set;
+    for (const char* v : {"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"})
+        if (auto value = platform::environment(v); value && !value->empty()) set += (set.empty() ? "" : ", ") + std::string(v);
+    if (set.empty())
+        rep.add("proxies", outcome::ok, "none set in the environment");
+    else
+        rep.add("proxies", outcome::ok,
+                set + " set: forewarn never uses a proxy for the metadata service (it refuses proxied requests); the "
+                      "webhook and etcd are reached directly too");
+}
+
+// ---- 2. reaching the service; 3. its handshake --------------------------------------------------
+
+inline bool reach(report& rep, const std::string& endpoint, std::string_view cloud_name, const budget& b) {
+    forewarn::default_transport t;
+    const auto started = std::chrono::steady_clock::now();
+    auto r = t.send(request(forewarn::http_method::get, endpoint + "/", b, milliseconds(3000)));
+    const auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started).count();
+    if (r) {
+        rep.add("connect", outcome::ok, endpoint + " answered (HTTP " + std::to_string(r->status) + ") in " + std::to_string(took) + " ms");
+        return true;
+    }
+    auto d = network_diagnosis(r.error(), endpoint, cloud_name);
+    rep.add("connect", outcome::fail, d.saw, d.cause, d.fix);
+    return false;
+}
+
+inline bool azure_handshake(report& rep, const std::string& endpoint, const std::string& api_version, const budget& b) {
+    forewarn::default_transport t;
+    const std::string url = endpoint + "/metadata/scheduledevents?api-version=" + api_version;
+    auto r = t.send(request(forewarn::http_method::get, url, b, milliseconds(5000), {{"Metadata", "true"}}));
+    if (!r) {
+        auto d = network_diagnosis(r.error(), url, "azure");
+        rep.add("handshake", outcome::fail, d.saw, d.cause, d.fix);
+        return false;
+    }
+    if (throttled(*r)) {
+        storm(rep, "handshake", r->status, "HTTP " + std::to_string(r->status) + ": " + said(*r));
+        return false;
+    }
+    if (r->status == 200) {
+        rep.add("handshake", outcome::ok, "Metadata: true accepted, api-version " + api_version + " answered (HTTP 200)");
+        return true;
+    }
+    if (r->status == 400 && mentions_forwarded_for(*r)) {
+        rep.add("handshake", outcome::fail, "HTTP 400: " + said(*r), proxy_cause, proxy_fix);
+        return false;
+    }
+    if (r->status == 400)
+        rep.add("handshake", outcome::fail, "HTTP 400: " + said(*r),
+                "IMDS refused the request as malformed: an api-version it does not know, or a header taken off on the way",
+                "use forewarn-watch's own api-version (do not set one of your own), and reach IMDS directly");
+    else
+        rep.add("handshake", outcome::fail, "HTTP " + std::to_string(r->status) + ": " + said(*r),
+                "something other than Azure's IMDS answers at " + endpoint, "correct --endpoint, or --cloud if this is not Azure");
+    return false;
+}
+
+inline bool gce_handshake(report& rep, const std::string& endpoint, const budget& b) {
+    forewarn::default_transport t;
+    const std::string url = endpoint + "/computeMetadata/v1/instance/id?alt=text";
+    auto r = t.send(request(forewarn::http_method::get, url, b, milliseconds(5000), {{"Metadata-Flavor", "Google"}}));
+    if (!r) {
+        auto d = network_diagnosis(r.error(), url, "gce");
+        rep.add("handshake", outcome::fail, d.saw, d.cause, d.fix);
+        return false;
+    }
+    const auto* flavor = r->header("Metadata-Flavor");
+    if (throttled(*r)) {
+        storm(rep, "handshake", r->status, "HTTP " + std::to_string(r->status) + ": " + said(*r));
+        return false;
+    }
+    if (r->status == 403 && mentions_forwarded_for(*r)) {
+        rep.add("handshake", outcome::fail, "HTTP 403: " + said(*r), proxy_cause, proxy_fix);
+        return false;
+    }
+    if (!flavor || *flavor != "Google") {
+        rep.add("handshake", outcome::fail,
+                "HTTP " + std::to_string(r->status) + " without Metadata-Flavor: Google (" + said(*r) + ")",
+                "something other than the GCE metadata server answers at " + endpoint + " (a proxy, another service)",
+                "correct --endpoint, or --cloud if this is not GCE");
+        return false;
+    }
+    if (r->status != 200) {
+        rep.add("handshake", outcome::fail, "HTTP " + std::to_string(r->status) + ": " + said(*r),
+                "the metadata server refused instance/id", "see the answer above");
+        return false;
+    }
+    rep.add("handshake", outcome::ok, "Metadata-Flavor: Google answered both ways (HTTP 200)");
+    return true;
+}
+
+/// IMDSv2's session token (AWS, Alibaba): the token PUT, and what a GET without one says when the
+/// PUT gets no answer.
+inline bool token_handshake(report& rep, const std::string& endpoint, std::string_view cloud_name, const char* ttl_header,
+                            const char* hop_fix, const budget& b) {
+    forewarn::default_transport t;
+    const std::string url = endpoint + "/latest/api/token";
+    auto r = t.send(request(forewarn::http_method::put, url, b, milliseconds(3000), {{ttl_header, "21600"}}));
+    if (r && r->status == 200 && !r->body.empty()) {
+        rep.add("handshake", outcome::ok, "session token issued (PUT /latest/api/token, HTTP 200)");
+        return true;
+    }
+    if (r && throttled(*r)) {
+        storm(rep, "handshake", r->status, "the token PUT answered HTTP " + std::to_string(r->status) + ": " + said(*r));
+        return false;
+    }
+    if (r && r->status == 403) {
+        rep.add("handshake", outcome::fail, "the token PUT was refused (HTTP 403: " + said(*r) + ")",
+                std::string(proxy_cause) + "; or the instance metadata service is turned off for this instance",
+                std::string(proxy_fix) + "; or turn the metadata service on (HttpEndpoint enabled)");
+        return false;
+    }
+    if (r) {
+        rep.add("handshake", outcome::fail, "the token PUT answered HTTP " + std::to_string(r->status) + ": " + said(*r),
+                "something other than the instance metadata service answers at " + endpoint,
+                "correct --endpoint, or --cloud if this is not " + display_name(cloud_name));
+        return false;
+    }
+    if (r.error().code == forewarn::errc::timeout && r.error().network != forewarn::network_failure::connect_timeout) {
+        // The hop-limit signature: the PUT's answer never arrives, a GET without a token is refused at once.
+        auto g = t.send(request(forewarn::http_method::get, endpoint + "/latest/meta-data/", b, milliseconds(2000)));
+        if (g && g->status == 401) {
+            rep.add("handshake", outcome::fail,
+                    "the token PUT got no answer (" + r.error().describe() + ") while a GET without a token got HTTP 401 at once",
+                    "the hop-limit signature: the token's answer is sent with an IP hop limit of 1 and dies one hop short, "
+                    "inside a container behind a bridge",
+                    hop_fix);
+            return false;
+        }
+    }
+    auto d = network_diagnosis(r.error(), url, cloud_name);
+    rep.add("handshake", outcome::fail, "the token PUT failed: " + d.saw, d.cause, d.fix);
+    return false;
+}
+
+inline bool tencent_handshake(report& rep, const std::string& endpoint, const budget& b) {
+    forewarn::default_transport t;
+    const std::string url = endpoint + "/latest/meta-data/instance-id";
+    auto r = t.send(request(forewarn::http_method::get, url, b, milliseconds(5000)));
+    if (!r) {
+        auto d = network_diagnosis(r.error(), url, "tencent");
+        rep.add("handshake", outcome::fail, d.saw, d.cause, d.fix);
+    } else if (throttled(*r)) {
+        storm(rep, "handshake", r->status, "HTTP " + std::to_string(r->status) + ": " + said(*r));
+    } else if (r->status == 200 && r->body.rfind("ins-", 0) == 0) {
+        rep.add("handshake", outcome::ok, "instance-id answered (HTTP 200)");
+        return true;
+    } else {
+        rep.add("handshake", outcome::fail, "instance-id answered HTTP " + std::to_string(r->status) + ": " + said(*r),
+                "something other than Tencent's metadata service answers at " + endpoint, "correct --endpoint or --cloud");
+    }
+    return false;
+}
+
+// ---- 4. identity; 5. the notices and the clock ----------------------------------------------
+
+template <class Client>
+void identity(report& rep, Client& client, const settings& s, const budget& b) {
+    std::string name = s.self;
+    if (!name.empty()) {
+        rep.add("identity", outcome::ok, "--self " + name + " (the metadata is not asked)");
+    } else {
+        auto id = within(client, b, [&] { return client.identity(); });
+        client.reset();
+        if (id) {
+            name = id->name;
+            rep.add("identity", outcome::ok, "this VM is " + name + " in the events' resources (from the metadata)");
+        } else {
+            rep.add("identity", outcome::fail, id.error().describe(), "the metadata service did not give this VM's name",
+                    "give it with --self NAME (FOREWARN_SELF)");
+        }
+    }
+    if (s.approve == forewarn::approval_scope::never) return;
+    const std::string scope = s.approve == forewarn::approval_scope::own      ? "own"
+                              : s.approve == forewarn::approval_scope::leader ? "leader"
+                                                                              : "all";
+    if (!client.can_approve())
+        rep.add("approvals", outcome::warn, "--approve " + scope + ": " + display_name(forewarn::to_string(Client::source_cloud)) +
+                                                " takes no approvals",
+                "maintenance is approved through the metadata service on Azure only",
+                "nothing to do: the agent watches and runs the hooks; or drop --approve");
+    else if (name.empty() && s.approve != forewarn::approval_scope::all)
+        rep.add("approvals", outcome::fail, "--approve " + scope + " needs this VM's name, and it is not known",
+                "nothing is approved until the name is known", "give it with --self NAME");
+    else
+        rep.add("approvals", outcome::ok,
+                "--approve " + scope + (s.approve == forewarn::approval_scope::all ? std::string(": every event seen")
+                                                                                   : ": events that name " + name) +
+                    (s.dry_run ? " (dry run: nothing is sent)" : ""));
+}
+
+inline void clock_skew(report& rep, const forewarn::document& d) {
+    if (!d.service_time) {
+        rep.add("clock", outcome::skip, "the service sent no Date header to compare with");
+        return;
+    }
+    const auto ours = std::chrono::system_clock::now();
+    const auto skew = std::chrono::duration_cast<std::chrono::seconds>(ours - *d.service_time);
+    const long long off = skew.count() < 0 ? -skew.count() : skew.count();
+    const std::string saw = "the service's Date " + forewarn::format_iso8601(*d.service_time) + " is " + std::to_string(off) +
+                            " s " + (skew.count() < 0 ? "ahead of" : "behind") + " this VM's clock";
+    const char* cause = "this VM's clock (or the service's) is off: a notice's NotBefore is judged against both";
+    const char* fix = "sync the clock (chrony or systemd-timesyncd; the cloud's own time source: 169.254.169.123 on AWS, "
+                      "metadata.google.internal on GCE, the host's PTP clock on Azure)";
+    if (off > 300)
+        rep.add("clock", outcome::fail, saw, cause, fix);
+    else if (off > 30)
+        rep.add("clock", outcome::warn, saw, cause, fix);
+    else
+        rep.add("clock", outcome::ok, saw);
+}
+
+template <class Client>
+void notices(report& rep, Client& client, const budget& b) {
+    auto doc = within(client, b, [&] { return client.fetch(); });
+    client.reset();
+    if (!doc) {
+        const auto& e = doc.error();
+        if (e.code == forewarn::errc::http_status && (e.http_status == 503 || e.http_status == 429))
+            storm(rep, "notices", e.http_status, e.describe());
+        else if (e.code == forewarn::errc::cancelled)
+            rep.add("notices", outcome::fail, "no answer within the check's bound (" + e.describe() + ")",
+                    "the service is slow to answer, or retries after errors took the time",
+                    "run check again with a longer --timeout; look at the steps above");
+        else if (e.network != forewarn::network_failure::none || e.code == forewarn::errc::timeout) {
+            auto d = network_diagnosis(e, e.url.empty() ? client.endpoint() : e.url, forewarn::to_string(Client::source_cloud));
+            rep.add("notices", outcome::fail, d.saw, d.cause, d.fix);
+        } else
+            rep.add("notices", outcome::fail, e.describe(), "the service's answer is not what forewarn reads",
+                    "see the error above; correct --endpoint or --cloud if another service answers there");
+        return;
+    }
+    for (const auto& url : client.key_urls()) {
+        const auto failed = std::find_if(doc->key_errors.begin(), doc->key_errors.end(),
+                                         [&](const forewarn::error& e) { return e.url.rfind(url, 0) == 0; });
+        if (failed == doc->key_errors.end())
+            rep.add("key", outcome::ok, url + " read");
+        else
+            rep.add("key", outcome::fail, url + ": " + failed->describe(),
+                    "this key's answer is refused (its other keys answer: their notices are still heard)",
+                    "see the error; report it with the answer if the service sends it");
+    }
+    if (doc->events.empty()) {
+        rep.add("notices", outcome::ok, "no maintenance announced now");
+    } else {
+        std::string list;
+        for (const auto& e : doc->events) {
+            list += (list.empty() ? "" : "; ") + e.id + " (" + std::string(forewarn::to_string(e.type)) + ", " +
+                    std::string(forewarn::to_string(e.status));
+            if (e.not_before) list += ", not before " + forewarn::format_iso8601(*e.not_before);
+            list += ")";
+        }
+        rep.add("notices", outcome::ok, std::to_string(doc->events.size()) + " announced now: " + list);
+    }
+    clock_skew(rep, *doc);
+}
+
+// ---- 6. the agent's surroundings ------------------------------------------------------------------
+
+inline void state_directory(report& rep, const settings& s) {
+    if (s.state_file.empty()) {
+        rep.add("state", outcome::skip, "no --state-file: nothing is remembered across restarts");
+        return;
+    }
+    const auto file = forewarn::platform::path_from_utf8(s.state_file);
+    auto dir = file.parent_path();
+    if (dir.empty()) dir = ".";
+    const std::string where = forewarn::platform::utf8_name(dir);
+#if defined(_WIN32)
+    const std::string pid = std::to_string(::GetCurrentProcessId());
+#else
+    const std::string pid = std::to_string(::getpid());
+#endif
+    const auto probe = dir / (".forewarn-check-" + pid);
+    auto w = forewarn::platform::write_file_atomically(probe, "forewarn-watch check\n");
+    std::error_code ec;
+    std::filesystem::remove(probe, ec);
+    if (!w) {
+        rep.add("state", outcome::fail, "cannot write in " + where + ": " + w.error().message,
+                "the directory does not exist, or the user the agent runs as cannot write it",
+                "create " + where + " writable by that user (the systemd unit's StateDirectory=forewarn does; in a container, "
+                                    "mount a writable volume there)");
+        return;
+    }
+    auto existing = forewarn::platform::read_small_file(file);
+    if (existing)
+        rep.add("state", outcome::ok, where + " is writable; " + s.state_file + " is there (" + std::to_string(existing->size()) +
+                                          " bytes, not changed)");
+    else if (existing.error().code == forewarn::errc::not_found)
+        rep.add("state", outcome::ok, where + " is writable; " + s.state_file + " is made at the first change");
+    else
+        rep.add("state", outcome::fail, where + " is writable but " + existing.error().describe(),
+                "the state file cannot be read by the user the agent runs as", "fix its owner and mode");
+}
+
+/// The program a hook command starts: its first word, when it is a path or found on PATH.
+inline void hook(report& rep, const char* which, const std::string& command) {
+    if (command.empty()) return;
+    std::string word = command.substr(0, command.find_first_of(" \t"));
+    if (word.size() >= 2 && (word.front() == '\'' || word.front() == '"') && word.back() == word.front())
+        word = word.substr(1, word.size() - 2);
+    const std::string name = std::string("--") + which;
+    auto executable = [](const std::filesystem::path& p) {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(p, ec)) return false;
+#if defined(_WIN32)
+        return true;
+#else
+        return ::access(p.c_str(), X_OK) == 0;
+#endif
+    };
+    if (word.find('/') != std::string::npos || word.find('\\') != std::string::npos) {
+        const auto p = forewarn::platform::path_from_utf8(word);
+        std::error_code ec;
+        if (!std::filesystem::exists(p, ec))
+            rep.add("hook", outcome::fail, name + ": " + word + " does not exist", "the path is wrong, or the file is not installed here",
+                    "install it, or correct " + name);
+        else if (!executable(p))
+            rep.add("hook", outcome::fail, name + ": " + word + " is not executable", "its mode lacks the execute bit for this user",
+                    "chmod +x " + word);
+        else
+            rep.add("hook", outcome::ok, name + ": " + word + " is executable (not run)");
+        return;
+    }
+    const auto path = platform::environment("PATH").value_or("");
+#if defined(_WIN32)
+    const char sep = ';';
+    const std::vector<std::string> exts = {"", ".exe", ".cmd", ".bat", ".com"};
+#else
+    const char sep = ':';
+    const std::vector<std::string> exts = {""};
+#endif
+    for (std::size_t at = 0; at <= path.size();) {
+        const auto end = path.find(sep, at);
+        const std::string dir = path.substr(at, end == std::string::npos ? std::string::npos : end - at);
+        for (const auto& ext : exts)
+            if (!dir.empty() && executable(forewarn::platform::path_from_utf8(dir) / (word + ext))) {
+                rep.add("hook", outcome::ok, name + ": " + word + " found on PATH in " + dir + " (not run)");
+                return;
+            }
+        if (end == std::string::npos) break;
+        at = end + 1;
+    }
+    rep.add("hook", outcome::warn, name + ": " + word + " is not a file on PATH",
+            "a shell builtin or function (fine), or a program not installed for the agent's PATH",
+            "give the program's full path in " + name);
+}
+
+inline void metrics_port(report& rep, const settings& s) {
+    if (s.metrics_listen.empty()) return;
+    metrics_server server([](std::string_view) { return std::make_pair(404, std::string()); });
+    const std::string e = server.start(s.metrics_listen);
+    server.stop();
+    if (e.empty())
+        rep.add("metrics", outcome::ok, s.metrics_listen + " is free to bind");
+    else if (e.find("in use") != std::string::npos || e.find("Only one usage") != std::string::npos)
+        rep.add("metrics", outcome::warn, e, "another program listens there: the running agent itself is fine, anything else is not",
+                "stop the other program, or choose another --metrics-listen");
+    else
+        rep.add("metrics", outcome::fail, e, "the address cannot be bound by this user", "choose another --metrics-listen");
+}
+
+inline void webhook_reachable(report& rep, const settings& s, const budget& b) {
+    if (s.webhook.empty()) return;
+    forewarn::default_transport t;
+    auto r = t.send(request(forewarn::http_method::head, s.webhook, b, milliseconds(3000)));
+    if (r) {
+        rep.add("webhook", outcome::ok, s.webhook + " answered a HEAD (HTTP " + std::to_string(r->status) + "; nothing was posted)");
+        return;
+    }
+    auto d = network_diagnosis(r.error(), s.webhook, "");
+    rep.add("webhook", outcome::fail, d.saw, "the webhook's receiver cannot be reached from here: " + d.cause,
+            "correct --webhook, or open the way to it");
+}
+
+inline void etcd_budget(report& rep, const settings& s, const budget& b) {
+    if (s.etcd.empty()) return;
+    auto transport = etcd_transport(s.etcd_ca, s.etcd_cert, s.etcd_key);
+    if (!transport) {
+        rep.add("etcd", outcome::fail, transport.error().describe(), "the TLS settings cannot be used", "see --help for --etcd-ca");
+        return;
+    }
+    forewarn::etcd::client_options o;
+    o.endpoints = forewarn::etcd::split_endpoints(s.etcd);
+    o.username = s.etcd_user;
+    if (auto pw = platform::environment("FOREWARN_ETCD_PASSWORD")) o.password = *pw;
+    o.request_timeout = b.request(milliseconds(3000));
+    o.connect_timeout = b.request(milliseconds(1000));
+    forewarn::etcd::basic_client<forewarn::default_transport> c(o, std::move(*transport));
+    if (auto v = c.validate(); !v) {
+        rep.add("etcd", outcome::fail, v.error().describe(), "--etcd is malformed", "give http:// or https:// URLs");
+        return;
+    }
+    auto version = within(c, b, [&] { return c.version(); });
+    if (!version) {
+        auto d = network_diagnosis(version.error(), s.etcd, "");
+        rep.add("etcd", outcome::fail, d.saw, "etcd cannot be reached: " + d.cause, "correct --etcd, or open the way to the cluster");
+        return;
+    }
+    const std::string prefix = forewarn::etcd::budget_options{}.key_prefix + "fleet/";
+    auto keys = within(c, b, [&] { return c.range_prefix(prefix); });
+    if (!keys) {
+        rep.add("etcd", outcome::fail, "etcd " + version->server + " answered, but reading " + prefix + " failed: " + keys.error().describe(),
+                "the user or password is wrong, or the user may not read the budget's keys",
+                "check --etcd-user and FOREWARN_ETCD_PASSWORD, and the user's role on " + prefix);
+        return;
+    }
+    rep.add("etcd", outcome::ok,
+            "etcd " + version->server + " answered" + (s.etcd_user.empty() ? "" : " as " + s.etcd_user) + "; " + prefix + " is readable (" +
+                std::to_string(keys->kvs.size()) + " keys; group " + s.fleet_group + ", at most " + std::to_string(s.fleet_max) +
+                " in maintenance)");
+}
+
+// ---- the whole walk -------------------------------------------------------------------------------
+
+template <class Client>
+void cloud_steps(report& rep, Client& client, const settings& s, const budget& b) {
+    const std::string endpoint = client.endpoint();
+    rep.add("endpoint", outcome::ok, endpoint);
+    proxies(rep);
+    const std::string_view cloud_name = forewarn::to_string(Client::source_cloud);
+    if (!reach(rep, endpoint, cloud_name, b)) {
+        for (const char* n : {"handshake", "identity", "notices"}) rep.add(n, outcome::skip, "the service cannot be reached");
+        return;
+    }
+    constexpr auto c = Client::source_cloud;
+    bool shook = false;
+    if constexpr (c == forewarn::cloud::azure)
+        shook = azure_handshake(rep, endpoint, client.options().api_version, b);
+    else if constexpr (c == forewarn::cloud::gce)
+        shook = gce_handshake(rep, endpoint, b);
+    else if constexpr (c == forewarn::cloud::aws)
+        shook = token_handshake(rep, endpoint, "aws", "X-aws-ec2-metadata-token-ttl-seconds",
+                        "set the instance's HttpPutResponseHopLimit to 2 or more (aws ec2 modify-instance-metadata-options "
+                        "--instance-id ID --http-put-response-hop-limit 2), or run the agent with host networking",
+                        b);
+    else if constexpr (c == forewarn::cloud::alibaba)
+        shook = token_handshake(rep, endpoint, "alibaba", "X-aliyun-ecs-metadata-token-ttl-seconds",
+                        "run the agent with host networking, so that the token's answer reaches it", b);
+    else
+        shook = tencent_handshake(rep, endpoint, b);
+    if (!shook) {
+        for (const char* n : {"identity", "notices"}) rep.add(n, outcome::skip, "the handshake failed");
+        return;
+    }
+    identity(rep, client, s, b);
+    notices(rep, client, b);
+}
+
+/// `forewarn-watch check`'s flags on top of the agent's: the bound.
+struct check_flags {
+    milliseconds bound{15000};
+};
+
+/// Takes `--timeout SECONDS` (or `--timeout=SECONDS`) out of `args`; an error in words.
+inline std::string take_flags(std::vector<std::string>& args, check_flags& f) {
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        std::string value;
+        if (args[i] == "--timeout") {
+            if (i + 1 >= args.size()) return "--timeout needs a number of seconds";
+            value = args[i + 1];
+            args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+        } else if (args[i].rfind("--timeout=", 0) == 0) {
+            value = args[i].substr(10);
+            args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+        } else {
+            continue;
+        }
+        long long n = 0;
+        if (!parse_count(value, n) || n == 0 || n > 3600) return "--timeout needs a number of seconds from 1 to 3600, not \"" + value + "\"";
+        f.bound = std::chrono::seconds(n);
+        --i;
+    }
+    return {};
+}
+
+}  // namespace check
+}  // namespace watch
