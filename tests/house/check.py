@@ -6,6 +6,8 @@
                                 minutes, not at ctest's 1,500 s)
   check.py agent SOURCE_DIR     forewarn-watch (tools/watch) uses the public API only: no
                                 forewarn::detail, no <forewarn/detail/...>
+  check.py names SOURCE_DIR     no Catch test case's name holds ';' (ctest's discovery splits it into
+                                two tests that each run nothing)
   check.py top SOURCE_DIR       the top of include/forewarn holds what a program includes: the
                                 headers listed below (and their -inl.hpp), and the forwarding
                                 headers of files that moved into a folder
@@ -51,6 +53,21 @@ def agent(source):
     return not bad and len(files) > 0
 
 
+def names(source):
+    bad = []
+    files = sorted((pathlib.Path(source) / "tests").rglob("*.cpp"))
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for m in re.finditer(r'TEST_CASE\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+)', text):
+            name = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1)))
+            if ";" in name:
+                bad.append(f"{path.relative_to(source)}: {name}")
+    for b in bad:
+        print(f"';' in a test name: {b}")
+    print(f"{len(files)} test files read, {len(bad)} names with ';'")
+    return not bad and len(files) > 0
+
+
 def top(source):
     root = pathlib.Path(source) / "include" / "forewarn"
     bad = []
@@ -73,8 +90,8 @@ def top(source):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("timeouts", "agent", "top"):
+    if len(sys.argv) != 3 or sys.argv[1] not in ("timeouts", "agent", "names", "top"):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    ok = {"timeouts": timeouts, "agent": agent, "top": top}[sys.argv[1]](sys.argv[2])
+    ok = {"timeouts": timeouts, "agent": agent, "names": names, "top": top}[sys.argv[1]](sys.argv[2])
     sys.exit(0 if ok else 1)

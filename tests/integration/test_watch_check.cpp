@@ -193,7 +193,7 @@ TEST_CASE("check: a proxy in the path that adds X-Forwarded-For is what the serv
     CHECK(proxy.forwarded.get() >= 3);  // the refusals came from the service behind the proxy
 }
 
-TEST_CASE("check: the service's clock 10 minutes off is a failure; a 503 storm says throttling and what the agent does",
+TEST_CASE("check: the service's clock 10 minutes off is a failure - a 503 storm says throttling and what the agent does",
           "[check][agent]") {
     SECTION("clock") {
         temp_dir dir("check-clock");
@@ -220,7 +220,7 @@ TEST_CASE("check: the service's clock 10 minutes off is a failure; a 503 storm s
     }
 }
 
-TEST_CASE("check: the surroundings - a missing hook, a busy metrics port, an unreachable webhook; usage errors exit 2",
+TEST_CASE("check: the surroundings - a missing hook, a busy metrics port, an unreachable webhook - usage errors exit 2",
           "[check][agent]") {
     emulator_process emu;
     temp_dir dir("check-around");
