@@ -125,10 +125,8 @@ public:
     using options = poller_options;
 
     explicit basic_poller(Source source, poller_handlers h = {}, poller_options o = {});
-
     basic_poller(const basic_poller&) = delete;
     basic_poller& operator=(const basic_poller&) = delete;
-
     /// Stops (see stop()). Do not destroy a poller from one of its own handlers.
     ~basic_poller();
 
@@ -197,18 +195,9 @@ private:
     bool cancelled_by_stop(const error& e) const { return e.code == errc::cancelled && stopping(); }
     void report(const error& e) noexcept { dispatch_.report(e); }
 
-    void note(const error& e) {  // what report() notes before on_error: the health, the log
-        health_.noted(e);
-        if (log().enabled(log_level::warn)) log()(log_level::warn, e.describe(), e.url, e.event_id);
-    }
-
     void before_cycle() {  // the saved state (once), this VM's name, the coordinator
         if (auto st = state_.load(log(), [this](const error& e) { report(e); })) ledger_.restore(*st, source_.clock().now());
-        auto id = identity_.learn(source_.clock().now(), source_.can_approve(), [this]() -> result<std::string> {
-            auto r = source_.identity();
-            if (!r) return std::move(r).error();
-            return std::move(r->name);
-        });
+        auto id = identity_.learn(source_.clock().now(), source_.can_approve(), [this] { return detail::name_of(source_); });
         if (!id && !cancelled_by_stop(id.error())) report(id.error());
         if (id && *id) {
             health_.set_self(**id);
@@ -252,8 +241,7 @@ private:
         health_.polled(*fetched, wall, now);
         for (const auto& e : fetched->key_errors) report(e);  // a key failed beside others that answered
         if (wait && options_.pause_look.count() > 0)
-            if (auto r = meter_.watch_under_way(*fetched, identity_.name()); !r)
-                report(error(r.error().code, "cannot measure the pause of a Started event: " + r.error().message));
+            if (auto r = meter_.watch_under_way(*fetched, identity_.name()); !r) report(r.error());
         const std::size_t n = dispatch_.deliver(
             changes, [this](const std::string& id) { return ledger_.handle(id); },
             [this](const std::string& id) { return meter_.take(id); }, [this] { return stopping(); });
@@ -283,7 +271,11 @@ private:
 template <class Source>
 basic_poller<Source>::basic_poller(Source source, poller_handlers h, poller_options o)
     : source_(std::move(source)), options_(std::move(o)),
-      dispatch_(std::move(h), options_.executor, [this](const error& e) { note(e); }),
+      dispatch_(std::move(h), options_.executor,
+                [this](const error& e) {  // what report() notes before on_error: the health, the log
+                    health_.noted(e);
+                    if (log().enabled(log_level::warn)) log()(log_level::warn, e.describe(), e.url, e.event_id);
+                }),
       waker_(std::make_shared<detail::poller_waker>()),
       ledger_(options_.tracking, options_.approval, options_.coordinator, source_.can_approve(),
               [weak = std::weak_ptr<detail::poller_waker>(waker_)] {

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
@@ -41,6 +42,14 @@ private:
     std::optional<clock::time_point> next_try_;
     std::chrono::milliseconds pause_{first_pause / 2};
 };
+
+/// `source.identity()`'s name (what learn() asks a notice source).
+template <class Source>
+result<std::string> name_of(Source& source) {
+    auto r = source.identity();
+    if (!r) return std::move(r).error();
+    return std::move(r->name);
+}
 
 }  // namespace detail
 FOREWARN_END_NAMESPACE

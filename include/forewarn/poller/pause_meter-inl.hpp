@@ -17,7 +17,9 @@ FOREWARN_INLINE result<void> pause_meter::watch_under_way(const document& d, con
     std::vector<std::string> ids;
     for (const auto& e : d.events)
         if (d.under_way(e) && (e.resources.empty() || (!self.empty() && e.affects(self)))) ids.push_back(e.id);
-    return watch(ids);
+    auto r = watch(ids);
+    if (!r) return error(r.error().code, "cannot measure the pause of an event under way: " + r.error().message);
+    return r;
 }
 
 FOREWARN_INLINE pause_meter::pause_meter(forewarn::clock c, std::chrono::nanoseconds look)

@@ -54,7 +54,7 @@ public:
     /**
      * watch() of the events of `d` that are under way (document::under_way: Started, or of a type
      * its source says is under way once announced) and name `self` or no VM at all. An empty
-     * `self` (not known yet) matches only events that name no VM.
+     * `self` (not known yet) matches only events that name no VM. Its error says what it was for.
      */
     result<void> watch_under_way(const document& d, const std::string& self);
 
