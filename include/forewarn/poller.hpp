@@ -127,8 +127,7 @@ public:
     explicit basic_poller(Source source, poller_handlers h = {}, poller_options o = {});
     basic_poller(const basic_poller&) = delete;
     basic_poller& operator=(const basic_poller&) = delete;
-    /// Stops (see stop()). Do not destroy a poller from one of its own handlers.
-    ~basic_poller();
+    ~basic_poller();  ///< Stops (see stop()). Do not destroy a poller from one of its own handlers.
 
     /**
      * Starts the poller's thread. Fails at once, saying what and where, on a configuration
@@ -195,8 +194,9 @@ private:
     bool cancelled_by_stop(const error& e) const { return e.code == errc::cancelled && stopping(); }
     void report(const error& e) noexcept { dispatch_.report(e); }
 
-    void before_cycle() {  // the saved state (once), this VM's name, the coordinator
-        if (auto st = state_.load(log(), [this](const error& e) { report(e); })) ledger_.restore(*st, source_.clock().now());
+    void before_cycle(bool with_state) {  // the saved state (once), this VM's name, the coordinator
+        if (with_state)
+            if (auto st = state_.load(log(), [this](const error& e) { report(e); })) ledger_.restore(*st, source_.clock().now());
         auto id = identity_.learn(source_.clock().now(), source_.can_approve(), [this] { return detail::name_of(source_); });
         if (!id && !cancelled_by_stop(id.error())) report(id.error());
         if (id && *id) {
@@ -209,7 +209,7 @@ private:
 
     void after_cycle() {  // approvals due, the state, the handles' outcomes
         if (!stopping()) {
-            if (source_.can_approve()) before_cycle();
+            if (source_.can_approve()) before_cycle(false);
             detail::approval_run({ledger_, health_, dispatch_, state_, log()}, source_.clock().now(),
                                  source_.clock().wall_now(), options_.approval.dry_run,
                                  [this](const std::vector<std::string>& due) { return source_.approve(due); },
@@ -221,7 +221,7 @@ private:
 
     /// One cycle: a document (waiting for it when `wait`), changes, handlers, approvals, state.
     result<std::size_t> cycle(bool wait) {
-        before_cycle();
+        before_cycle(true);
         const forewarn::clock& c = source_.clock();
         auto not_after = wait ? ledger_.next_deadline(c.now(), c.wall_now()).value_or((clock::time_point::max)()) : c.now();
         auto fetched = source_.next(not_after);

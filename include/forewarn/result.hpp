@@ -61,7 +61,7 @@ constexpr std::string_view to_string(errc code) noexcept {
  */
 enum class network_failure {
     none,               ///< not a connection failure, or one the transport could not tell apart
-    refused,            ///< the connection was refused: nothing listens there, or a firewall rejects it
+    refused,            ///< the connection was refused: nothing listens there, or a firewall rejects it (WinHTTP: or no route)
     unreachable,        ///< no route to the host or network (no such network here)
     name_not_resolved,  ///< the host name did not resolve (DNS)
     connect_timeout,    ///< no connection within the connect timeout: the packets are dropped on the way

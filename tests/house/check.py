@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """The house rules a reader cannot see broken at a glance, checked on every run.
 
-  check.py timeouts BUILD_DIR   every ctest test of that build has a TIMEOUT (a hang fails in
+  check.py timeouts BUILD_DIR [CTEST]   every ctest test of that build has a TIMEOUT (a hang fails in
                                 minutes, not at ctest's 1,500 s)
   check.py agent SOURCE_DIR     forewarn-watch (tools/watch) uses the public API only: no
                                 forewarn::detail, no <forewarn/detail/...>
@@ -26,8 +26,8 @@ TOP = {
 }
 
 
-def timeouts(build):
-    out = subprocess.run(["ctest", "--show-only=json-v1"], cwd=build, check=True, capture_output=True, text=True)
+def timeouts(build, ctest="ctest"):
+    out = subprocess.run([ctest, "--show-only=json-v1"], cwd=build, check=True, capture_output=True, text=True)
     tests = json.loads(out.stdout)["tests"]
     missing = []
     for t in tests:
@@ -90,8 +90,8 @@ def top(source):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("timeouts", "agent", "names", "top"):
+    if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("timeouts", "agent", "names", "top"):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    ok = {"timeouts": timeouts, "agent": agent, "names": names, "top": top}[sys.argv[1]](sys.argv[2])
+    ok = {"timeouts": timeouts, "agent": agent, "names": names, "top": top}[sys.argv[1]](*sys.argv[2:])
     sys.exit(0 if ok else 1)

@@ -33,6 +33,7 @@ namespace {
 /// What one run of `check` printed, and its exit code.
 struct check_run {
     int exit_code = -2;
+    std::chrono::milliseconds took{0};  ///< from the start to the exit (Wine's own start included)
     strings out;
     std::string err;
 
@@ -55,9 +56,11 @@ check_run run_check(strings args, std::chrono::seconds bound = 60s) {
     strings cmd = agent_command();
     cmd.push_back("check");
     cmd.insert(cmd.end(), args.begin(), args.end());
+    const auto started = std::chrono::steady_clock::now();
     child_process p(cmd);
     check_run r;
     auto code = p.wait_exit(windows_agent() ? bound + 90s : bound);
+    r.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
     REQUIRE(code.has_value());  // within its bound, whatever the network did
     r.exit_code = *code;
     r.out = p.out();
@@ -143,6 +146,7 @@ TEST_CASE("check: a token PUT whose answer never comes while a GET gets 401 - th
     fault(emu, R"({"kind":"stall","service":"aws","method":"PUT","path":"/latest/api/token","count":-1})");
     auto c = run_check({"--cloud", "aws", "--endpoint", emu.base_url(), "--timeout", "10"});
     CHECK(c.exit_code == 1);
+    if (!windows_agent()) CHECK(c.took < 10s + 5s);  // its bound, with room for a loaded machine
     const auto line = c.line("\u2718", "handshake");
     CHECK(line.find("the token PUT got no answer") != std::string::npos);
     CHECK(line.find("a GET without a token got HTTP 401 at once") != std::string::npos);
@@ -164,6 +168,7 @@ TEST_CASE("check: refused, a connect that times out, a reset - each with its cau
         REQUIRE(dropped.ok());
         auto c = run_check({"--cloud", "gce", "--endpoint", dropped.url(""), "--timeout", "5"}, 40s);
         CHECK(c.exit_code == 1);
+        if (!windows_agent()) CHECK(c.took < 5s + 5s);  // the bound holds whatever the network does
         CHECK(c.line("\u2718", "connect").find("timed out") != std::string::npos);
         CHECK(c.has("likely cause: packets to " + dropped.url("") + " are dropped on the way"));
         CHECK(c.has("hostNetwork: true"));
@@ -240,6 +245,10 @@ TEST_CASE("check: the surroundings - a missing hook, a busy metrics port, an unr
     CHECK(run_check({"--cloud", "azure", "--timeout", "0"}).exit_code == 2);
     CHECK(run_check({"--cloud", "nowhere"}).exit_code == 2);
     CHECK(run_check({"--cloud", "azure", "--endpoint", "ftp://x"}).exit_code == 2);
+    auto auto_usage = run_check({"--endpoint", "ftp://x", "--json"});  // --cloud auto: the probes refuse it
+    CHECK(auto_usage.exit_code == 2);
+    REQUIRE(auto_usage.out.size() == 1);
+    CHECK(auto_usage.out[0].find("\"exit\":2") != std::string::npos);  // the report says the exit code it ends with
 }
 
 #if !defined(_WIN32)

@@ -10,12 +10,18 @@
 #include <string>
 #include <system_error>
 
+#if defined(_WIN32)
+#include <process.h>
+#else
+#include <unistd.h>
+#endif
+
 namespace forewarn_test {
 
 struct temp_dir {
     std::filesystem::path path;
 
-    /// <temp>/forewarn-<name>-<a number no other temp_dir of any process has now>.
+    /// <temp>/forewarn-<name>-<pid>-<time>-<count>: no other temp_dir of any process has it now.
     explicit temp_dir(const std::string& name) : path(std::filesystem::temp_directory_path() / ("forewarn-" + name + "-" + unique())) {
         std::filesystem::remove_all(path);
         std::filesystem::create_directories(path);
@@ -33,7 +39,12 @@ struct temp_dir {
 private:
     static std::string unique() {
         static std::atomic<unsigned> counter{0};
-        return std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "-" +
+#if defined(_WIN32)
+        const long long pid = ::_getpid();
+#else
+        const long long pid = ::getpid();
+#endif
+        return std::to_string(pid) + "-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "-" +
                std::to_string(counter.fetch_add(1));
     }
 };

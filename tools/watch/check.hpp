@@ -80,7 +80,9 @@ public:
     std::size_t count(outcome o) const {
         return static_cast<std::size_t>(std::count_if(steps_.begin(), steps_.end(), [o](const step& s) { return s.result == o; }));
     }
-    int exit_code() const { return failed() ? 1 : 0; }
+    /// 2 once usage() was called (a bad flag, a malformed --endpoint), else 1 when a step failed, else 0.
+    int exit_code() const { return usage_ ? 2 : failed() ? 1 : 0; }
+    void usage() noexcept { usage_ = true; }
 
     std::string text(milliseconds bound) const {
         std::string out = "forewarn-watch check: from this VM to its maintenance notices, within " +
@@ -120,13 +122,15 @@ public:
     }
 
 private:
-    // Network text on one line: a service's answer may hold line breaks.
+    // Network text on one line and harmless to a terminal: a service's answer may hold line
+    // breaks or escape sequences; each control byte becomes a space.
     static std::string one_line(std::string s) {
         for (auto& c : s)
-            if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
         return s;
     }
     std::vector<step> steps_;
+    bool usage_ = false;
 };
 
 /// The time left of the check's bound.
@@ -181,7 +185,22 @@ inline std::string display_name(std::string_view cloud) {
     return cloud.empty() ? std::string("cloud") : std::string(cloud);
 }
 
+/// `cloud_name` empty: `what` is not the metadata service (a webhook's receiver, etcd).
 inline diagnosis network_diagnosis(const forewarn::error& e, const std::string& what, std::string_view cloud_name) {
+    if (cloud_name.empty()) {
+        diagnosis d;
+        d.saw = e.describe();
+        switch (e.network) {
+        case forewarn::network_failure::refused: d.cause = "nothing listens at " + what + ", or a firewall rejects the port"; break;
+        case forewarn::network_failure::connect_timeout: d.cause = "packets to " + what + " are dropped on the way (a firewall, a network policy)"; break;
+        case forewarn::network_failure::reset: d.cause = "the connection to " + what + " was reset or closed before an answer"; break;
+        case forewarn::network_failure::name_not_resolved: d.cause = "the host name in " + what + " does not resolve from here"; break;
+        case forewarn::network_failure::unreachable: d.cause = "no route to " + what + " from here"; break;
+        case forewarn::network_failure::none: d.cause = "the request to " + what + " failed"; break;
+        }
+        d.fix = "correct the URL, or open the way to it from this host";
+        return d;
+    }
     const std::string on = display_name(cloud_name);
     const std::string vm = (on == "AWS" || on == "Azure" || on == "Alibaba Cloud" ? "an " : "a ") + on + " VM";
     diagnosis d;
@@ -279,7 +298,13 @@ inline std::optional<std::string> which_cloud(report& rep, const settings& s, co
     d.timeout = b.request(milliseconds(2000));
     auto found = forewarn::detect_cloud(d);
     if (!found) {
-        rep.add("cloud", outcome::fail, found.error().describe(), "the probes could not run", "name the cloud with --cloud");
+        if (found.error().code == forewarn::errc::invalid_argument) {
+            rep.add("cloud", outcome::fail, "--endpoint: " + found.error().describe(), "the endpoint is malformed",
+                    "give --endpoint as http://HOST[:PORT]");
+            rep.usage();
+        } else {
+            rep.add("cloud", outcome::fail, found.error().describe(), "the probes could not run", "name the cloud with --cloud");
+        }
         return std::nullopt;
     }
     const std::string evidence = "azure: " + std::string(found->azure ? "answered" : found->azure_error.describe()) +
@@ -313,10 +338,20 @@ inline void proxies(report& rep) {
 
 // ---- 2. reaching the service; 3. its handshake --------------------------------------------------
 
-inline bool reach(report& rep, const std::string& endpoint, std::string_view cloud_name, const budget& b) {
+/// One request to `endpoint`; on GCE, the server's name that does not resolve or connect falls
+/// back to its IP, as the client does (`endpoint` then names the IP). Whether it answered.
+inline bool reach(report& rep, std::string& endpoint, std::string_view cloud_name, const budget& b) {
     forewarn::default_transport t;
     const auto started = std::chrono::steady_clock::now();
     auto r = t.send(request(forewarn::http_method::get, endpoint + "/", b, milliseconds(3000)));
+    if (!r && cloud_name == "gce" && endpoint == forewarn::gce::default_host_endpoint &&
+        (r.error().code == forewarn::errc::transport || r.error().network == forewarn::network_failure::name_not_resolved)) {
+        rep.add("connect", outcome::warn, endpoint + ": " + r.error().describe(),
+                "the server's name does not resolve or connect here (a resolver that does not serve metadata.google.internal)",
+                "nothing, if the IP answers (next line): the agent falls back to it as check does");
+        endpoint = std::string(forewarn::gce::default_ip_endpoint);
+        r = t.send(request(forewarn::http_method::get, endpoint + "/", b, milliseconds(3000)));
+    }
     const auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started).count();
     if (r) {
         rep.add("connect", outcome::ok, endpoint + " answered (HTTP " + std::to_string(r->status) + ") in " + std::to_string(took) + " ms");
@@ -672,8 +707,8 @@ inline void webhook_reachable(report& rep, const settings& s, const budget& b) {
         return;
     }
     auto d = network_diagnosis(r.error(), s.webhook, "");
-    rep.add("webhook", outcome::fail, d.saw, "the webhook's receiver cannot be reached from here: " + d.cause,
-            "correct --webhook, or open the way to it");
+    rep.add("webhook", outcome::fail, d.saw, "the webhook's receiver cannot be reached: " + d.cause,
+            "correct --webhook, or open the way to it from this host");
 }
 
 inline void etcd_budget(report& rep, const settings& s, const budget& b) {
@@ -697,7 +732,7 @@ inline void etcd_budget(report& rep, const settings& s, const budget& b) {
     auto version = within(c, b, [&] { return c.version(); });
     if (!version) {
         auto d = network_diagnosis(version.error(), s.etcd, "");
-        rep.add("etcd", outcome::fail, d.saw, "etcd cannot be reached: " + d.cause, "correct --etcd, or open the way to the cluster");
+        rep.add("etcd", outcome::fail, d.saw, "etcd cannot be reached: " + d.cause, "correct --etcd, or open the way to the cluster from this host");
         return;
     }
     const std::string prefix = forewarn::etcd::budget_options{}.key_prefix + "fleet/";
@@ -718,7 +753,7 @@ inline void etcd_budget(report& rep, const settings& s, const budget& b) {
 
 template <class Client>
 void cloud_steps(report& rep, Client& client, const settings& s, const budget& b) {
-    const std::string endpoint = client.endpoint();
+    std::string endpoint = client.endpoint();
     rep.add("endpoint", outcome::ok, endpoint);
     proxies(rep);
     const std::string_view cloud_name = forewarn::to_string(Client::source_cloud);

@@ -465,13 +465,12 @@ int check_main(std::vector<std::string> args) {
     const bool far_steps = !s.webhook.empty() || !s.etcd.empty();
     const check::budget cloud_part(far_steps ? cf.bound * 3 / 4 : cf.bound);
     check::report rep;
-    int usage = 0;
     if (auto cloud = check::which_cloud(rep, s, cloud_part)) {
         watch::with_client(*cloud, s, [&](auto client) {
             if (auto v = client.validate(); !v) {
                 rep.add("endpoint", check::outcome::fail, v.error().describe(), "the settings can never work",
                         "correct --endpoint (or the cloud's endpoint variable)");
-                usage = v.error().code == forewarn::errc::invalid_argument ? 2 : 0;
+                if (v.error().code == forewarn::errc::invalid_argument) rep.usage();
                 return;
             }
             check::cloud_steps(rep, client, s, cloud_part);
@@ -487,7 +486,7 @@ int check_main(std::vector<std::string> args) {
     const std::string out = s.json ? rep.json(cf.bound) + "\n" : rep.text(cf.bound);
     std::fwrite(out.data(), 1, out.size(), out_streams.lines);
     std::fflush(out_streams.lines);
-    return usage != 0 ? usage : rep.exit_code();
+    return rep.exit_code();
 }
 
 /// The agent: its arguments (the program's name first) to its exit code.

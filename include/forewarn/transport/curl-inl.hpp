@@ -73,7 +73,7 @@ FOREWARN_INLINE size_t curl_exchange::on_header(char* data, size_t size, size_t 
         if (colon == std::string_view::npos) return n;  // not a header; ignore rather than fail
         const auto name = trim(line.substr(0, colon));
         const auto value = trim(line.substr(colon + 1));
-        if (iequals(name, "Content-Length") && x.block_status >= 200 && x.block_status != 204 &&
+        if (iequals(name, "Content-Length") && !x.head && x.block_status >= 200 && x.block_status != 204 &&
             x.block_status != 304) {
             // Refuse a body announced larger than the cap before a byte of it is read.
             std::uint64_t length = 0;
@@ -230,6 +230,7 @@ FOREWARN_INLINE result<http_response> curl_transport::state::send(const http_req
     x.cancelled = &cancelled;
     x.max_body = request.max_body;
     x.max_header_bytes = options.max_header_bytes;
+    x.head = request.method == http_method::head;
 
     // Start from libcurl's defaults every time so nothing leaks from the previous request
     // (POST fields, headers); the connection cache lives in the multi handle and survives.
@@ -335,7 +336,7 @@ FOREWARN_INLINE network_failure curl_network_failure(CURLcode rc, long os_error)
         if (os_error == ECONNREFUSED) return network_failure::refused;
         if (os_error == ENETUNREACH || os_error == EHOSTUNREACH) return network_failure::unreachable;
         if (os_error == ETIMEDOUT) return network_failure::connect_timeout;
-        return network_failure::refused;  // libcurl's "Failed to connect": nothing took the connection
+        return network_failure::none;  // EACCES, EPERM (a local firewall), ...: not told apart
     case CURLE_GOT_NOTHING:
     case CURLE_PARTIAL_FILE:
     case CURLE_RECV_ERROR:

@@ -61,6 +61,7 @@ struct curl_exchange {
     http_response response;
     std::size_t header_bytes = 0;   // of the current block
     int block_status = 0;           // status line of the current header block
+    bool head = false;              // a HEAD: the Content-Length is the GET's, no body comes
     bool in_headers = false;        // between a status line and its blank line
     bool connected = false;         // libcurl reached the point of sending the request
     bool body_too_large = false;    // the write callback refused more bytes than max_body

@@ -221,7 +221,7 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
         if (code == ERROR_WINHTTP_INVALID_URL || code == ERROR_WINHTTP_UNRECOGNIZED_SCHEME)
             return error(errc::invalid_argument, "bad URL: " + platform::system_message(code, L"winhttp.dll"));
         error e(errc::transport, what + ": " + platform::system_message(code, L"winhttp.dll"));
-        if (code == ERROR_WINHTTP_CANNOT_CONNECT) e.network = network_failure::refused;
+        if (code == ERROR_WINHTTP_CANNOT_CONNECT) e.network = network_failure::refused;  // or unreachable: WinHTTP says one
         else if (code == ERROR_WINHTTP_NAME_NOT_RESOLVED) e.network = network_failure::name_not_resolved;
         else if (code == ERROR_WINHTTP_CONNECTION_ERROR) e.network = network_failure::reset;
         return e;
@@ -394,9 +394,10 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
         }
     }
     // Content-Length, when the server sent a valid one and the status may have a body (not 1xx,
-    // 204 or 304: libcurl's rule).
+    // 204 or 304: libcurl's rule; never the answer to a HEAD, which states the GET's length).
     std::optional<std::uint64_t> promised;
-    const bool may_have_body = response.status >= 200 && response.status != 204 && response.status != 304;
+    const bool may_have_body = request.method != http_method::head && response.status >= 200 && response.status != 204 &&
+                               response.status != 304;
     if (const auto* length = response.header("Content-Length"); length != nullptr && may_have_body) {
         std::uint64_t n = 0;
         bool digits = !length->empty();
@@ -440,13 +441,14 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
     if (is_cancelled()) return error(errc::cancelled, "request cancelled");
     // WinHTTP ends a body at a closed connection without saying so: a short body is the
     // server closing mid-body (libcurl's "transfer closed with N bytes remaining").
-    if (promised && response.body.size() < *promised)
+    if (promised && response.body.size() < *promised) {
         error e(errc::transport,
                 "request to " + authority + " failed: the connection closed after " + std::to_string(response.body.size()) +
                     " of " + std::to_string(*promised) + " body bytes",
                 response.status);
         e.network = network_failure::reset;
         return e;
+    }
     return response;
 }
 
