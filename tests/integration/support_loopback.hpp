@@ -350,6 +350,8 @@ public:
     explicit forwarding_proxy(int target_port)
         : server_([target_port, this](httplib::Server& s, loopback_server&) {
               auto forward = [target_port, this](const httplib::Request& req, httplib::Response& res) {
+                  // One at a time: httplib's client shares regex state between threads (TSan).
+                  std::lock_guard<std::mutex> one(mutex_);
                   httplib::Client c("127.0.0.1", target_port);
                   c.set_connection_timeout(5, 0);
                   c.set_read_timeout(30, 0);
@@ -384,6 +386,7 @@ public:
     signal_count forwarded;  ///< requests forwarded so far
 
 private:
+    std::mutex mutex_;
     loopback_server server_;
 };
 

@@ -64,6 +64,8 @@ check_run run_check(strings args, std::chrono::seconds bound = 60s) {
     REQUIRE(code.has_value());  // within its bound, whatever the network did
     r.exit_code = *code;
     r.out = p.out();
+    for (auto& l : r.out)  // the Windows agent ends its lines with \r\n
+        if (!l.empty() && l.back() == '\r') l.pop_back();
     r.err = p.err();
     INFO(r.text() << r.err);
     return r;

@@ -691,7 +691,8 @@ inline void metrics_port(report& rep, const settings& s) {
     server.stop();
     if (e.empty())
         rep.add("metrics", outcome::ok, s.metrics_listen + " is free to bind");
-    else if (e.find("in use") != std::string::npos || e.find("Only one usage") != std::string::npos)
+    else if (e.find("in use") != std::string::npos || e.find("Only one usage") != std::string::npos ||
+             e.find("(10048)") != std::string::npos)  // WSAEADDRINUSE, whose text Wine leaves out
         rep.add("metrics", outcome::warn, e, "another program listens there: the running agent itself is fine, anything else is not",
                 "stop the other program, or choose another --metrics-listen");
     else

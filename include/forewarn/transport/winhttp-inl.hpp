@@ -221,9 +221,12 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
         if (code == ERROR_WINHTTP_INVALID_URL || code == ERROR_WINHTTP_UNRECOGNIZED_SCHEME)
             return error(errc::invalid_argument, "bad URL: " + platform::system_message(code, L"winhttp.dll"));
         error e(errc::transport, what + ": " + platform::system_message(code, L"winhttp.dll"));
-        if (code == ERROR_WINHTTP_CANNOT_CONNECT) e.network = network_failure::refused;  // or unreachable: WinHTTP says one
-        else if (code == ERROR_WINHTTP_NAME_NOT_RESOLVED) e.network = network_failure::name_not_resolved;
-        else if (code == ERROR_WINHTTP_CONNECTION_ERROR) e.network = network_failure::reset;
+        // WinHTTP's own codes, or the socket's (Wine passes Winsock's through).
+        const auto is = [code](long c) { return code == static_cast<DWORD>(c); };
+        if (is(ERROR_WINHTTP_CANNOT_CONNECT) || is(WSAECONNREFUSED)) e.network = network_failure::refused;  // WinHTTP: or unreachable
+        else if (is(ERROR_WINHTTP_NAME_NOT_RESOLVED) || is(WSAHOST_NOT_FOUND)) e.network = network_failure::name_not_resolved;
+        else if (is(ERROR_WINHTTP_CONNECTION_ERROR) || is(WSAECONNRESET) || is(WSAECONNABORTED)) e.network = network_failure::reset;
+        else if (is(WSAENETUNREACH) || is(WSAEHOSTUNREACH)) e.network = network_failure::unreachable;
         return e;
     };
     const std::string failed = "request to " + authority + " failed";
