@@ -96,6 +96,7 @@ TEST_CASE("check: a healthy emulator - every step is a tick and the exit is 0, f
         INFO(r.cloud);
         auto c = run_check({"--cloud", r.cloud, "--endpoint", r.endpoint, "--state-file", agent_path(dir.file("state.json"))});
         INFO(c.text() << c.err);
+        INFO(c.text() << c.err);
         CHECK(c.exit_code == 0);
         for (const char* step : {"cloud", "endpoint", "connect", "handshake", "identity", "notices", "state"})
             CHECK_FALSE(c.line("\u2714", step).empty());
@@ -113,6 +114,7 @@ TEST_CASE("check --json: one object with every step, and an announced event is l
     emulator_process emu;
     post(emu, "azure/events", R"({"EventId":"E1","EventType":"Freeze","Resources":["vm0"],"notice":"10m"})");
     auto c = run_check({"--cloud", "azure", "--endpoint", emu.base_url(), "--json", "--self", "vm0", "--approve", "own"});
+    INFO(c.text() << c.err);
     CHECK(c.exit_code == 0);
     REQUIRE(c.out.size() == 1);  // nothing but the object
     rapidjson::Document d;
@@ -147,6 +149,7 @@ TEST_CASE("check: a token PUT whose answer never comes while a GET gets 401 - th
     emulator_process emu;
     fault(emu, R"({"kind":"stall","service":"aws","method":"PUT","path":"/latest/api/token","count":-1})");
     auto c = run_check({"--cloud", "aws", "--endpoint", emu.base_url(), "--timeout", "10"});
+    INFO(c.text() << c.err);
     CHECK(c.exit_code == 1);
     if (!windows_agent()) CHECK(c.took < 10s + 5s);  // its bound, with room for a loaded machine
     const auto line = c.line("\u2718", "handshake");
@@ -161,6 +164,7 @@ TEST_CASE("check: refused, a connect that times out, a reset - each with its cau
     SECTION("refused") {
         const auto url = "http://127.0.0.1:" + std::to_string(forewarn_test::closed_port());
         auto c = run_check({"--cloud", "azure", "--endpoint", url});
+        INFO(c.text() << c.err);
         CHECK(c.exit_code == 1);
         CHECK_FALSE(c.line("\u2718", "connect").empty());
         CHECK(c.has("likely cause: nothing listens at " + url + ": this is not an Azure VM"));
@@ -169,6 +173,7 @@ TEST_CASE("check: refused, a connect that times out, a reset - each with its cau
         forewarn_test::full_backlog dropped;
         REQUIRE(dropped.ok());
         auto c = run_check({"--cloud", "gce", "--endpoint", dropped.url(""), "--timeout", "5"}, 40s);
+        INFO(c.text() << c.err);
         CHECK(c.exit_code == 1);
         if (!windows_agent()) CHECK(c.took < 5s + 5s);  // the bound holds whatever the network does
         CHECK(c.line("\u2718", "connect").find("timed out") != std::string::npos);
@@ -179,6 +184,7 @@ TEST_CASE("check: refused, a connect that times out, a reset - each with its cau
         forewarn_test::resetting_listener resetting;
         REQUIRE(resetting.ok());
         auto c = run_check({"--cloud", "aws", "--endpoint", resetting.url("")});
+        INFO(c.text() << c.err);
         CHECK(c.exit_code == 1);
         CHECK_FALSE(c.line("\u2718", "connect").empty());
         CHECK(c.has("was reset or closed before an answer"));
@@ -193,6 +199,7 @@ TEST_CASE("check: a proxy in the path that adds X-Forwarded-For is what the serv
     for (const char* cloud : {"azure", "gce", "aws"}) {
         INFO(cloud);
         auto c = run_check({"--cloud", cloud, "--endpoint", proxy.url("")});
+        INFO(c.text() << c.err);
         CHECK(c.exit_code == 1);
         CHECK_FALSE(c.line("\u2718", "handshake").empty());
         CHECK(c.has("likely cause: a proxy in the path adds X-Forwarded-For"));
@@ -211,6 +218,7 @@ TEST_CASE("check: the service's clock 10 minutes off is a failure - a 503 storm 
         }
         emulator_process emu({"--scenario", dir.file("ahead.json")});
         auto c = run_check({"--cloud", "azure", "--endpoint", emu.base_url()});
+        INFO(c.text() << c.err);
         CHECK(c.exit_code == 1);
         const auto line = c.line("\u2718", "clock");
         CHECK(line.find("ahead of this VM's clock") != std::string::npos);
@@ -220,6 +228,7 @@ TEST_CASE("check: the service's clock 10 minutes off is a failure - a 503 storm 
         emulator_process emu;
         fault(emu, R"({"kind":"status","status":503,"service":"gce","count":-1})");
         auto c = run_check({"--cloud", "gce", "--endpoint", emu.base_url()});
+        INFO(c.text() << c.err);
         CHECK(c.exit_code == 1);
         CHECK_FALSE(c.line("\u2718", "handshake").empty());
         CHECK(c.has("likely cause: the service keeps answering 503: it is throttling"));
@@ -235,6 +244,7 @@ TEST_CASE("check: the surroundings - a missing hook, a busy metrics port, an unr
     const auto webhook = "http://127.0.0.1:" + std::to_string(forewarn_test::closed_port()) + "/hook";
     auto c = run_check({"--cloud", "azure", "--endpoint", emu.base_url(), "--on-prepare", agent_path(dir.file("nope.sh")) + " --drain",
                         "--metrics-listen", "127.0.0.1:" + std::to_string(busy.port()), "--webhook", webhook});
+    INFO(c.text() << c.err);
     CHECK(c.exit_code == 1);
     CHECK(c.line("\u2718", "hook").find("nope.sh does not exist") != std::string::npos);
     CHECK(c.line("!", "metrics").find("127.0.0.1:" + std::to_string(busy.port())) != std::string::npos);
@@ -268,6 +278,7 @@ TEST_CASE("check: a state directory the service's user cannot write is a failure
     const strings flags = {"--cloud", "azure", "--endpoint", emu.base_url(), "--state-file", (state_dir / "state.json").string()};
     if (::geteuid() == 0) {
         auto as_root = run_check(flags);
+        INFO(as_root.text() << as_root.err);
         CHECK(as_root.exit_code == 0);
         CHECK_FALSE(as_root.line("\u2714", "state").empty());
         // The same, as the service's user would run it (nobody: what the unit's User= gives).
@@ -286,6 +297,7 @@ TEST_CASE("check: a state directory the service's user cannot write is a failure
     } else {
         std::filesystem::permissions(state_dir, std::filesystem::perms::owner_write, std::filesystem::perm_options::remove);
         auto c = run_check(flags);
+        INFO(c.text() << c.err);
         CHECK(c.exit_code == 1);
         CHECK_FALSE(c.line("\u2718", "state").empty());
     }

@@ -225,7 +225,9 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
         const auto is = [code](long c) { return code == static_cast<DWORD>(c); };
         if (is(ERROR_WINHTTP_CANNOT_CONNECT) || is(WSAECONNREFUSED)) e.network = network_failure::refused;  // WinHTTP: or unreachable
         else if (is(ERROR_WINHTTP_NAME_NOT_RESOLVED) || is(WSAHOST_NOT_FOUND)) e.network = network_failure::name_not_resolved;
-        else if (is(ERROR_WINHTTP_CONNECTION_ERROR) || is(WSAECONNRESET) || is(WSAECONNABORTED)) e.network = network_failure::reset;
+        else if (is(ERROR_WINHTTP_CONNECTION_ERROR) || is(WSAECONNRESET) || is(WSAECONNABORTED) ||
+                 is(ERROR_WINHTTP_INVALID_SERVER_RESPONSE))  // Wine's word for a reset before any answer
+            e.network = network_failure::reset;
         else if (is(WSAENETUNREACH) || is(WSAEHOSTUNREACH)) e.network = network_failure::unreachable;
         return e;
     };
