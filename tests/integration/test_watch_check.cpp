@@ -263,7 +263,6 @@ TEST_CASE("check: the surroundings - a missing hook, a busy metrics port, an unr
     CHECK(auto_usage.out[0].find("\"exit\":2") != std::string::npos);  // the report says the exit code it ends with
 }
 
-#if !defined(_WIN32)
 TEST_CASE("check: a state directory the service's user cannot write is a failure there, though root passes",
           "[check]") {
     emulator_process emu;
@@ -302,4 +301,3 @@ TEST_CASE("check: a state directory the service's user cannot write is a failure
         CHECK_FALSE(c.line("\u2718", "state").empty());
     }
 }
-#endif

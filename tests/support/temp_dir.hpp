@@ -9,19 +9,14 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
-
-#if defined(_WIN32)
-#include <process.h>
-#else
-#include <unistd.h>
-#endif
+#include <random>
 
 namespace forewarn_test {
 
 struct temp_dir {
     std::filesystem::path path;
 
-    /// <temp>/forewarn-<name>-<pid>-<time>-<count>: no other temp_dir of any process has it now.
+    /// <temp>/forewarn-<name>-<random>-<time>-<count>: no other temp_dir of any process has it now.
     explicit temp_dir(const std::string& name) : path(std::filesystem::temp_directory_path() / ("forewarn-" + name + "-" + unique())) {
         std::filesystem::remove_all(path);
         std::filesystem::create_directories(path);
@@ -38,14 +33,11 @@ struct temp_dir {
 
 private:
     static std::string unique() {
+        // A random number per process (another process's tests draw another), then a count.
+        static const unsigned long long process = std::random_device{}() * 0x100000000ull + std::random_device{}();
         static std::atomic<unsigned> counter{0};
-#if defined(_WIN32)
-        const long long pid = ::_getpid();
-#else
-        const long long pid = ::getpid();
-#endif
-        return std::to_string(pid) + "-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "-" +
-               std::to_string(counter.fetch_add(1));
+        return std::to_string(process) + "-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) +
+               "-" + std::to_string(counter.fetch_add(1));
     }
 };
 

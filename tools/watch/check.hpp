@@ -18,11 +18,13 @@
 #include <forewarn/time.hpp>
 #include <forewarn/transport/default.hpp>
 
+#include "clients.hpp"
 #include "json.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
 #include "platform/arguments.hpp"
 #include "platform/etcd_transport.hpp"
+#include "platform/process.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -36,9 +38,6 @@
 #include <utility>
 #include <vector>
 
-#if !defined(_WIN32)
-#include <unistd.h>
-#endif
 
 namespace watch {
 namespace check {
@@ -604,12 +603,7 @@ inline void state_directory(report& rep, const settings& s) {
     auto dir = file.parent_path();
     if (dir.empty()) dir = ".";
     const std::string where = forewarn::platform::utf8_name(dir);
-#if defined(_WIN32)
-    const std::string pid = std::to_string(::GetCurrentProcessId());
-#else
-    const std::string pid = std::to_string(::getpid());
-#endif
-    const auto probe = dir / (".forewarn-check-" + pid);
+    const auto probe = dir / (".forewarn-check-" + std::to_string(process_id()));
     auto w = forewarn::platform::write_file_atomically(probe, "forewarn-watch check\n");
     std::error_code ec;
     std::filesystem::remove(probe, ec);
@@ -638,46 +632,22 @@ inline void hook(report& rep, const char* which, const std::string& command) {
     if (word.size() >= 2 && (word.front() == '\'' || word.front() == '"') && word.back() == word.front())
         word = word.substr(1, word.size() - 2);
     const std::string name = std::string("--") + which;
-    auto executable = [](const std::filesystem::path& p) {
-        std::error_code ec;
-        if (!std::filesystem::is_regular_file(p, ec)) return false;
-#if defined(_WIN32)
-        return true;
-#else
-        return ::access(p.c_str(), X_OK) == 0;
-#endif
-    };
     if (word.find('/') != std::string::npos || word.find('\\') != std::string::npos) {
         const auto p = forewarn::platform::path_from_utf8(word);
         std::error_code ec;
         if (!std::filesystem::exists(p, ec))
             rep.add("hook", outcome::fail, name + ": " + word + " does not exist", "the path is wrong, or the file is not installed here",
                     "install it, or correct " + name);
-        else if (!executable(p))
+        else if (!runnable(p))
             rep.add("hook", outcome::fail, name + ": " + word + " is not executable", "its mode lacks the execute bit for this user",
                     "chmod +x " + word);
         else
             rep.add("hook", outcome::ok, name + ": " + word + " is executable (not run)");
         return;
     }
-    const auto path = platform::environment("PATH").value_or("");
-#if defined(_WIN32)
-    const char sep = ';';
-    const std::vector<std::string> exts = {"", ".exe", ".cmd", ".bat", ".com"};
-#else
-    const char sep = ':';
-    const std::vector<std::string> exts = {""};
-#endif
-    for (std::size_t at = 0; at <= path.size();) {
-        const auto end = path.find(sep, at);
-        const std::string dir = path.substr(at, end == std::string::npos ? std::string::npos : end - at);
-        for (const auto& ext : exts)
-            if (!dir.empty() && executable(forewarn::platform::path_from_utf8(dir) / (word + ext))) {
-                rep.add("hook", outcome::ok, name + ": " + word + " found on PATH in " + dir + " (not run)");
-                return;
-            }
-        if (end == std::string::npos) break;
-        at = end + 1;
+    if (auto found = find_on_path(word)) {
+        rep.add("hook", outcome::ok, name + ": " + word + " found on PATH at " + forewarn::platform::utf8_name(*found) + " (not run)");
+        return;
     }
     rep.add("hook", outcome::warn, name + ": " + word + " is not a file on PATH",
             "a shell builtin or function (fine), or a program not installed for the agent's PATH",
@@ -719,10 +689,7 @@ inline void etcd_budget(report& rep, const settings& s, const budget& b) {
         rep.add("etcd", outcome::fail, transport.error().describe(), "the TLS settings cannot be used", "see --help for --etcd-ca");
         return;
     }
-    forewarn::etcd::client_options o;
-    o.endpoints = forewarn::etcd::split_endpoints(s.etcd);
-    o.username = s.etcd_user;
-    if (auto pw = platform::environment("FOREWARN_ETCD_PASSWORD")) o.password = *pw;
+    forewarn::etcd::client_options o = etcd_client_options(s);
     o.request_timeout = b.request(milliseconds(3000));
     o.connect_timeout = b.request(milliseconds(1000));
     forewarn::etcd::basic_client<forewarn::default_transport> c(o, std::move(*transport));

@@ -317,9 +317,7 @@ int run_agent(Client client, const settings& s, const std::string& where, std::s
 
     if (!s.etcd.empty()) {
         forewarn::etcd::budget_options b;
-        b.etcd.endpoints = forewarn::etcd::split_endpoints(s.etcd);
-        b.etcd.username = s.etcd_user;
-        if (auto pw = watch::platform::environment("FOREWARN_ETCD_PASSWORD")) b.etcd.password = *pw;
+        b.etcd = watch::etcd_client_options(s);
         b.group = s.fleet_group;
         b.max_in_maintenance = static_cast<std::size_t>(s.fleet_max);
         b.lease_ttl = s.fleet_ttl;

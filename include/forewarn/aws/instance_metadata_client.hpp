@@ -161,7 +161,7 @@ private:
         if (!*r) return out;
         out.service_time = forewarn::detail::service_time_of(**r);
         const std::string& body = (*r)->body;
-        auto fail = [&](error e) { return std::move(e).at_url(endpoint_ + std::string(key_paths[k])); };
+        auto fail = [&](error e) { return std::move(e).at_url(key_url(k)); };
         if (k == 0) {
             auto events = parse_scheduled_events(body);
             if (!events) return fail(std::move(events).error());

@@ -99,7 +99,7 @@ private:
         if (!r) return std::move(r).error();
         if (!*r) return key_reading{};
         auto e = Client::parse((*r)->body);
-        if (!e) return std::move(e).error().at_url(endpoint_ + std::string(Client::termination_time_path));
+        if (!e) return std::move(e).error().at_url(key_url(0));
         return key_reading{{std::move(*e)}, {}, service_time_of(**r)};
     }
 

@@ -178,6 +178,7 @@ private:
     static constexpr std::size_t key_count = 3;
     static constexpr bool may_hang = true;
     enum key_index : std::size_t { maintenance = 0, preempted = 1, upcoming = 2 };
+    static constexpr std::string_view key_names[key_count] = {maintenance_event_key, preempted_key, upcoming_maintenance_key};
 
     // Where requests go (the default name falls back to the IP once) and the instance's name:
     // read by every lane, so under a mutex.
@@ -215,17 +216,15 @@ private:
     }
 
     std::string key_url(std::size_t k) const {
-        static constexpr std::string_view names[key_count] = {maintenance_event_key, preempted_key, upcoming_maintenance_key};
-        return endpoint() + "/computeMetadata/v1/" + std::string(names[k]);
+        return endpoint() + std::string(root_path) + std::string(key_names[k]);
     }
 
     // One request for key k on `lane` (a hanging GET of `hang` seconds when set), parsed. Its
     // ETag is the cursor of the next hanging GET even when the value does not parse.
     result<forewarn::detail::key_reading> read_key(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) {
-        static constexpr std::string_view names[key_count] = {maintenance_event_key, preempted_key, upcoming_maintenance_key};
         get_options opts;
         opts.json = k == upcoming;
-        result<metadata_value> r = hang ? watch_on(lane, names[k], etags_[k], *hang, opts) : get_on(lane, names[k], opts);
+        result<metadata_value> r = hang ? watch_on(lane, key_names[k], etags_[k], *hang, opts) : get_on(lane, key_names[k], opts);
         if (!r && r.error().code == errc::not_found && k != maintenance) {
             if (k == preempted) {
                 r = metadata_value{"FALSE", {}, {}};  // preempted, when missing, stands for FALSE (polled)
@@ -239,7 +238,7 @@ private:
         if (!r) return std::move(r).error();
         etags_[k] = r->etag;
         auto fail = [&](error e) {
-            return std::move(e).at_url(endpoint() + std::string(root_path) + std::string(names[k]));
+            return std::move(e).at_url(key_url(k));
         };
         forewarn::detail::key_reading out{{}, r->etag, r->service_time};
         if (k == upcoming) {

@@ -24,13 +24,12 @@ FOREWARN_INLINE std::vector<change> poller_ledger::track(const document& d, chan
     std::lock_guard<std::mutex> lock(mutex_);
     auto changes = tracker_.track(d, when);
     approver_.observe(d, when.steady);
-    incarnation_ = d.incarnation;
     return changes;
 }
 
 FOREWARN_INLINE bool poller_ledger::delivered(std::size_t n) {
     std::lock_guard<std::mutex> lock(mutex_);
-    const bool moved = tracker_.delivered_document().incarnation != incarnation_;
+    const bool moved = tracker_.delivered_document().incarnation != tracker_.latest().incarnation;
     tracker_.delivered(n);
     return moved;
 }

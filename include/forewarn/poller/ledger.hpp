@@ -78,7 +78,6 @@ private:
     mutable std::mutex mutex_;
     change_tracker tracker_;
     approver approver_;
-    std::string incarnation_;  // of the last document tracked
 };
 
 }  // namespace detail

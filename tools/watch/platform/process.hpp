@@ -6,9 +6,14 @@
 // thread until the process is gone. The platform's half: process_posix.hpp, process_windows.hpp.
 #pragma once
 
+#include <forewarn/platform/files.hpp>
+
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <functional>
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +37,16 @@ inline std::string_view to_string(hook_outcome::kind k) {
     }
     return "unknown";
 }
+
+/// This process's id (a file name of its own: `forewarn-watch check`'s probe).
+inline unsigned long long process_id();
+
+/// Whether `path` is a file this user may run (on Windows: a file).
+inline bool runnable(const std::filesystem::path& path);
+
+/// Where `name` is found on PATH, with the platform's program suffixes (Windows: .exe, .cmd,
+/// .bat, .com); nothing when it is not there.
+inline std::optional<std::filesystem::path> find_on_path(const std::string& name);
 
 inline hook_outcome run_hook(const std::string& command, const std::string& input, const std::vector<std::string>& env,
                       std::chrono::steady_clock::time_point deadline, const std::atomic<bool>& stop,
@@ -95,6 +110,24 @@ inline void describe_end(hook_outcome& out, bool timed_out, bool stopping) {
 }
 
 }  // namespace watch
+
+namespace watch::detail {
+/// `name` on each folder of `path` (split at `separator`), with each of `suffixes`.
+inline std::optional<std::filesystem::path> search_path(const std::string& path, char separator, const std::string& name,
+                                                        std::initializer_list<const char*> suffixes) {
+    for (std::size_t at = 0; at <= path.size();) {
+        const auto end = path.find(separator, at);
+        const std::string dir = path.substr(at, end == std::string::npos ? std::string::npos : end - at);
+        for (const char* suffix : suffixes) {
+            const auto candidate = forewarn::platform::path_from_utf8(dir) / (name + suffix);
+            if (!dir.empty() && runnable(candidate)) return candidate;
+        }
+        if (end == std::string::npos) break;
+        at = end + 1;
+    }
+    return std::nullopt;
+}
+}  // namespace watch::detail
 
 #if defined(_WIN32)
 #include "process_windows.hpp"

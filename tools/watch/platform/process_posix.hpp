@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -244,6 +245,18 @@ inline hook_outcome run_hook(const std::string& command, const std::string& inpu
     else if (WIFSIGNALED(status)) out.exit_code = -WTERMSIG(status);
     describe_end(out, timed_out, stop.load());
     return out;
+}
+
+inline unsigned long long process_id() { return static_cast<unsigned long long>(::getpid()); }
+
+inline bool runnable(const std::filesystem::path& path) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
+}
+
+inline std::optional<std::filesystem::path> find_on_path(const std::string& name) {
+    const char* path = std::getenv("PATH");
+    return detail::search_path(path ? path : "", ':', name, {""});
 }
 
 }  // namespace watch

@@ -5,6 +5,7 @@
 // Unicode environment block.
 #pragma once
 
+#include "arguments.hpp"
 #include "process.hpp"
 
 #include <forewarn/platform/windows.hpp>
@@ -188,6 +189,17 @@ inline hook_outcome run_hook(const std::string& command, const std::string& inpu
     out.took = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - started);
     describe_end(out, timed_out, stop.load());
     return out;
+}
+
+inline unsigned long long process_id() { return ::GetCurrentProcessId(); }
+
+inline bool runnable(const std::filesystem::path& path) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(path, ec);
+}
+
+inline std::optional<std::filesystem::path> find_on_path(const std::string& name) {
+    return detail::search_path(platform::environment("PATH").value_or(""), ';', name, {"", ".exe", ".cmd", ".bat", ".com"});
 }
 
 }  // namespace watch
