@@ -7,6 +7,10 @@
 # context switches of all threads (wake-ups) and private memory (RssAnon). Give two binaries (an
 # older build and this one) to compare them in the same run. Each is measured at rest, at rest with
 # every optional feature on, and while a Freeze of its VM is under way (the pause meter's looks).
+# Each binary's code size comes first (`size -A`: .text, and the code and read-only data that a
+# running agent maps from its file), and each run also prints its anonymous memory
+# (`Anonymous` in /proc/PID/smaps_rollup: the heap, stacks and data no file backs, which unlike
+# USS does not move with whatever else maps the same libraries).
 #
 #   tests/bench/watch_cost.sh BUILD_DIR SECONDS [WATCH_BINARY...]
 #   tests/bench/watch_cost.sh build/release 60                 # the build's own forewarn-watch
@@ -36,14 +40,15 @@ measure() {  # measure LABEL PROGRAM [ARGS...]: the program is started with the 
     sleep "$seconds"
     b=$(awk '{print $14 + $15}' "/proc/$w/stat")
     switches=$(( $(cat /proc/"$w"/task/*/status | awk '/^voluntary_ctxt_switches/ {s += $2} END {print s}') - s0 ))
-    local anon
+    local anon anonymous
     anon=$(awk '/^RssAnon/ {print $2}' "/proc/$w/status")
+    anonymous=$(awk '/^Anonymous:/ {print $2}' "/proc/$w/smaps_rollup" 2>/dev/null || echo '?')
     kill "$w"
     wait "$w" 2>/dev/null || true
     kill "$EMU_PID"
     wait "$EMU_PID" 2>/dev/null || true
-    printf '%-44s %4d ticks of CPU (10 ms each) in %s s, %6d wake-ups (%.1f per second), %6d kB private\n' \
-        "$label" $((b - a)) "$seconds" "$switches" "$(awk -v s="$switches" -v t="$seconds" 'BEGIN {print s / t}')" "$anon"
+    printf '%-44s %4d ticks of CPU (10 ms each) in %s s, %6d wake-ups (%.1f per second), %6d kB private (RssAnon), %6s kB Anonymous\n' \
+        "$label" $((b - a)) "$seconds" "$switches" "$(awk -v s="$switches" -v t="$seconds" 'BEGIN {print s / t}')" "$anon" "$anonymous"
 }
 
 emulator_args=()
@@ -55,6 +60,10 @@ cat >"$features_dir/started.json" <<'JSON'
  "steps": [{"at": "0s", "azure_event": {"EventId": "F1", "EventType": "Freeze", "Resources": ["vm0"],
                                          "started": true, "DurationInSeconds": 5, "impact": "1h"}}]}
 JSON
+for bin in "${binaries[@]}"; do
+    size -A "$bin" | awk -v b="$bin" '$1 == ".text" {t = $2} $1 ~ /^\.(text|rodata|eh_frame|eh_frame_hdr|gcc_except_table|init|fini|plt|plt.got)$/ {c += $2}
+        END {printf "%-44s .text %d bytes (%.2f MiB); code and read-only data %d bytes (%.2f MiB)\n", b, t, t / 1048576, c, c / 1048576}'
+done
 for bin in "${binaries[@]}"; do
     measure "$bin" "$bin" --cloud azure --endpoint "{}" --interval 1000 --self vm0
     # The same at rest with every optional feature on: metrics and /readyz, the ready file, a

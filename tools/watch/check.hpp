@@ -19,6 +19,7 @@
 #include <forewarn/transport/default.hpp>
 
 #include "clients.hpp"
+#include "etcd_options.hpp"
 #include "json.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
@@ -489,10 +490,56 @@ inline bool tencent_handshake(report& rep, const std::string& endpoint, const bu
     return false;
 }
 
+// ---- the client as check reaches it ----------------------------------------------------------------
+
+/// The client of the cloud checked, whatever its cloud: the steps below are written once.
+class source {
+public:
+    virtual forewarn::cloud cloud() const = 0;
+    virtual std::string endpoint() const = 0;
+    /// Azure's api-version in use (the handshake sends it); empty elsewhere.
+    virtual std::string api_version() const = 0;
+    /// This VM's name as the events name it.
+    virtual forewarn::result<std::string> identity() = 0;
+    virtual forewarn::result<forewarn::document> fetch() = 0;
+    virtual std::vector<std::string> key_urls() const = 0;
+    virtual bool can_approve() const = 0;
+    virtual void cancel() noexcept = 0;
+    virtual void reset() noexcept = 0;
+
+protected:
+    ~source() = default;
+};
+
+/// `Client` as a check::source.
+template <class Client>
+class source_of final : public source {
+public:
+    explicit source_of(Client& c) : c_(c) {}
+    forewarn::cloud cloud() const override { return Client::source_cloud; }
+    std::string endpoint() const override { return c_.endpoint(); }
+    std::string api_version() const override {
+        if constexpr (Client::source_cloud == forewarn::cloud::azure) return c_.options().api_version;
+        else return {};
+    }
+    forewarn::result<std::string> identity() override {
+        auto id = c_.identity();
+        if (!id) return std::move(id).error();
+        return std::move(id->name);
+    }
+    forewarn::result<forewarn::document> fetch() override { return c_.fetch(); }
+    std::vector<std::string> key_urls() const override { return c_.key_urls(); }
+    bool can_approve() const override { return c_.can_approve(); }
+    void cancel() noexcept override { c_.cancel(); }
+    void reset() noexcept override { c_.reset(); }
+
+private:
+    Client& c_;
+};
+
 // ---- 4. identity; 5. the notices and the clock ----------------------------------------------
 
-template <class Client>
-void identity(report& rep, Client& client, const settings& s, const budget& b) {
+inline void identity(report& rep, source& client, const settings& s, const budget& b) {
     std::string name = s.self;
     if (!name.empty()) {
         rep.add("identity", outcome::ok, "--self " + name + " (the metadata is not asked)");
@@ -500,7 +547,7 @@ void identity(report& rep, Client& client, const settings& s, const budget& b) {
         auto id = within(client, b, [&] { return client.identity(); });
         client.reset();
         if (id) {
-            name = id->name;
+            name = *id;
             rep.add("identity", outcome::ok, "this VM is " + name + " in the events' resources (from the metadata)");
         } else {
             rep.add("identity", outcome::fail, id.error().describe(), "the metadata service did not give this VM's name",
@@ -512,7 +559,7 @@ void identity(report& rep, Client& client, const settings& s, const budget& b) {
                               : s.approve == forewarn::approval_scope::leader ? "leader"
                                                                               : "all";
     if (!client.can_approve())
-        rep.add("approvals", outcome::warn, "--approve " + scope + ": " + display_name(forewarn::to_string(Client::source_cloud)) +
+        rep.add("approvals", outcome::warn, "--approve " + scope + ": " + display_name(forewarn::to_string(client.cloud())) +
                                                 " takes no approvals",
                 "maintenance is approved through the metadata service on Azure only",
                 "nothing to do: the agent watches and runs the hooks; or drop --approve");
@@ -547,8 +594,7 @@ inline void clock_skew(report& rep, const forewarn::document& d) {
         rep.add("clock", outcome::ok, saw);
 }
 
-template <class Client>
-void notices(report& rep, Client& client, const budget& b) {
+inline void notices(report& rep, source& client, const budget& b) {
     auto doc = within(client, b, [&] { return client.fetch(); });
     client.reset();
     if (!doc) {
@@ -560,7 +606,7 @@ void notices(report& rep, Client& client, const budget& b) {
                     "the service is slow to answer, or retries after errors took the time",
                     "run check again with a longer --timeout; look at the steps above");
         else if (e.network != forewarn::network_failure::none || e.code == forewarn::errc::timeout) {
-            auto d = network_diagnosis(e, e.url.empty() ? client.endpoint() : e.url, forewarn::to_string(Client::source_cloud));
+            auto d = network_diagnosis(e, e.url.empty() ? client.endpoint() : e.url, forewarn::to_string(client.cloud()));
             rep.add("notices", outcome::fail, d.saw, d.cause, d.fix);
         } else
             rep.add("notices", outcome::fail, e.describe(), "the service's answer is not what forewarn reads",
@@ -719,32 +765,32 @@ inline void etcd_budget(report& rep, const settings& s, const budget& b) {
 
 // ---- the whole walk -------------------------------------------------------------------------------
 
-template <class Client>
-void cloud_steps(report& rep, Client& client, const settings& s, const budget& b) {
+inline void cloud_steps(report& rep, source& client, const settings& s, const budget& b) {
     std::string endpoint = client.endpoint();
     rep.add("endpoint", outcome::ok, endpoint);
     proxies(rep);
-    const std::string_view cloud_name = forewarn::to_string(Client::source_cloud);
+    const std::string_view cloud_name = forewarn::to_string(client.cloud());
     if (!reach(rep, endpoint, cloud_name, b)) {
         for (const char* n : {"handshake", "identity", "notices"}) rep.add(n, outcome::skip, "the service cannot be reached");
         return;
     }
-    constexpr auto c = Client::source_cloud;
     bool shook = false;
-    if constexpr (c == forewarn::cloud::azure)
-        shook = azure_handshake(rep, endpoint, client.options().api_version, b);
-    else if constexpr (c == forewarn::cloud::gce)
-        shook = gce_handshake(rep, endpoint, b);
-    else if constexpr (c == forewarn::cloud::aws)
+    switch (client.cloud()) {
+    case forewarn::cloud::azure: shook = azure_handshake(rep, endpoint, client.api_version(), b); break;
+    case forewarn::cloud::gce: shook = gce_handshake(rep, endpoint, b); break;
+    case forewarn::cloud::aws:
         shook = token_handshake(rep, endpoint, "aws", "X-aws-ec2-metadata-token-ttl-seconds",
-                        "set the instance's HttpPutResponseHopLimit to 2 or more (aws ec2 modify-instance-metadata-options "
-                        "--instance-id ID --http-put-response-hop-limit 2), or run the agent with host networking",
-                        b);
-    else if constexpr (c == forewarn::cloud::alibaba)
+                                "set the instance's HttpPutResponseHopLimit to 2 or more (aws ec2 modify-instance-metadata-options "
+                                "--instance-id ID --http-put-response-hop-limit 2), or run the agent with host networking",
+                                b);
+        break;
+    case forewarn::cloud::alibaba:
         shook = token_handshake(rep, endpoint, "alibaba", "X-aliyun-ecs-metadata-token-ttl-seconds",
-                        "run the agent with host networking, so that the token's answer reaches it", b);
-    else
-        shook = tencent_handshake(rep, endpoint, b);
+                                "run the agent with host networking, so that the token's answer reaches it", b);
+        break;
+    case forewarn::cloud::tencent: shook = tencent_handshake(rep, endpoint, b); break;
+    case forewarn::cloud::none: break;
+    }
     if (!shook) {
         for (const char* n : {"identity", "notices"}) rep.add(n, outcome::skip, "the handshake failed");
         return;

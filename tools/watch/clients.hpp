@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: MIT
-// The clients forewarn-watch runs, one per cloud, and its etcd client's options, made from its
-// settings: the agent and `check` both take theirs from here.
+// The clients forewarn-watch runs, one per cloud, made from its settings: the agent and `check`
+// both take theirs from here.
 #pragma once
 
 #include <forewarn/alibaba/metadata_client.hpp>
 #include <forewarn/aws/instance_metadata_client.hpp>
 #include <forewarn/azure/scheduled_events_client.hpp>
-#include <forewarn/etcd/client.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/tencent/metadata_client.hpp>
 
 #include "options.hpp"
-#include "platform/arguments.hpp"
 
 #include <string>
 #include <type_traits>
@@ -40,16 +38,6 @@ auto with_client(const std::string& cloud, const settings& s, F&& f) {
     if (cloud == "alibaba") return f(make_client<forewarn::alibaba::metadata_client>(forewarn::alibaba::client_options{}, s));
     if (cloud == "tencent") return f(make_client<forewarn::tencent::metadata_client>(forewarn::tencent::client_options{}, s));
     return f(make_client<forewarn::gce::metadata_client>(forewarn::gce::client_options{}, s));
-}
-
-/// The etcd client's options: --etcd's endpoints, --etcd-user, and the password from
-/// FOREWARN_ETCD_PASSWORD only.
-inline forewarn::etcd::client_options etcd_client_options(const settings& s) {
-    forewarn::etcd::client_options o;
-    o.endpoints = forewarn::etcd::split_endpoints(s.etcd);
-    o.username = s.etcd_user;
-    if (auto pw = platform::environment("FOREWARN_ETCD_PASSWORD")) o.password = *pw;
-    return o;
 }
 
 }  // namespace watch

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: MIT
+// The agent's wiring, once for every cloud (agent.hpp): what forewarn-watch does with each change
+// (a line, a webhook, the hooks, the ready file, the counters), the poller's options and the fleet
+// budget, the metrics server and the life of the run.
+
+#include "agent.hpp"
+
+#include <forewarn/etcd/maintenance_budget.hpp>
+#include <forewarn/json.hpp>
+#include <forewarn/readiness.hpp>
+#include <forewarn/state_file.hpp>
+#include <forewarn/time.hpp>
+
+#include "etcd_options.hpp"
+#include "hooks.hpp"
+#include "json.hpp"
+#include "metrics.hpp"
+#include "ready_file.hpp"
+#include "webhook.hpp"
+#include "platform/arguments.hpp"
+#include "platform/etcd_transport.hpp"
+#include "platform/stop_signal.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace watch {
+
+namespace {
+
+service::streams out_streams{stdout, stderr};
+
+std::string_view status_text(const forewarn::event& e) {
+    switch (e.status) {
+    case forewarn::event_status::scheduled: return "Scheduled";
+    case forewarn::event_status::started: return "Started";
+    case forewarn::event_status::completed:
+    case forewarn::event_status::cancelled:
+    case forewarn::event_status::unknown: break;
+    }
+    return e.raw_status;
+}
+
+std::optional<std::string_view> source_text(const forewarn::event& e) {
+    if (!e.source) return std::nullopt;
+    switch (*e.source) {
+    case forewarn::event_source::platform: return std::string_view("Platform");
+    case forewarn::event_source::user: return std::string_view("User");
+    case forewarn::event_source::unknown: break;
+    }
+    return std::string_view(e.raw_source);
+}
+
+/// The line for a person.
+std::string text_line(const forewarn::change& c) {
+    const forewarn::event& e = c.event;
+    std::string out(forewarn::to_string(c.kind));
+    out.resize(8, ' ');
+    out += ' ';
+    out += forewarn::to_string(e.type);
+    out += ' ';
+    out += e.id;
+    out += ' ';
+    out += status_text(e);
+    if (c.kind == forewarn::change_kind::recover) {
+        out += " (";
+        out += forewarn::to_string(c.reason);
+        out += ')';
+        if (c.pause) {
+            char seen[96];
+            const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(c.pause->longest).count();  // as the JSON
+            std::snprintf(seen, sizeof seen, ", paused %lld.%03lld s by the %s clock", static_cast<long long>(ms / 1000),
+                          static_cast<long long>(ms % 1000), std::string(c.pause->seen_by()).c_str());
+            out += seen;
+        }
+    }
+    if (e.not_before) out += ", not before " + forewarn::format_iso8601(*e.not_before);
+    if (!e.resources.empty()) {
+        out += ", for ";
+        for (std::size_t i = 0; i < e.resources.size(); ++i) out += (i ? "," : "") + e.resources[i];
+    }
+    if (auto src = source_text(e)) out += ", source " + std::string(*src);
+    if (auto d = e.duration()) out += ", " + std::to_string(d->count()) + " s";
+    if (!e.description.empty()) out += ": " + e.description;
+    return out;
+}
+
+/// The error's kind for the metrics: its errc name.
+std::string error_kind(const forewarn::error& e) { return std::string(forewarn::to_string(e.code)); }
+
+std::string joined(const std::vector<std::string>& ids) {
+    std::string text;
+    for (const auto& id : ids) text += " " + id;
+    return text;
+}
+
+}  // namespace
+
+void set_streams(service::streams out) { out_streams = out; }
+const service::streams& streams() { return out_streams; }
+
+std::string one_line(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else if (c == '\t') out += "\\t";
+        else if (c < 0x20 || c == 0x7f) {
+            static constexpr char hex[] = "0123456789abcdef";
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else {
+            out += ch;
+        }
+    }
+    return out;
+}
+
+void log_line(std::string_view text) {
+    std::string line = "forewarn-watch: ";
+    line += one_line(text);
+    line += '\n';
+    std::fwrite(line.data(), 1, line.size(), out_streams.log);
+}
+
+struct agent::impl {
+    impl(const settings& settings_, std::string where_, std::string cloud_)
+        : s(settings_),
+          where(std::move(where_)),
+          cloud(std::move(cloud_)),
+          approving(s.approve != forewarn::approval_scope::never),
+          // Hooks: the journal lives beside the state file, so a restart knows what already ran.
+          hooks(hook_journal(s.state_file.empty() ? std::string() : s.state_file + ".hooks"), log_line,
+                [this](const hook_runner::report& r) { hook_ended(r); }) {}
+
+    const settings& s;
+    const std::string where;
+    const std::string cloud;
+    const bool approving;
+    metrics counters;
+    std::optional<webhook> hook_url;  // --webhook
+    hook_runner hooks;
+    std::optional<ready_file> ready;  // --ready-file
+    std::optional<metrics_server> server;
+    forewarn::poller_handlers handlers;
+    forewarn::poller_options options;
+    poller_view* poller = nullptr;  // while run() runs
+
+    // What the handlers write, under one lock: stdout's lines, counted against --exit-after.
+    std::mutex out_mutex;
+    long long lines = 0;
+    bool done = false;
+
+    // stdout: one line each, whole, and counted against --exit-after when it is a change.
+    void print(const std::string& line, bool is_change) {
+        std::lock_guard<std::mutex> lock(out_mutex);
+        if (done) return;
+        std::fwrite(line.data(), 1, line.size(), out_streams.lines);
+        std::fputc('\n', out_streams.lines);
+        std::fflush(out_streams.lines);
+        if (!is_change) return;
+        ++lines;
+        if (s.exit_after && lines >= *s.exit_after) {
+            done = true;
+            if (poller) poller->stop();  // from the handler: nothing more is delivered
+            stop_signal::notify_done();  // wakes run()
+        }
+    }
+
+    void emit(const forewarn::change& c) {
+        counters.change(forewarn::to_string(c.kind), forewarn::to_string(c.event.type));
+        // The JSON line, written once for stdout and the webhook alike.
+        const std::string json =
+            s.json || hook_url ? forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()) : std::string();
+        if (hook_url) hook_url->send(json);
+        print(s.json ? json : one_line(text_line(c)), true);
+        if (ready) ready->changed();  // --ready-file: looked at again after each change
+    }
+
+    void hook_ended(const hook_runner::report& r) {
+        counters.hook_ran(r.hook, to_string(r.outcome.what), r.outcome.took);
+        const std::string id = r.key.substr(r.key.find(':') + 1);
+        if (r.outcome.what == hook_outcome::kind::succeeded)
+            log_line("hook " + r.hook + " " + id + ": done in " + std::to_string(r.outcome.took.count()) + " ms");
+        else
+            log_line("hook " + r.hook + " " + id + ": " + std::string(to_string(r.outcome.what)) +
+                     (r.outcome.detail.empty() ? std::string() : ": " + r.outcome.detail));
+    }
+
+    std::string command_of(const std::string& hook) const {
+        if (hook == "prepare") return s.on_prepare;
+        if (hook == "started") return s.on_started;
+        if (hook == "recover") return s.on_recover;
+        return {};
+    }
+
+    void run_hook(const std::string& hook, const forewarn::change& c, std::chrono::steady_clock::time_point deadline,
+                  hook_runner::done_fn done_fn) {
+        const std::string input = forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string());
+        hooks.run(hook + ":" + c.event.id, hook, command_of(hook), input + "\n", hook_environment(hook, c, cloud), deadline,
+                  std::move(done_fn));
+    }
+
+    // A prepare hook makes its event ready only when it succeeds before NotBefore less
+    // --hook-deadline (approve_by); it is stopped at that point or at --hook-timeout.
+    std::optional<std::chrono::steady_clock::time_point> approve_by_of(const forewarn::event& e) const {
+        if (!e.not_before) return std::nullopt;
+        const auto left = *e.not_before - std::chrono::system_clock::now() - s.hook_deadline;
+        return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(left);
+    }
+    std::chrono::steady_clock::time_point prepare_deadline(const std::optional<std::chrono::steady_clock::time_point>& approve_by) const {
+        const auto now = std::chrono::steady_clock::now();
+        return approve_by && *approve_by > now ? (std::min)(now + s.hook_timeout, *approve_by) : now + s.hook_timeout;
+    }
+    // What a prepare hook's end means for its event: ready (approved as the policy allows) or not.
+    hook_runner::done_fn after_prepare(const std::string& id, std::optional<std::chrono::steady_clock::time_point> approve_by,
+                                       forewarn::approval_handle handle, bool quiet) const {
+        return [id, approve_by, handle = std::move(handle), quiet, approving = approving](const hook_outcome& o) {
+            if (o.what != hook_outcome::kind::succeeded) {
+                if (!quiet) log_line("hook prepare " + id + ": the event is not approved");
+                return;
+            }
+            if (approve_by && std::chrono::steady_clock::now() >= *approve_by) {
+                if (!quiet) log_line("hook prepare " + id + ": done after its deadline; the event is not approved");
+                return;
+            }
+            if (approving) handle.ready();
+        };
+    }
+
+    void make_handlers() {
+        handlers.on_prepare = [this](const forewarn::change& c, forewarn::approval_handle handle) {
+            emit(c);
+            hooks.forget({"recover:" + c.event.id});  // an earlier occurrence of this id is over
+            if (s.on_prepare.empty()) {
+                // Nothing to drain: ready at once, and the policy decides.
+                if (approving) handle.ready();
+                return;
+            }
+            const auto approve_by = approve_by_of(c.event);
+            if (approve_by && *approve_by <= std::chrono::steady_clock::now())
+                log_line("hook prepare " + c.event.id +
+                         ": announced too close to NotBefore to approve after a hook; it runs, the event is not approved");
+            run_hook("prepare", c, prepare_deadline(approve_by), after_prepare(c.event.id, approve_by, std::move(handle), false));
+        };
+        handlers.on_started = [this](const forewarn::change& c) {
+            emit(c);
+            hooks.forget({"recover:" + c.event.id});
+            if (!s.on_started.empty()) run_hook("started", c, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
+        };
+        handlers.on_recover = [this](const forewarn::change& c) {
+            if (c.pause) counters.pause(forewarn::to_string(c.event.type), *c.pause, c.event.duration());
+            emit(c);
+            if (!s.on_recover.empty()) run_hook("recover", c, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
+            hooks.forget({"prepare:" + c.event.id, "started:" + c.event.id});  // a later occurrence runs them again
+        };
+        handlers.on_updated = [this](const forewarn::change& c) { emit(c); };
+        handlers.on_error = [this](const forewarn::error& e) {
+            counters.poll_failed(error_kind(e));
+            log_line(e.describe());
+        };
+        handlers.on_approved = [](const std::vector<std::string>& ids) { log_line("approved" + joined(ids)); };
+        handlers.on_would_approve = [this](const std::vector<std::string>& ids) {
+            counters.would_approve(ids.size());
+            log_line("dry run: would approve" + joined(ids) + " (nothing sent)");
+            if (s.json) {
+                json_object line;
+                line.boolean("dry_run", true).string("cloud", cloud);
+                if (s.approve_window) line.string("approve_window", s.approve_window->to_string());
+                print(line.strings("would_approve", ids).str(), false);
+            }
+        };
+    }
+
+    void make_options() {
+        if (!s.state_file.empty()) options.state = std::make_shared<forewarn::state_file>(s.state_file);
+        options.approval.scope = s.approve;
+        options.approval.dry_run = s.dry_run;
+        if (s.grace) options.approval.follower_grace = *s.grace;
+        options.approval.approve_freeze_shorter_than = s.approve_freeze_under;
+        options.approval.approve_user_events = s.approve_user_events;
+        options.approval.window = s.approve_window;
+        if (!s.only.empty() || !s.ignore.empty())
+            options.filter = [&s = s](const forewarn::event& e) {
+                return (s.only.empty() || s.only.count(e.type)) && !s.ignore.count(e.type);
+            };
+    }
+
+    // --etcd: the fleet budget as the poller's coordinator. 0, or the exit code.
+    int make_budget() {
+        forewarn::etcd::budget_options b;
+        b.etcd = etcd_client_options(s);
+        b.group = s.fleet_group;
+        b.max_in_maintenance = static_cast<std::size_t>(s.fleet_max);
+        b.lease_ttl = s.fleet_ttl;
+        b.settle_time = s.fleet_settle;
+        counters.fleet_slot(s.fleet_group, "none");
+        b.on_slot_change = [this](const forewarn::slot_change& c) {
+            counters.fleet_slot(c.group, forewarn::to_string(c.to));
+            log_line("fleet " + c.group + ": slot " + std::string(forewarn::to_string(c.from)) + " -> " +
+                     std::string(forewarn::to_string(c.to)) + (c.event_id.empty() ? std::string() : " for " + c.event_id));
+            if (!s.json) return;
+            print(json_object()
+                      .string("cloud", cloud)
+                      .string("fleet_group", c.group)
+                      .string("member", c.member)
+                      .string("slot", forewarn::to_string(c.to))
+                      .string("was", forewarn::to_string(c.from))
+                      .string("event_id", c.event_id)
+                      .str(),
+                  false);
+        };
+        auto transport = etcd_transport(s.etcd_ca, s.etcd_cert, s.etcd_key);
+        if (!transport) {
+            log_line(transport.error().describe());
+            return 2;
+        }
+        auto budget = std::make_shared<forewarn::etcd::maintenance_budget>(b, std::move(*transport));
+        if (auto v = budget->validate(); !v) {
+            log_line(v.error().describe());
+            return 2;
+        }
+        options.coordinator = budget;
+        if (s.approve == forewarn::approval_scope::never)
+            log_line("fleet " + s.fleet_group + ": --approve never: the budget only counts events the platform starts");
+        return 0;
+    }
+
+    // Readiness for a load balancer (/readyz, --ready-file, forewarn_ready): from the latest
+    // document, this VM's events.
+    forewarn::readiness readiness_now() const {
+        forewarn::readiness_options o;
+        o.unready_before = s.unready_before;
+        return forewarn::ready_for_traffic(poller->latest_document(), s.self.empty() ? poller->self() : s.self,
+                                           std::chrono::system_clock::now(), o);
+    }
+
+    std::pair<int, std::string> serve(std::string_view path) const {
+        const auto health = poller->health();
+        if (path == "/metrics") return {200, counters.exposition(cloud, health, poller->last_document(), readiness_now().ready)};
+        if (path == "/readyz") {
+            const auto r = readiness_now();
+            return {r.ready ? 200 : 503, (r.ready ? "ready: " : "not ready: ") + one_line(r.why) + "\n"};
+        }
+        if (path == "/healthz") {
+            if (counters.healthy(health, s.health_max_age)) {
+                // Still healthy (the other keys are heard), but a failing key is named.
+                std::string body = "ok\n";
+                for (const auto& e : health.key_errors) body += "failing key " + e.url + ": " + one_line(e.describe()) + "\n";
+                return {200, body};
+            }
+            return {503, "no successful poll for more than " + std::to_string(s.health_max_age.count()) + " s" +
+                             (health.last_error ? ": " + health.last_error->describe() : std::string()) + "\n"};
+        }
+        return {404, "not found: /metrics, /healthz or /readyz\n"};
+    }
+
+    // The journal of the last run. Its events were announced before this start and the poller
+    // does not announce them again, so a prepare's approval goes through approval(id): a hook
+    // that was running when forewarn-watch stopped runs again and, on success, makes its event
+    // ready; one that had succeeded makes it ready now (the crash may have come before that was
+    // saved). Repeating ready() for an event already approved or over changes nothing.
+    void resume_hooks() {
+        hooks.resume({"prepare"}, [this](const std::string& key, const hook_journal::entry& e) {
+            hook_runner::resumed r;
+            r.command = command_of(e.hook);
+            r.deadline = std::chrono::steady_clock::now() + s.hook_timeout;
+            if (e.hook != "prepare" || r.command.empty()) return r;
+            const std::string id = key.substr(key.find(':') + 1);
+            auto c = forewarn::change_from_json(e.input);
+            const auto approve_by = c ? approve_by_of(c->event) : std::nullopt;
+            if (c) r.deadline = prepare_deadline(approve_by);
+            else if (e.state == "done") r.command.clear();  // nothing to approve by: leave it
+            r.done = after_prepare(id, approve_by, poller->approval(id), e.state == "done");
+            return r;
+        });
+    }
+
+    // What reaches the poller, stopped (the poller itself is stopped by its owner).
+    void stop_around() {
+        if (server) server->stop();
+        if (ready) ready->stop();  // the file stays as it was: a stop is not maintenance
+    }
+};
+
+agent::agent(const settings& s, std::string where, std::string cloud) : impl_(std::make_unique<impl>(s, std::move(where), std::move(cloud))) {
+    impl& a = *impl_;
+    if (auto e = a.hooks.journal().load(); !e.empty()) log_line(e);
+    // --webhook: each change queued for a thread of its own, never waited for.
+    if (!s.webhook.empty()) {
+        webhook::options wo;
+        wo.url = s.webhook;
+        wo.body = s.webhook_body;
+        if (auto auth = platform::environment("FOREWARN_WEBHOOK_AUTHORIZATION")) wo.authorization = *auth;
+        a.hook_url.emplace(std::move(wo), log_line, [&a](std::string_view result, int retries) { a.counters.webhook(result, retries); });
+    }
+    if (!s.ready_file.empty()) a.ready.emplace(s.ready_file, log_line);
+    a.make_handlers();
+    a.make_options();
+}
+
+agent::~agent() = default;
+
+int agent::prepare() { return impl_->s.etcd.empty() ? 0 : impl_->make_budget(); }
+const forewarn::poller_handlers& agent::handlers() const { return impl_->handlers; }
+const forewarn::poller_options& agent::options() const { return impl_->options; }
+
+int agent::run(poller_view& p) {
+    impl& a = *impl_;
+    const settings& s = a.s;
+    a.poller = &p;
+    a.resume_hooks();
+
+    if (!s.metrics_listen.empty()) {
+        a.server.emplace([&a](std::string_view path) { return a.serve(path); });
+        if (auto e = a.server->start(s.metrics_listen); !e.empty()) {
+            log_line(e);
+            return 2;
+        }
+        log_line("metrics on http://" + s.metrics_listen.substr(0, s.metrics_listen.rfind(':')) + ":" +
+                 std::to_string(a.server->port()) + "/metrics and /healthz");
+    }
+
+    const std::string window = s.approve_window ? ", window " + s.approve_window->to_string() : std::string();
+    std::fprintf(out_streams.log, "forewarn-watch: watching %s at %s (approve: %s%s%s%s%s)\n", a.cloud.c_str(), a.where.c_str(),
+                 std::string(forewarn::to_string(s.approve)).c_str(), s.self.empty() ? "" : " as ", s.self.c_str(),
+                 window.c_str(), s.dry_run ? ", dry run: nothing is sent" : "");
+    if (auto started = p.start(); !started) {
+        log_line(started.error().describe());
+        a.stop_around();
+        return 1;
+    }
+    if (a.ready) a.ready->start([&a] { return a.readiness_now(); }, [&p] { return p.health().polls > 0; });
+    // The main thread sleeps until a stop (SIGINT, SIGTERM; on Windows Ctrl+C, Ctrl+Break, the
+    // console closing, a shutdown) or the last --exit-after line: no polling.
+    const bool by_signal = stop_signal::wait();
+    p.stop();
+    a.stop_around();
+    if (a.hook_url) a.hook_url->stop();  // what is still queued is not sent
+    a.hooks.stop();  // running hooks are stopped; the journal keeps them pending for the next start
+    if (by_signal) std::fputs("forewarn-watch: stopped by a signal\n", out_streams.log);
+    stop_signal::finished();
+    return 0;
+}
+
+}  // namespace watch
