@@ -7,6 +7,7 @@
 
 #include <forewarn/etcd/maintenance_budget.hpp>
 #include <forewarn/json.hpp>
+#include <forewarn/poller.hpp>
 #include <forewarn/readiness.hpp>
 #include <forewarn/state_file.hpp>
 #include <forewarn/time.hpp>
@@ -132,8 +133,11 @@ void log_line(std::string_view text) {
     std::fwrite(line.data(), 1, line.size(), out_streams.log);
 }
 
-struct agent::impl {
-    impl(const settings& settings_, std::string where_, std::string cloud_)
+namespace {
+
+/// The agent over one poller: everything run_agent() wires, with the handlers that reach it.
+struct agent {
+    agent(const settings& settings_, std::string where_, std::string cloud_)
         : s(settings_),
           where(std::move(where_)),
           cloud(std::move(cloud_)),
@@ -153,7 +157,7 @@ struct agent::impl {
     std::optional<metrics_server> server;
     forewarn::poller_handlers handlers;
     forewarn::poller_options options;
-    poller_view* poller = nullptr;  // while run() runs
+    forewarn::poller<any_source>* poller = nullptr;  // while run() runs
 
     // What the handlers write, under one lock: stdout's lines, counted against --exit-after.
     std::mutex out_mutex;
@@ -392,8 +396,10 @@ struct agent::impl {
     }
 };
 
-agent::agent(const settings& s, std::string where, std::string cloud) : impl_(std::make_unique<impl>(s, std::move(where), std::move(cloud))) {
-    impl& a = *impl_;
+}  // namespace
+
+int run_agent(std::unique_ptr<source> src, const settings& s) {
+    agent a(s, src->endpoint(), std::string(forewarn::to_string(src->cloud())));
     if (auto e = a.hooks.journal().load(); !e.empty()) log_line(e);
     // --webhook: each change queued for a thread of its own, never waited for.
     if (!s.webhook.empty()) {
@@ -406,17 +412,10 @@ agent::agent(const settings& s, std::string where, std::string cloud) : impl_(st
     if (!s.ready_file.empty()) a.ready.emplace(s.ready_file, log_line);
     a.make_handlers();
     a.make_options();
-}
+    if (!s.etcd.empty())
+        if (const int code = a.make_budget()) return code;
 
-agent::~agent() = default;
-
-int agent::prepare() { return impl_->s.etcd.empty() ? 0 : impl_->make_budget(); }
-const forewarn::poller_handlers& agent::handlers() const { return impl_->handlers; }
-const forewarn::poller_options& agent::options() const { return impl_->options; }
-
-int agent::run(poller_view& p) {
-    impl& a = *impl_;
-    const settings& s = a.s;
+    forewarn::poller<any_source> p(any_source(std::move(src)), a.handlers, a.options);
     a.poller = &p;
     a.resume_hooks();
 

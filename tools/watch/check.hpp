@@ -6,19 +6,14 @@
 // file or runs a hook.
 #pragma once
 
-#include <forewarn/alibaba/metadata_client.hpp>
-#include <forewarn/aws/instance_metadata_client.hpp>
-#include <forewarn/azure/scheduled_events_client.hpp>
 #include <forewarn/detect.hpp>
 #include <forewarn/etcd/client.hpp>
 #include <forewarn/etcd/maintenance_budget.hpp>
-#include <forewarn/gce/metadata_client.hpp>
+#include <forewarn/gce/endpoint.hpp>
 #include <forewarn/platform/files.hpp>
-#include <forewarn/tencent/metadata_client.hpp>
 #include <forewarn/time.hpp>
 #include <forewarn/transport/default.hpp>
 
-#include "clients.hpp"
 #include "etcd_options.hpp"
 #include "json.hpp"
 #include "metrics.hpp"
@@ -26,6 +21,7 @@
 #include "platform/arguments.hpp"
 #include "platform/etcd_transport.hpp"
 #include "platform/process.hpp"
+#include "source.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -490,53 +486,6 @@ inline bool tencent_handshake(report& rep, const std::string& endpoint, const bu
     return false;
 }
 
-// ---- the client as check reaches it ----------------------------------------------------------------
-
-/// The client of the cloud checked, whatever its cloud: the steps below are written once.
-class source {
-public:
-    virtual forewarn::cloud cloud() const = 0;
-    virtual std::string endpoint() const = 0;
-    /// Azure's api-version in use (the handshake sends it); empty elsewhere.
-    virtual std::string api_version() const = 0;
-    /// This VM's name as the events name it.
-    virtual forewarn::result<std::string> identity() = 0;
-    virtual forewarn::result<forewarn::document> fetch() = 0;
-    virtual std::vector<std::string> key_urls() const = 0;
-    virtual bool can_approve() const = 0;
-    virtual void cancel() noexcept = 0;
-    virtual void reset() noexcept = 0;
-
-protected:
-    ~source() = default;
-};
-
-/// `Client` as a check::source.
-template <class Client>
-class source_of final : public source {
-public:
-    explicit source_of(Client& c) : c_(c) {}
-    forewarn::cloud cloud() const override { return Client::source_cloud; }
-    std::string endpoint() const override { return c_.endpoint(); }
-    std::string api_version() const override {
-        if constexpr (Client::source_cloud == forewarn::cloud::azure) return c_.options().api_version;
-        else return {};
-    }
-    forewarn::result<std::string> identity() override {
-        auto id = c_.identity();
-        if (!id) return std::move(id).error();
-        return std::move(id->name);
-    }
-    forewarn::result<forewarn::document> fetch() override { return c_.fetch(); }
-    std::vector<std::string> key_urls() const override { return c_.key_urls(); }
-    bool can_approve() const override { return c_.can_approve(); }
-    void cancel() noexcept override { c_.cancel(); }
-    void reset() noexcept override { c_.reset(); }
-
-private:
-    Client& c_;
-};
-
 // ---- 4. identity; 5. the notices and the clock ----------------------------------------------
 
 inline void identity(report& rep, source& client, const settings& s, const budget& b) {
@@ -547,7 +496,7 @@ inline void identity(report& rep, source& client, const settings& s, const budge
         auto id = within(client, b, [&] { return client.identity(); });
         client.reset();
         if (id) {
-            name = *id;
+            name = id->name;
             rep.add("identity", outcome::ok, "this VM is " + name + " in the events' resources (from the metadata)");
         } else {
             rep.add("identity", outcome::fail, id.error().describe(), "the metadata service did not give this VM's name",

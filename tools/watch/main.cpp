@@ -16,14 +16,15 @@
 
 #include "agent.hpp"
 #include "check.hpp"
-#include "clients.hpp"
 #include "options.hpp"
 #include "platform/arguments.hpp"
 #include "platform/service.hpp"
 #include "platform/stop_signal.hpp"
+#include "source.hpp"
 
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -33,8 +34,7 @@ using watch::settings;
 /// 0 when the client's settings can work; else says why, before anything else is printed or
 /// started, and gives the exit code: 2 for a usage error (a malformed --endpoint), else 1 (AWS's
 /// metadata turned off by AWS_EC2_METADATA_DISABLED, say).
-template <class Client>
-int usable(const Client& client) {
+int usable(const watch::source& client) {
     if (auto v = client.validate(); !v) {
         std::fprintf(watch::streams().log, "forewarn-watch: %s\n", v.error().describe().c_str());
         return v.error().code == forewarn::errc::invalid_argument ? 2 : 1;
@@ -59,16 +59,14 @@ int check_main(std::vector<std::string> args) {
     const check::budget cloud_part(far_steps ? cf.bound * 3 / 4 : cf.bound);
     check::report rep;
     if (auto cloud = check::which_cloud(rep, s, cloud_part)) {
-        watch::with_client(*cloud, s, [&](auto client) {
-            if (auto v = client.validate(); !v) {
-                rep.add("endpoint", check::outcome::fail, v.error().describe(), "the settings can never work",
-                        "correct --endpoint (or the cloud's endpoint variable)");
-                if (v.error().code == forewarn::errc::invalid_argument) rep.usage();
-                return;
-            }
-            check::source_of<decltype(client)> source(client);
-            check::cloud_steps(rep, source, s, cloud_part);
-        });
+        auto client = watch::make_source(*cloud, s);
+        if (auto v = client->validate(); !v) {
+            rep.add("endpoint", check::outcome::fail, v.error().describe(), "the settings can never work",
+                    "correct --endpoint (or the cloud's endpoint variable)");
+            if (v.error().code == forewarn::errc::invalid_argument) rep.usage();
+        } else {
+            check::cloud_steps(rep, *client, s, cloud_part);
+        }
     }
     check::state_directory(rep, s);
     check::hook(rep, "on-prepare", s.on_prepare);
@@ -127,10 +125,9 @@ int agent_main(const std::vector<std::string>& args, watch::service::streams out
         cloud = std::string(forewarn::to_string(found->found));
     }
 
-    return watch::with_client(cloud, s, [&](auto client) {
-        if (auto v = usable(client); v != 0) return v;
-        return watch::run_agent(std::move(client), s);
-    });
+    auto client = watch::make_source(cloud, s);
+    if (const int code = usable(*client)) return code;
+    return watch::run_agent(std::move(client), s);
 }
 
 }  // namespace

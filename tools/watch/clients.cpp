@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+// The clients forewarn-watch runs, one per cloud, made from its settings: the agent and `check`
+// both take theirs from make_source (source.hpp). The one place the agent names each cloud's
+// client; everything else reaches it as a watch::source.
+
+#include <forewarn/alibaba/metadata_client.hpp>
+#include <forewarn/aws/instance_metadata_client.hpp>
+#include <forewarn/azure/scheduled_events_client.hpp>
+#include <forewarn/gce/metadata_client.hpp>
+#include <forewarn/tencent/metadata_client.hpp>
+#include <forewarn/transport/default.hpp>
+
+#include "source.hpp"
+
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace watch {
+namespace {
+
+/// `Client` as a watch::source.
+template <class Client>
+class source_of final : public source {
+public:
+    explicit source_of(Client c) : c_(std::move(c)) {}
+
+    forewarn::result<forewarn::document> next(forewarn::clock::time_point not_after) override { return c_.next(not_after); }
+    void wake() noexcept override { c_.wake(); }
+    bool can_approve() const override { return c_.can_approve(); }
+    forewarn::result<void> approve(const std::vector<std::string>& ids) override { return c_.approve(ids); }
+    forewarn::result<source_identity> identity() override {
+        auto id = c_.identity();
+        if (!id) return std::move(id).error();
+        return source_identity{std::move(id->name)};
+    }
+    forewarn::result<void> validate() const override { return c_.validate(); }
+    void cancel() noexcept override { c_.cancel(); }
+    void reset() noexcept override { c_.reset(); }
+    const forewarn::clock& clock() const override { return c_.clock(); }
+    const forewarn::logger& log() const override { return c_.log(); }
+
+    forewarn::cloud cloud() const override { return Client::source_cloud; }
+    std::string endpoint() const override { return c_.endpoint(); }
+    std::string api_version() const override {
+        if constexpr (Client::source_cloud == forewarn::cloud::azure) return c_.options().api_version;
+        else return {};
+    }
+    forewarn::result<forewarn::document> fetch() override { return c_.fetch(); }
+    std::vector<std::string> key_urls() const override { return c_.key_urls(); }
+
+private:
+    Client c_;
+};
+
+/// The client of `Client`'s cloud with the command line's endpoint, name and interval.
+template <class Client, class Options>
+std::unique_ptr<source> make(Options o, const settings& s) {
+    o.endpoint = s.endpoint;
+    o.self_name = s.self;
+    if constexpr (std::is_same_v<Options, forewarn::alibaba::client_options> || std::is_same_v<Options, forewarn::tencent::client_options>) {
+        if (s.interval) o.spot_interval = *s.interval;
+    } else if constexpr (!std::is_same_v<Options, forewarn::gce::client_options>) {
+        if (s.interval) o.poll_interval = *s.interval;
+    }
+    return std::make_unique<source_of<Client>>(Client(std::move(o)));
+}
+
+}  // namespace
+
+std::unique_ptr<source> make_source(const std::string& cloud, const settings& s) {
+    if (cloud == "azure") return make<forewarn::azure::scheduled_events_client>(forewarn::azure::client_options{}, s);
+    if (cloud == "aws") return make<forewarn::aws::instance_metadata_client>(forewarn::aws::client_options{}, s);
+    if (cloud == "alibaba") return make<forewarn::alibaba::metadata_client>(forewarn::alibaba::client_options{}, s);
+    if (cloud == "tencent") return make<forewarn::tencent::metadata_client>(forewarn::tencent::client_options{}, s);
+    return make<forewarn::gce::metadata_client>(forewarn::gce::client_options{}, s);
+}
+
+}  // namespace watch
