@@ -4,8 +4,8 @@
 
   check.py timeouts BUILD_DIR [CTEST]   every ctest test of that build has a TIMEOUT (a hang fails in
                                 minutes, not at ctest's 1,500 s)
-  check.py agent SOURCE_DIR     forewarn-watch (tools/watch) uses the public API only: no
-                                forewarn::detail, no <forewarn/detail/...>
+  check.py agent SOURCE_DIR     forewarn-watch (tools/watch) and forewarn-emulator (tools/emulator)
+                                use the public API only: no forewarn::detail, no <forewarn/detail/...>
   check.py names SOURCE_DIR     no Catch test case's name holds ';' (ctest's discovery splits it into
                                 two tests that each run nothing)
   check.py top SOURCE_DIR       the top of include/forewarn holds what a program includes: the
@@ -42,14 +42,15 @@ def timeouts(build, ctest="ctest"):
 
 def agent(source):
     bad = []
-    files = sorted(p for p in (pathlib.Path(source) / "tools" / "watch").rglob("*") if p.suffix in (".hpp", ".cpp"))
+    files = sorted(p for tool in ("watch", "emulator") for p in (pathlib.Path(source) / "tools" / tool).rglob("*")
+                   if p.suffix in (".hpp", ".cpp"))
     for path in files:
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if re.search(r"forewarn::detail\b|<forewarn/detail/", line):
                 bad.append(f"{path.relative_to(source)}:{n}: {line.strip()}")
     for b in bad:
         print(b)
-    print(f"{len(files)} files of tools/watch read, {len(bad)} use forewarn's detail")
+    print(f"{len(files)} files of tools/watch and tools/emulator read, {len(bad)} use forewarn's detail")
     return not bad and len(files) > 0
 
 

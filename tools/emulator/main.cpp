@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +28,15 @@
 #include <thread>
 
 namespace {
+
+/// A header's name is Content-Type, in any case (names compare case-insensitively).
+bool is_content_type(const std::string& name) {
+    static constexpr char want[] = "content-type";
+    if (name.size() != sizeof want - 1) return false;
+    for (std::size_t i = 0; i < name.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(name[i])) != want[i]) return false;
+    return true;
+}
 
 namespace testing = forewarn::testing;
 
@@ -101,7 +111,7 @@ void serve(testing::scenario& engine, const httplib::Request& req, httplib::Resp
     res.status = r.status == 0 ? 200 : r.status;
     std::string content_type = "text/plain";
     for (const auto& h : r.headers) {
-        if (forewarn::detail::iequals(h.name, "Content-Type")) content_type = h.value;
+        if (is_content_type(h.name)) content_type = h.value;
         else res.set_header(h.name.c_str(), h.value);
     }
     if (r.what == action::close_mid_body) {
