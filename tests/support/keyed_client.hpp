@@ -8,8 +8,9 @@
 //
 // The service holds per key a status, a body (event ids separated by ','; "!" does not parse)
 // and an ETag. A plain GET answers at once; a hanging GET answers when the key's ETag is no longer
-// the one the client last saw, once its seconds have passed on the clock, or `cancelled` when its
-// lane is cut (cancel() of the lane's transport), as a real transport's request would.
+// the one the client last saw, once its seconds (and the key's `late`) have passed on the clock,
+// or `cancelled` when its lane is cut (cancel() of the lane's transport), as a real transport's
+// request would.
 
 #include <forewarn/clock.hpp>
 #include <forewarn/detail/client_base.hpp>
@@ -43,6 +44,7 @@ public:
         std::string body;  ///< event ids separated by ','; "!" is a body that does not parse
         std::string etag;
         std::string date;  ///< a Date header, when not empty
+        std::chrono::seconds late{0};  ///< a hanging GET unchanged answers this long after its time
     };
     /// One request as the service saw it.
     struct seen {
@@ -110,9 +112,12 @@ public:
         s.hang = hang.has_value();
         std::unique_lock<std::mutex> lock(signal_->mutex);
         log_.push_back(s);
+        // A client that asks again and again with time standing still would never wait on the
+        // clock: past this many requests every answer is a 403, which ends its round.
+        if (log_.size() > 1000) return http_status(403);
         if (hang) {
             const std::string last = param("last").value_or("");
-            const auto deadline = clock_.now() + std::chrono::seconds(std::stoi(*hang));
+            const auto deadline = clock_.now() + std::chrono::seconds(std::stoi(*hang)) + keys_.at(k).late;
             clock_.wait_until(signal_, lock, deadline, [&] { return cancelled_ || keys_.at(k).etag != last; });
             if (cancelled_) return forewarn::error(forewarn::errc::cancelled, "request cancelled");
         }
@@ -126,6 +131,12 @@ public:
     }
 
 private:
+    static forewarn::http_response http_status(int status) {
+        forewarn::http_response out;
+        out.status = status;
+        return out;
+    }
+
     forewarn::testing::manual_clock clock_;
     std::shared_ptr<forewarn::detail::wake_signal> signal_ = std::make_shared<forewarn::detail::wake_signal>();
     std::vector<key> keys_;  // the three below under signal_->mutex
