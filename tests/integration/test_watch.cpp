@@ -589,6 +589,39 @@ TEST_CASE("watch: a bad command line exits 2 (said once, before anything else), 
     CHECK(help.out()[0].rfind("usage: forewarn-watch", 0) == 0);
 }
 
+TEST_CASE("watch: --name=VALUE takes everything after the first '=' as the value - an empty one, and one holding '='",
+          "[watch][agent]") {
+    // The value is checked as ever, and its error quotes it: the whole value, not a name cut at
+    // another '=' (which would be an unknown option).
+    struct row {
+        const char* arg;
+        const char* value;
+    };
+    for (const row r : {row{"--cloud=azure=gce", "azure=gce"}, row{"--approve==own", "=own"}, row{"--cloud=", ""},
+                        row{"--interval=5=", "5="}}) {
+        strings args = agent_command();
+        args.push_back(r.arg);
+        child_process p(args);
+        INFO(r.arg);
+        CHECK(p.wait_exit(10s) == 2);
+        const std::string err = p.err();
+        INFO(err);
+        CHECK(err.find(std::string("not \"") + r.value + "\"") != std::string::npos);
+        CHECK(err.find("unknown option") == std::string::npos);
+    }
+    // A value holding '=' taken whole and used: check names this VM as --self gave it.
+    emulator_process emu;
+    strings args = agent_command();
+    for (const char* a : {"check", "--cloud=azure", "--self=vm=0"}) args.push_back(a);
+    args.push_back("--endpoint=" + emu.base_url());
+    child_process p(args);
+    CHECK(p.wait_exit(60s) == 0);
+    std::string out;
+    for (const auto& l : p.out()) out += l + "\n";
+    INFO(out << p.err());
+    CHECK(out.find("--self vm=0 (the metadata is not asked)") != std::string::npos);
+}
+
 TEST_CASE("watch --state-file under a file-size limit: the write fails in the log, the agent goes on", "[watch][e2e][state]") {
     // ulimit -f 1: no file of more than 512 bytes; a state file with an event is larger. Without
     // SIGXFSZ ignored the first write would kill the agent; the old file stays.

@@ -160,6 +160,29 @@ TEST_CASE("check: a token PUT whose answer never comes while a GET gets 401 - th
     CHECK_FALSE(c.line("-", "notices").empty());  // not asked: the handshake failed
 }
 
+TEST_CASE("check: a token PUT whose answer never comes while a GET without a token gets 200 is no hop limit - the "
+          "PUT's own failure is said",
+          "[check][agent]") {
+    // The hop-limit signature is the 401 of a service that wants tokens; a 200 is something else.
+    emulator_process emu;
+    fault(emu, R"({"kind":"stall","service":"aws","method":"PUT","path":"/latest/api/token","count":-1})");
+    fault(emu, R"({"kind":"body","service":"aws","method":"GET","path":"/latest/meta-data/","count":-1,"body":"ami-id\n"})");
+    auto c = run_check({"--cloud", "aws", "--endpoint", emu.base_url(), "--timeout", "10"});
+    INFO(c.text() << c.err);
+    CHECK(c.exit_code == 1);
+    const auto line = c.line("\u2718", "handshake");
+    CHECK(line.find("the token PUT failed") != std::string::npos);
+    CHECK_FALSE(c.has("hop-limit"));
+    CHECK_FALSE(c.has("HttpPutResponseHopLimit"));
+    // check did ask the GET, and it was answered 200: the case above is the one under test.
+    const auto log = control_get(emu, "requests");
+    bool answered = false;
+    for (const auto& r : log["requests"].GetArray())
+        answered = answered || (std::string(r["method"].GetString()) == "GET" &&
+                                std::string(r["target"].GetString()) == "/latest/meta-data/" && r["status"].GetInt() == 200);
+    CHECK(answered);
+}
+
 TEST_CASE("check: refused, a connect that times out, a reset - each with its cause", "[check][agent]") {
     SECTION("refused") {
         const auto url = "http://127.0.0.1:" + std::to_string(forewarn_test::closed_port());
@@ -234,6 +257,58 @@ TEST_CASE("check: the service's clock 10 minutes off is a failure - a 503 storm 
         CHECK(c.has("likely cause: the service keeps answering 503: it is throttling"));
         CHECK(c.has("forewarn-watch itself retries with a growing pause"));
     }
+}
+
+TEST_CASE("check: the service's clock more than 30 s off is a warning, more than 300 s a failure - on each side of "
+          "each limit",
+          "[check][agent]") {
+    // The emulator's wall clock runs ahead by what it is advanced. It starts at a whole second and
+    // its Date has whole seconds, so check sees the advance or up to 2 s less: an advance of L s
+    // is at most L s off (below the limit L), one of L + 3 s more than L s (above it). Between
+    // them every skew check reports must be judged by the limits, whatever its exact second.
+    // Azure's limit of 5 requests a second is off: the runs follow each other closely.
+    temp_dir dir("check-clock-limits");
+    {
+        std::ofstream f(dir.file("unlimited.json"));
+        f << R"({"rate_limit":0})";
+    }
+    emulator_process emu({"--scenario", dir.file("unlimited.json")});
+    long long advanced = 0;
+    std::vector<long long> seen;
+    auto run_at = [&](long long total) {
+        post(emu, "advance", R"({"by":")" + std::to_string(total - advanced) + R"(s"})");
+        advanced = total;
+        auto c = run_check({"--cloud", "azure", "--endpoint", emu.base_url(), "--json"});
+        INFO(c.text() << c.err);
+        REQUIRE(c.out.size() == 1);
+        rapidjson::Document d;
+        d.Parse(c.out[0].c_str());
+        REQUIRE_FALSE(d.HasParseError());
+        std::string result, saw;
+        for (const auto& step : d["steps"].GetArray())
+            if (std::string(step["step"].GetString()) == "clock") {
+                result = step["result"].GetString();
+                saw = step["saw"].GetString();
+            }
+        INFO("advanced " << total << " s: " << saw);
+        const auto at = saw.find(" s ahead of this VM's clock");
+        REQUIRE(at != std::string::npos);
+        const auto from = saw.rfind(' ', at - 1) + 1;
+        const long long off = std::stoll(saw.substr(from, at - from));
+        REQUIRE(off <= total);
+        REQUIRE(off >= total - 5);  // 2 s, and room for a slow answer
+        seen.push_back(off);
+        CHECK(result == (off > 300 ? "fail" : off > 30 ? "warn" : "ok"));
+        return off;
+    };
+    CHECK(run_at(30) <= 30);   // at most 30 s off: ok
+    run_at(31);
+    run_at(32);
+    CHECK(run_at(33) > 30);    // more than 30 s: a warning
+    CHECK(run_at(300) <= 300);  // at most 300 s off: still a warning
+    run_at(301);
+    run_at(302);
+    CHECK(run_at(303) > 300);  // more than 300 s: a failure
 }
 
 TEST_CASE("check: the surroundings - a missing hook, a busy metrics port, an unreachable webhook - usage errors exit 2",

@@ -1112,6 +1112,51 @@ TEST_CASE("next() watches: upcoming-maintenance without an ETag (the 503) is pol
     CHECK(*upcoming_reads == 3);
 }
 
+TEST_CASE("upcoming-maintenance: a timeout, 403 or 429 on it is its own failure - the other keys' events are "
+          "delivered with its error",
+          "[gce][upcoming]") {
+    // The base rule fails a whole document on these (they are about the service, not a key);
+    // upcoming-maintenance is optional, so none of its failures may hide a live migration.
+    struct row {
+        const char* what;
+        std::function<result<http_response>()> upcoming;
+        errc code;
+        int status;
+    };
+    const std::vector<row> rows = {
+        {"timeout", [] { return result<http_response>(error(errc::timeout, "timed out")); }, errc::timeout, 0},
+        {"403", [] { return result<http_response>(answer(403, "forbidden", google(""))); }, errc::http_status, 403},
+        {"429", [] { return result<http_response>(answer(429, "slow down", google(""))); }, errc::http_status, 429},
+    };
+    for (const auto& r : rows) {
+        INFO(r.what);
+        fake_transport t;
+        t.otherwise([&r](const http_request& req) -> result<http_response> {
+            if (contains(req.url, "/instance/maintenance-event?")) return answer(200, "MIGRATE_ON_HOST_MAINTENANCE", google("m1"));
+            if (contains(req.url, "/instance/preempted?")) return answer(200, "TRUE", google("p1"));
+            if (contains(req.url, "/instance/upcoming-maintenance?")) return r.upcoming();
+            return answer(404, "", google());
+        });
+        auto o = test_options();
+        o.read_upcoming_maintenance = true;
+        client c(o, t);
+        auto doc = c.fetch();
+        REQUIRE(doc.has_value());
+        REQUIRE(doc->events.size() == 2);
+        CHECK(doc->events[0].type == event_type::live_migrate);
+        CHECK(doc->events[1].type == event_type::preempted);
+        REQUIRE(doc->key_errors.size() == 1);
+        CHECK(doc->key_errors[0].code == r.code);
+        CHECK(doc->key_errors[0].http_status == r.status);
+        CHECK(contains(doc->key_errors[0].url, "upcoming-maintenance"));
+        // And next(), whose first document is the same reading.
+        client watching(o, t);
+        auto first = watching.next();
+        REQUIRE(first.has_value());
+        CHECK(first->events.size() == 2);
+    }
+}
+
 TEST_CASE("an endpoint that is only the metadata root has no host - a clear error", "[gce][endpoint]") {
     for (const char* bad : {"computeMetadata/v1", "http:///computeMetadata/v1", "/computeMetadata/v1"}) {
         INFO(bad);
