@@ -17,18 +17,18 @@
 
 FOREWARN_BEGIN_NAMESPACE
 
-template class FOREWARN_API detail::client_base<azure::basic_scheduled_events_client<default_transport>, default_transport, azure::instance_identity, cloud::azure>;
+template class FOREWARN_API detail::client_base<azure::basic_scheduled_events_client<default_transport>, default_transport, azure::instance_identity, cloud::azure, azure::client_options>;
 template class FOREWARN_API azure::basic_scheduled_events_client<default_transport>;
-template class FOREWARN_API detail::client_base<gce::basic_metadata_client<default_transport>, default_transport, gce::instance_identity, cloud::gce>;
+template class FOREWARN_API detail::client_base<gce::basic_metadata_client<default_transport>, default_transport, gce::instance_identity, cloud::gce, gce::client_options>;
 template class FOREWARN_API gce::basic_metadata_client<default_transport>;
-template class FOREWARN_API detail::client_base<aws::basic_instance_metadata_client<default_transport>, default_transport, aws::instance_identity, cloud::aws>;
+template class FOREWARN_API detail::client_base<aws::basic_instance_metadata_client<default_transport>, default_transport, aws::instance_identity, cloud::aws, aws::client_options>;
 template class FOREWARN_API aws::basic_instance_metadata_client<default_transport>;
 
-template class FOREWARN_API detail::client_base<alibaba::basic_metadata_client<default_transport>, default_transport, alibaba::instance_identity, cloud::alibaba>;
-template class FOREWARN_API detail::spot_notice_client<alibaba::basic_metadata_client<default_transport>, default_transport, alibaba::instance_identity, cloud::alibaba>;
+template class FOREWARN_API detail::client_base<alibaba::basic_metadata_client<default_transport>, default_transport, alibaba::instance_identity, cloud::alibaba, alibaba::client_options>;
+template class FOREWARN_API detail::spot_notice_client<alibaba::basic_metadata_client<default_transport>, default_transport, alibaba::instance_identity, cloud::alibaba, alibaba::client_options>;
 template class FOREWARN_API alibaba::basic_metadata_client<default_transport>;
-template class FOREWARN_API detail::client_base<tencent::basic_metadata_client<default_transport>, default_transport, tencent::instance_identity, cloud::tencent>;
-template class FOREWARN_API detail::spot_notice_client<tencent::basic_metadata_client<default_transport>, default_transport, tencent::instance_identity, cloud::tencent>;
+template class FOREWARN_API detail::client_base<tencent::basic_metadata_client<default_transport>, default_transport, tencent::instance_identity, cloud::tencent, tencent::client_options>;
+template class FOREWARN_API detail::spot_notice_client<tencent::basic_metadata_client<default_transport>, default_transport, tencent::instance_identity, cloud::tencent, tencent::client_options>;
 template class FOREWARN_API tencent::basic_metadata_client<default_transport>;
 
 template class FOREWARN_API basic_poller<azure::basic_scheduled_events_client<default_transport>>;

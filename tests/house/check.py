@@ -22,7 +22,7 @@ import sys
 TOP = {
     "forewarn.hpp", "fwd.hpp", "config.hpp", "event.hpp", "result.hpp", "time.hpp", "clock.hpp",
     "log.hpp", "json.hpp", "diff.hpp", "detect.hpp", "poller.hpp", "readiness.hpp",
-    "state_file.hpp", "transport.hpp", "fleet.hpp",
+    "state_file.hpp", "transport.hpp", "fleet.hpp", "client_options.hpp",
 }
 
 

@@ -169,22 +169,29 @@ struct keyed_identity {
     std::string name;
 };
 
+/// keyed_client's options: the common ones (its clock, no rate limit, one attempt) and next()'s
+/// pause after a failure.
+struct keyed_options : forewarn::client_options_base {
+    std::chrono::milliseconds error_pause{1000};
+};
+
 /// A client of `Keys` keys on client_base: key k is planned as `plans[k]` says, read from its
 /// key_server (lane and hang in the URL), its body's ids become events of raw_type "k<k>", its
 /// ETag the reading's tag, its Date the service's time; a 404 is no event. No retries, no rate
 /// limit: each ask is one request.
 template <std::size_t Keys, bool MayHang = false>
 class keyed_client
-    : public forewarn::detail::client_base<keyed_client<Keys, MayHang>, lane_transport, keyed_identity, forewarn::cloud::gce> {
-    using base_type = forewarn::detail::client_base<keyed_client<Keys, MayHang>, lane_transport, keyed_identity, forewarn::cloud::gce>;
+    : public forewarn::detail::client_base<keyed_client<Keys, MayHang>, lane_transport, keyed_identity, forewarn::cloud::gce,
+                                           keyed_options> {
+    using base_type =
+        forewarn::detail::client_base<keyed_client<Keys, MayHang>, lane_transport, keyed_identity, forewarn::cloud::gce, keyed_options>;
     friend base_type;
 
 public:
     keyed_client(std::shared_ptr<key_server> server, forewarn::testing::manual_clock clock,
                  std::vector<forewarn::detail::key_plan> key_plans,
                  forewarn::clock::duration error_pause = std::chrono::seconds(1))
-        : base_type(lane_transport(server), MayHang ? Keys + 1 : 1,
-                    forewarn::detail::exchange_settings{clock, {}, false, error_pause}, retry_policy_of_one(), Keys),
+        : base_type(options_of(std::move(clock), error_pause), lane_transport(server), forewarn::retry_rules::gce),
           plans(std::move(key_plans)), etags_(Keys) {}
 
     std::vector<forewarn::detail::key_plan> plans;  ///< key k's plan (set it between calls)
@@ -196,11 +203,16 @@ private:
     static constexpr std::size_t key_count = Keys;
     static constexpr bool may_hang = MayHang;
 
-    static forewarn::retry_policy retry_policy_of_one() {
-        forewarn::retry_options o;
-        o.max_attempts = 1;
-        return forewarn::retry_policy(forewarn::retry_rules::gce, o);
+    static keyed_options options_of(forewarn::testing::manual_clock clock, forewarn::clock::duration error_pause) {
+        keyed_options o;
+        o.clock = std::move(clock);
+        o.rate_limit = false;
+        o.retry.max_attempts = 1;
+        o.error_pause = std::chrono::duration_cast<std::chrono::milliseconds>(error_pause);
+        return o;
     }
+    static keyed_options settled(keyed_options o) { return o; }
+    static std::chrono::milliseconds error_pause(const keyed_options& o) { return o.error_pause; }
 
     forewarn::detail::key_plan plan(std::size_t k) const { return plans.at(k); }
     std::string event_owner() const { return owner; }

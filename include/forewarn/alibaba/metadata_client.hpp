@@ -52,7 +52,7 @@ struct client_options : forewarn::detail::spot_notice_options {
  */
 template <class Transport = default_transport>
 class basic_metadata_client : public forewarn::detail::spot_notice_client<basic_metadata_client<Transport>, Transport,
-                                                                          instance_identity, cloud::alibaba> {
+                                                                          instance_identity, cloud::alibaba, client_options> {
 public:
     static constexpr std::string_view endpoint_option = "alibaba::client_options::endpoint";
     static constexpr const char* endpoint_variable = "FOREWARN_ALIBABA_ENDPOINT";
@@ -62,20 +62,9 @@ public:
 
     FOREWARN_CLIENT_MOVABLE(basic_metadata_client);
     explicit basic_metadata_client(client_options options = {}, Transport transport = Transport())
-        : basic_metadata_client::spot_notice_client(
-              std::move(transport), options,
-              forewarn::detail::latest_settings{"X-aliyun-ecs-metadata-token", "Alibaba metadata", options.token_ttl,
-                                                false, options.timeout, options.connect_timeout, options.max_body,
-                                                nullptr}),
-          options_(std::move(options)) {
-        if (auto v = this->meta_.check_ttl(options_.token_ttl, "alibaba::client_options::token_ttl"); !v && this->validate())
-            this->x_.set_config_error(std::move(v).error());
-    }
-
-    const client_options& options() const noexcept { return options_; }
-
-private:
-    client_options options_;
+        : basic_metadata_client::spot_notice_client(std::move(options), std::move(transport),
+                                                    {"X-aliyun-ecs-metadata-token", "Alibaba metadata", &client_options::token_ttl,
+                                                     "alibaba::client_options::token_ttl"}) {}
 };
 
 FOREWARN_CLIENT_MOVABLE_DEFAULTS(basic_metadata_client);

@@ -7,6 +7,7 @@
 
 #include <forewarn/aws/endpoint.hpp>
 #include <forewarn/aws/parse.hpp>
+#include <forewarn/client_options.hpp>
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/http.hpp>
@@ -48,11 +49,12 @@ struct instance_identity {
 /// The longest session token IMDS grants, in seconds (six hours).
 inline constexpr int max_token_ttl_seconds = forewarn::detail::max_session_token_ttl;
 
-/// Options of basic_instance_metadata_client. Plain struct: set what you need.
-struct client_options {
-    /// Base URL. Empty: $AWS_EC2_METADATA_SERVICE_ENDPOINT, else http://169.254.169.254 (or
-    /// http://[fd00:ec2::254] with `ipv6`).
-    std::string endpoint;
+/// Options of basic_instance_metadata_client: the common ones (client_options_base: endpoint,
+/// connect_timeout, max_body, retry, rate_limit, self_name, clock, log) and AWS's. The endpoint,
+/// empty: $AWS_EC2_METADATA_SERVICE_ENDPOINT, else http://169.254.169.254 (or
+/// http://[fd00:ec2::254] with `ipv6`). Retries: 429, 5xx and transport errors are retried; 400,
+/// 403 and 404 are not; a 401 renews the token once. self_name, empty: the instance id.
+struct client_options : client_options_base {
     bool ipv6 = false;
     /// The session token's lifetime asked for (X-aws-ec2-metadata-token-ttl-seconds): 1..21600.
     std::chrono::seconds token_ttl{max_token_ttl_seconds};
@@ -70,24 +72,18 @@ struct client_options {
     /// `Terminated` and `Warmed:Terminated` are a notice of type terminate.
     bool read_target_lifecycle_state = true;
     std::chrono::milliseconds timeout{std::chrono::seconds(5)};  ///< total timeout of each request
-    std::chrono::milliseconds connect_timeout{std::chrono::seconds(2)};
-    std::size_t max_body = std::size_t(1) << 20;  ///< a longer answer fails with errc::body_too_large
-    /// Backoff, attempts and budget: 429, 5xx and transport errors are retried; 400, 403 and 404
-    /// are not; a 401 renews the token once.
-    retry_options retry;
-    /// Share the process-wide per-host rate limiter (5 requests in any second).
-    bool rate_limit = true;
-    /// This instance's name as events name it. Empty: the instance id from the metadata.
-    std::string self_name;
-    forewarn::clock clock;  ///< the time line every wait (and the token's expiry) runs on
-    forewarn::logger log;   ///< each request at debug (never the token), retries at info
 };
 
 }  // namespace aws
 
 namespace detail {
 
-error aws_status_error(int status, std::string_view what, std::string_view body = {});
+/// What IMDS's refusals mean (detail::status_error's hints).
+inline constexpr status_hint aws_status_hints[] = {
+    {400, "a token TTL outside 1..21600?"},
+    {401, "missing or expired session token"},
+    {403, "IMDS turned off for this instance, or the request carried X-Forwarded-For"},
+};
 
 }  // namespace detail
 
@@ -110,27 +106,23 @@ namespace aws {
  */
 template <class Transport = default_transport>
 class basic_instance_metadata_client
-    : public forewarn::detail::client_base<basic_instance_metadata_client<Transport>, Transport, instance_identity, cloud::aws> {
-    using base_type = forewarn::detail::client_base<basic_instance_metadata_client<Transport>, Transport, instance_identity, cloud::aws>;
+    : public forewarn::detail::client_base<basic_instance_metadata_client<Transport>, Transport, instance_identity, cloud::aws,
+                                           client_options> {
+    using base_type = forewarn::detail::client_base<basic_instance_metadata_client<Transport>, Transport, instance_identity,
+                                                    cloud::aws, client_options>;
     friend base_type;
 
 public:
     explicit basic_instance_metadata_client(client_options options = {}, Transport transport = Transport());
     FOREWARN_CLIENT_MOVABLE(basic_instance_metadata_client);
 
-    /// The base URL in use, after the precedence rules.
-    const std::string& endpoint() const noexcept { return endpoint_; }
-    const client_options& options() const noexcept { return options_; }
     /// Session tokens got so far (the first one included): how often the client renewed.
     std::size_t tokens_fetched() const noexcept { return imds_.tokens_fetched(); }
 
 
-    /**
-     * This instance's identity, asked once and cached: instance-id (required), instance-type,
-     * placement/availability-zone and instance-life-cycle (each empty when 404). With
-     * options.self_name, that is the name and nothing is asked.
-     */
-    result<instance_identity> identity();
+    // identity() comes from the base, asked once and cached: instance-id (required), instance-type,
+    // placement/availability-zone and instance-life-cycle (each empty when 404). With
+    // options().self_name, that is the name and nothing is asked.
 
 private:
     // The keys of this source, in the document's order.
@@ -139,23 +131,30 @@ private:
     static constexpr std::string_view key_paths[key_count] = {scheduled_events_path, spot_instance_action_path,
                                                                rebalance_path, target_lifecycle_state_path};
 
-    forewarn::detail::key_plan plan(std::size_t k) const {
-        if (k == 3 && !options_.read_target_lifecycle_state) return forewarn::detail::key_plan::off();
-        return forewarn::detail::key_plan::poll(k == 1 ? options_.spot_interval : options_.poll_interval);
+    static client_options settled(client_options o) {
+        o.spot_interval = (std::max)(o.spot_interval, std::chrono::milliseconds(200));
+        o.poll_interval = (std::max)(o.poll_interval, std::chrono::milliseconds(1000));
+        return o;
     }
-    std::string event_owner() const { return options_.self_name.empty() && identity_ ? identity_->name : options_.self_name; }
+    static std::chrono::milliseconds error_pause(const client_options& o) { return o.spot_interval; }
 
-    result<void> before_read() { return imds_.ensure_token(this->x_, endpoint_); }
+    forewarn::detail::key_plan plan(std::size_t k) const {
+        if (k == 3 && !this->options_.read_target_lifecycle_state) return forewarn::detail::key_plan::off();
+        return forewarn::detail::key_plan::poll(k == 1 ? this->options_.spot_interval : this->options_.poll_interval);
+    }
+
+    result<void> before_read() { return imds_.ensure_token(this->x_, this->endpoint_); }
     result<void> before_fetch() {
-        if (!identity_ && options_.self_name.empty()) (void)identity();  // its failure is identity()'s to report
+        (void)this->identity();  // its failure is identity()'s to report: the notices are read anyway
         return {};
     }
 
     // One notice path read and parsed (a 404: none).
-    std::string key_url(std::size_t k) const { return endpoint_ + std::string(key_paths[k]); }
+    std::string key_url(std::size_t k) const { return this->endpoint_ + std::string(key_paths[k]); }
+    result<instance_identity> read_identity();
 
     result<forewarn::detail::key_reading> read_key(std::size_t k, std::size_t, std::optional<std::chrono::seconds>) {
-        auto r = imds_.get(this->x_, endpoint_, key_paths[k]);
+        auto r = imds_.get(this->x_, this->endpoint_, key_paths[k]);
         if (!r) return std::move(r).error();
         forewarn::detail::key_reading out;
         if (!*r) return out;
@@ -178,31 +177,18 @@ private:
         return out;
     }
 
-    client_options options_;
-    std::string endpoint_;
     forewarn::detail::latest_metadata imds_;
-    std::optional<instance_identity> identity_;
 };
 
 template <class Transport>
 basic_instance_metadata_client<Transport>::basic_instance_metadata_client(client_options options, Transport transport)
-    : base_type(std::move(transport), 1,
-           forewarn::detail::exchange_settings{options.clock, options.log, options.rate_limit,
-                                               (std::max)(options.spot_interval, std::chrono::milliseconds(200))},
-           retry_policy(retry_rules::aws, options.retry), key_count),
-      options_(std::move(options)),
-      imds_(forewarn::detail::latest_settings{"X-aws-ec2-metadata-token", "IMDSv2", options_.token_ttl, options_.allow_imdsv1,
-                                              options_.timeout, options_.connect_timeout, options_.max_body,
-                                              &forewarn::detail::aws_status_error}) {
-    options_.spot_interval = (std::max)(options_.spot_interval, std::chrono::milliseconds(200));
-    options_.poll_interval = (std::max)(options_.poll_interval, std::chrono::milliseconds(1000));
-    auto endpoint = forewarn::detail::aws_resolve_endpoint(options_.endpoint, "aws::client_options::endpoint", options_.ipv6);
-    if (!endpoint) {
-        this->x_.set_config_error(std::move(endpoint).error());
-        return;
-    }
-    endpoint_ = std::move(*endpoint);
-    auto ttl = forewarn::detail::latest_metadata::check_ttl(options_.token_ttl, "aws::client_options::token_ttl");
+    : base_type(std::move(options), std::move(transport), retry_rules::aws),
+      imds_(forewarn::detail::latest_settings{"X-aws-ec2-metadata-token", "IMDSv2", this->options_.token_ttl,
+                                              this->options_.allow_imdsv1, this->options_.timeout, this->options_.connect_timeout,
+                                              this->options_.max_body, forewarn::detail::aws_status_hints}) {
+    const client_options& o = this->options_;
+    if (!this->resolved(forewarn::detail::aws_resolve_endpoint(o.endpoint, "aws::client_options::endpoint", o.ipv6))) return;
+    auto ttl = forewarn::detail::latest_metadata::check_ttl(o.token_ttl, "aws::client_options::token_ttl");
     if (!ttl)
         this->x_.set_config_error(std::move(ttl).error());
     else if (forewarn::detail::aws_metadata_disabled())
@@ -211,10 +197,8 @@ basic_instance_metadata_client<Transport>::basic_instance_metadata_client(client
 }
 
 template <class Transport>
-result<instance_identity> basic_instance_metadata_client<Transport>::identity() {
-    if (this->known_identity(identity_, options_.self_name)) return *identity_;
-    if (auto v = this->validate(); !v) return std::move(v).error();
-    auto instance_id = imds_.get_instance_id(this->x_, endpoint_);
+result<instance_identity> basic_instance_metadata_client<Transport>::read_identity() {
+    auto instance_id = imds_.get_instance_id(this->x_, this->endpoint_);
     if (!instance_id) return std::move(instance_id).error();
     instance_identity id;
     id.instance_id = std::move(*instance_id);
@@ -226,12 +210,11 @@ result<instance_identity> basic_instance_metadata_client<Transport>::identity() 
     for (const auto& f : {field{"/latest/meta-data/instance-type", &instance_identity::instance_type},
                           field{"/latest/meta-data/placement/availability-zone", &instance_identity::availability_zone},
                           field{"/latest/meta-data/instance-life-cycle", &instance_identity::lifecycle}}) {
-        auto r = imds_.get(this->x_, endpoint_, f.path);
+        auto r = imds_.get(this->x_, this->endpoint_, f.path);
         if (!r) return std::move(r).error();
         if (*r) id.*f.target = std::string(forewarn::detail::trim((*r)->body));
     }
     id.name = id.instance_id;
-    identity_ = id;
     return id;
 }
 
@@ -247,6 +230,3 @@ FOREWARN_END_NAMESPACE
 #define FOREWARN_AWS_CLIENT_DEFINED
 #include <forewarn/detail/extern_templates.hpp>
 
-#if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/aws/instance_metadata_client-inl.hpp>
-#endif

@@ -13,24 +13,6 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-FOREWARN_INLINE error azure_status_error(int status, std::string_view what, std::string_view api_version,
-                                         std::string_view body) {
-    const std::string said = service_said(body);
-    if (status == 400)
-        return error(errc::http_status,
-                     std::string(what) + ": 400 Bad Request" + said +
-                         " (IMDS refuses a request without the \"Metadata: true\" header, with an api-version it does "
-                         "not support, " +
-                         std::string(api_version) + " here, or with an EventId it does not know)",
-                     400);
-    if (status == 404) {
-        error e(errc::not_found, std::string(what) + ": 404 Not Found" + (said.empty() ? " (no such metadata path here)" : said));
-        e.http_status = 404;
-        return e;
-    }
-    return error(errc::http_status, std::string(what) + ": HTTP " + std::to_string(status) + said, status);
-}
-
 FOREWARN_INLINE result<azure::instance_identity> azure_parse_instance_identity(std::string_view body) {
     if (trim(body).empty()) return error(errc::empty_body, "empty instance metadata answer");
     auto parsed = parse_json(body);

@@ -7,6 +7,7 @@
 
 #include <forewarn/azure/endpoint.hpp>
 #include <forewarn/azure/parse.hpp>
+#include <forewarn/client_options.hpp>
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/http.hpp>
@@ -44,12 +45,15 @@ struct instance_identity {
 /// The api-version used for the instance metadata request of identity().
 inline constexpr std::string_view instance_api_version = "2021-02-01";
 
-/// Options of basic_scheduled_events_client. Plain struct: set what you need.
-struct client_options {
-    /// Base URL such as "http://169.254.169.254". Empty: the environment decides, in this order:
-    /// FOREWARN_AZURE_ENDPOINT (a URL, or a host that gets "http://"), SCHEDULEDEVENTSIP (an IP or
-    /// host found by the DHCP option 245 sample; becomes "http://IP"), then http://169.254.169.254.
-    std::string endpoint;
+/// Options of basic_scheduled_events_client: the common ones (client_options_base: endpoint,
+/// connect_timeout, max_body, retry, rate_limit, self_name, clock, log) and Azure's. The
+/// endpoint, empty: FOREWARN_AZURE_ENDPOINT (a URL, or a host that gets "http://"),
+/// SCHEDULEDEVENTSIP (an IP or host found by the DHCP option 245 sample; becomes "http://IP"),
+/// then http://169.254.169.254. The retry rules are Azure's: 410 (for retry.gone_window), 429,
+/// 500, 503 and transport errors are retried; 400, 404 and malformed documents are not.
+/// self_name is the name Scheduled Events lists in Resources; empty: identity() asks the instance
+/// metadata (compute.name).
+struct client_options : client_options_base {
     /// Any of known_api_versions; a newer well-formed date is sent as is (see validate_api_version).
     std::string api_version = std::string(latest_api_version);
     /// next(): time from one answer to the next request (the seeds: about once a second; notice
@@ -60,28 +64,11 @@ struct client_options {
     std::chrono::milliseconds first_call_timeout{std::chrono::seconds(150)};
     /// Total timeout of each request after the first answer.
     std::chrono::milliseconds poll_timeout{std::chrono::seconds(5)};
-    std::chrono::milliseconds connect_timeout{std::chrono::seconds(2)};
-    std::size_t max_body = std::size_t(1) << 20;  ///< a longer answer fails with errc::body_too_large
-    /// Backoff, attempts and budget. The rules are Azure's: 410 (for retry.gone_window), 429, 500,
-    /// 503 and transport errors are retried; 400, 404 and malformed documents are not.
-    retry_options retry;
-    /// Share the process-wide per-host rate limiter (5 requests in any second, IMDS's limit).
-    bool rate_limit = true;
-    /// This VM's name as Scheduled Events lists it in Resources. Empty: identity() asks the
-    /// instance metadata (compute.name). The one place a VM's name is configured.
-    std::string self_name;
-    /// The time line every wait of this client (and of a poller over it) runs on.
-    forewarn::clock clock;
-    /// Where this client (and a poller over it) logs: each request at debug, retries at info.
-    forewarn::logger log;
 };
 
 }  // namespace azure
 
 namespace detail {
-
-/// The error for a status the Scheduled Events endpoint should not send, with what it said.
-error azure_status_error(int status, std::string_view what, std::string_view api_version, std::string_view body = {});
 
 result<azure::instance_identity> azure_parse_instance_identity(std::string_view body);
 
@@ -108,19 +95,18 @@ namespace azure {
  */
 template <class Transport = default_transport>
 class basic_scheduled_events_client
-    : public forewarn::detail::client_base<basic_scheduled_events_client<Transport>, Transport, instance_identity, cloud::azure> {
-    using base_type = forewarn::detail::client_base<basic_scheduled_events_client<Transport>, Transport, instance_identity, cloud::azure>;
+    : public forewarn::detail::client_base<basic_scheduled_events_client<Transport>, Transport, instance_identity, cloud::azure,
+                                           client_options> {
+    using base_type = forewarn::detail::client_base<basic_scheduled_events_client<Transport>, Transport, instance_identity,
+                                                    cloud::azure, client_options>;
     friend base_type;
 
 public:
     explicit basic_scheduled_events_client(client_options options = {}, Transport transport = Transport());
     FOREWARN_CLIENT_MOVABLE(basic_scheduled_events_client);
 
-    /// The base URL in use, after the precedence rules (e.g. "http://169.254.169.254").
-    const std::string& endpoint() const noexcept { return endpoint_; }
     /// The full Scheduled Events URL, api-version included.
-    std::string url() const { return endpoint_ + "/metadata/scheduledevents?api-version=" + options_.api_version; }
-    const client_options& options() const noexcept { return options_; }
+    std::string url() const { return this->endpoint_ + "/metadata/scheduledevents?api-version=" + this->options_.api_version; }
     /// The incarnation of the last document fetched, if any.
     const std::optional<std::string>& last_incarnation() const noexcept { return last_incarnation_; }
 
@@ -140,28 +126,41 @@ public:
      */
     result<void> approve(const std::vector<std::string>& ids);
 
-    /// This VM's identity from the instance metadata, asked once and cached (or options.self_name).
-    result<instance_identity> identity();
+    // identity() comes from the base: the instance metadata (compute), asked once and cached, or
+    // options().self_name.
 
 private:
     static constexpr std::size_t key_count = 1;
     static constexpr bool may_hang = false;
 
-    forewarn::detail::key_plan plan(std::size_t) const { return forewarn::detail::key_plan::poll(options_.poll_interval); }
+    static client_options settled(client_options o) {
+        o.poll_interval = (std::max)(o.poll_interval, std::chrono::milliseconds(200));
+        return o;
+    }
+    static std::chrono::milliseconds error_pause(const client_options& o) { return o.poll_interval; }
+
+    forewarn::detail::key_plan plan(std::size_t) const { return forewarn::detail::key_plan::poll(this->options_.poll_interval); }
     std::string event_owner() const { return {}; }  // Azure's events name their VMs
 
     // One exchange with retries on the caller's lane. A 200 is an answer (any 2xx when
     // `any_2xx`: an approval has no body to read); the caller reads the body.
     result<http_response> request(http_method method, std::string url, std::string body, std::string_view what,
                                   bool any_2xx = false) {
-        http_request req = forewarn::detail::metadata_request(method, std::move(url), answered_ ? options_.poll_timeout : options_.first_call_timeout,
-                                              options_.connect_timeout, options_.max_body);
+        const client_options& o = this->options_;
+        http_request req = forewarn::detail::metadata_request(method, std::move(url), answered_ ? o.poll_timeout : o.first_call_timeout,
+                                                              o.connect_timeout, o.max_body);
         req.headers.push_back({"Metadata", "true"});
         if (method == http_method::post) req.headers.push_back({"Content-Type", "application/json"});
         req.body = std::move(body);
         return this->x_.send(0, req, [&](http_response& r) -> result<http_response> {
             const bool ok = r.status == 200 || (any_2xx && r.status > 200 && r.status <= 299);
-            if (!ok) return forewarn::detail::azure_status_error(r.status, what, options_.api_version, r.body).at_url(req.url);
+            if (!ok) {
+                const std::string bad_request = "IMDS refuses a request without the \"Metadata: true\" header, with an "
+                                                "api-version it does not support, " +
+                                                o.api_version + " here, or with an EventId it does not know";
+                const forewarn::detail::status_hint hints[] = {{400, bad_request}, {404, "no such metadata path here"}};
+                return forewarn::detail::status_error(r.status, what, r.body, hints).at_url(req.url);
+            }
             answered_ = true;
             return std::move(r);
         });
@@ -171,7 +170,7 @@ private:
     result<forewarn::detail::key_reading> read_key(std::size_t, std::size_t, std::optional<std::chrono::seconds>) {
         auto answer = request(http_method::get, url(), {}, "GET scheduledevents");
         if (!answer) return std::move(answer).error();
-        auto doc = parse_document(answer->body, options_.api_version);
+        auto doc = parse_document(answer->body, this->options_.api_version);
         if (!doc) return std::move(doc).error().at_url(url());
         return forewarn::detail::key_reading{std::move(doc->events), std::move(doc->incarnation),
                                              forewarn::detail::service_time_of(*answer)};
@@ -179,29 +178,17 @@ private:
 
     void finish(document& doc) { last_incarnation_ = doc.incarnation; }
     std::string key_url(std::size_t) const { return url(); }
+    result<instance_identity> read_identity();
 
-    client_options options_;
-    std::string endpoint_;
     std::optional<std::string> last_incarnation_;
-    std::optional<instance_identity> identity_;
     bool answered_ = false;
 };
 
 template <class Transport>
 basic_scheduled_events_client<Transport>::basic_scheduled_events_client(client_options options, Transport transport)
-    : base_type(std::move(transport), 1,
-           forewarn::detail::exchange_settings{options.clock, options.log, options.rate_limit,
-                                               (std::max)(options.poll_interval, std::chrono::milliseconds(200))},
-           retry_policy(retry_rules::azure, options.retry), key_count),
-      options_(std::move(options)) {
-    options_.poll_interval = (std::max)(options_.poll_interval, std::chrono::milliseconds(200));
-    auto endpoint = forewarn::detail::azure_resolve_endpoint(options_.endpoint, "azure::client_options::endpoint");
-    if (!endpoint) {
-        this->x_.set_config_error(std::move(endpoint).error());
-    } else {
-        endpoint_ = std::move(*endpoint);
-        if (auto v = validate_api_version(options_.api_version); !v) this->x_.set_config_error(std::move(v).error());
-    }
+    : base_type(std::move(options), std::move(transport), retry_rules::azure) {
+    if (this->resolved(forewarn::detail::azure_resolve_endpoint(this->options_.endpoint, "azure::client_options::endpoint")))
+        if (auto v = validate_api_version(this->options_.api_version); !v) this->x_.set_config_error(std::move(v).error());
 }
 
 template <class Transport>
@@ -209,7 +196,7 @@ result<void> basic_scheduled_events_client<Transport>::approve(const std::vector
     if (auto v = this->validate(); !v) return v;
     if (ids.empty()) return {};
     std::optional<std::string> incarnation;
-    if (is_preview_api_version(options_.api_version)) {
+    if (is_preview_api_version(this->options_.api_version)) {
         if (!last_incarnation_) {
             auto doc = this->fetch();
             if (!doc) return std::move(doc).error();
@@ -228,15 +215,12 @@ result<void> basic_scheduled_events_client<Transport>::approve(const std::vector
 }
 
 template <class Transport>
-result<instance_identity> basic_scheduled_events_client<Transport>::identity() {
-    if (this->known_identity(identity_, options_.self_name)) return *identity_;
-    if (auto v = this->validate(); !v) return std::move(v).error();
-    const std::string u = endpoint_ + "/metadata/instance/compute?api-version=" + std::string(instance_api_version);
+result<instance_identity> basic_scheduled_events_client<Transport>::read_identity() {
+    const std::string u = this->endpoint_ + "/metadata/instance/compute?api-version=" + std::string(instance_api_version);
     auto answer = request(http_method::get, u, {}, "GET instance/compute");
     if (!answer) return std::move(answer).error();
     auto id = forewarn::detail::azure_parse_instance_identity(answer->body);
     if (!id) return std::move(id).error().at_url(u);
-    identity_ = *id;
     return id;
 }
 

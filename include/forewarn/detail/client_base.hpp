@@ -2,10 +2,12 @@
 #pragma once
 
 // The one base of every cloud's client: its public surface (next, fetch, wake, cancel, reset,
-// validate, clock, log, transport), its keys' last good readings and errors, and how a document
-// is made of them. A cloud's client is then its options, its key plan, one request per key with
-// its status rules and parser, and its identity (docs/architecture.md, "A new cloud").
+// validate, clock, log, transport, options, endpoint, identity), its construction from the
+// options, its keys' last good readings and errors, and how a document is made of them. A
+// cloud's client is then its options, its key plan, one request per key with its status rules
+// and parser, and how it reads its identity (docs/architecture.md, "A new cloud").
 
+#include <forewarn/client_options.hpp>
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/function_ref.hpp>
@@ -103,21 +105,28 @@ private:
 };
 
 /**
- * The base of `Client` (CRTP), a source of `Cloud` whose identity() gives an `Identity`. `Client`
- * gives, privately with `friend client_base`:
+ * The base of `Client` (CRTP), a source of `Cloud` configured by `Options` (derived from
+ * client_options_base) whose identity() gives an `Identity`. `Client` gives, privately with
+ * `friend client_base`:
  *   static constexpr std::size_t key_count;
  *   static constexpr bool may_hang;                   // a key may be a hanging GET (GCE)
+ *   static Options settled(Options);                  // the options with its intervals clamped
+ *   static std::chrono::milliseconds error_pause(const Options&);  // next()'s pause after a failure
  *   key_plan plan(std::size_t k) const;
  *   result<key_reading> read_key(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang);
- *   std::string endpoint() const;  std::string event_owner();   // "" : events name themselves
  *   std::string key_url(std::size_t k) const;         // where key k is read (key_urls())
- * and may shadow before_read(), before_fetch(), local_failure(k, e) and finish(document&).
+ *   result<Identity> read_identity();                 // identity()'s request, when no self_name
+ * and may shadow before_read(), before_fetch(), local_failure(k, e), finish(document&),
+ * event_owner() (the name events without resources of their own carry) and, where its endpoint
+ * moves, endpoint(). Its constructor resolves its endpoint (resolved()) and checks its own options
+ * (this->x_.set_config_error()).
  */
-template <class Client, class Transport, class Identity, cloud Cloud>
+template <class Client, class Transport, class Identity, cloud Cloud, class Options>
 class client_base {
 public:
     using transport_type = Transport;
     using identity_type = Identity;
+    using options_type = Options;
     /// The cloud whose metadata this client reads (document::origin).
     static constexpr cloud source_cloud = Cloud;
 
@@ -125,9 +134,19 @@ public:
     const Transport& transport() const noexcept { return x_.transport(); }
     const forewarn::clock& clock() const noexcept { return x_.clock(); }
     const forewarn::logger& log() const noexcept { return x_.log(); }
+    /// The options in use (intervals clamped to their floors).
+    const Options& options() const noexcept { return options_; }
+    /// The base URL in use, after the cloud's precedence rules (e.g. "http://169.254.169.254").
+    const std::string& endpoint() const noexcept { return endpoint_; }
 
     /// A configuration that can never work (a malformed endpoint, an option out of range), or success.
     result<void> validate() const { return x_.validate(); }
+
+    /**
+     * This VM's identity, asked once and cached. With options().self_name, that is its name and
+     * nothing is asked.
+     */
+    result<Identity> identity();
 
     /**
      * The next document, on the keys' own schedules (the client's class says them): at once the
@@ -169,18 +188,26 @@ public:
     void reset() noexcept { x_.reset(); }
 
 protected:
-    client_base(Transport transport, std::size_t lanes, exchange_settings settings, retry_policy policy, std::size_t keys)
-        : x_(std::move(transport), lanes, std::move(settings), std::move(policy)), readings_(keys) {
+    /// The exchange made from the options (their clock, log, rate limit, retry under `rules`,
+    /// next()'s pause after a failure), a lane per key that may hang, the keys' readings.
+    client_base(Options options, Transport transport, retry_rules rules)
+        : options_(Client::settled(std::move(options))),
+          x_(std::move(transport), Client::may_hang ? Client::key_count + 1 : 1,
+             exchange_settings{options_.clock, options_.log, options_.rate_limit, Client::error_pause(options_)},
+             retry_policy(rules, options_.retry)),
+          readings_(Client::key_count) {
+        static_assert(std::is_base_of_v<client_options_base, Options>, "a client's options derive from client_options_base");
         static_assert(is_transport_v<Transport>, "Transport must model forewarn::is_transport");
     }
 
-    /// identity(): true when `cache` holds it, or when `self_name` names this VM (then cached).
-    static bool known_identity(std::optional<Identity>& cache, const std::string& self_name) {
-        if (!cache && !self_name.empty()) {
-            cache.emplace();
-            cache->name = self_name;
+    /// The constructor's resolved endpoint, or the configuration error every call then returns.
+    bool resolved(result<std::string> endpoint) {
+        if (!endpoint) {
+            x_.set_config_error(std::move(endpoint).error());
+            return false;
         }
-        return cache.has_value();
+        endpoint_ = std::move(*endpoint);
+        return true;
     }
 
     // The hooks a client may shadow.
@@ -188,7 +215,12 @@ protected:
     result<void> before_fetch() { return {}; }  // before fetch()'s reading (the instance's name)
     bool local_failure(std::size_t, const error& e) const { return key_failure_is_local(e); }
     void finish(document&) {}
+    /// Events without resources of their own name this VM: its identity, once known.
+    std::string event_owner() const { return identity_ ? identity_->name : options_.self_name; }
 
+    Options options_;
+    std::string endpoint_;
+    std::optional<Identity> identity_;
     metadata_exchange<Transport> x_;
 
 private:
@@ -199,8 +231,22 @@ private:
     key_readings readings_;
 };
 
-template <class Client, class Transport, class Identity, cloud Cloud>
-result<document> client_base<Client, Transport, Identity, Cloud>::next(forewarn::clock::time_point not_after) {
+template <class Client, class Transport, class Identity, cloud Cloud, class Options>
+result<Identity> client_base<Client, Transport, Identity, Cloud, Options>::identity() {
+    if (!identity_ && !options_.self_name.empty()) {
+        identity_.emplace();
+        identity_->name = options_.self_name;
+    }
+    if (identity_) return *identity_;
+    if (auto v = x_.validate(); !v) return std::move(v).error();
+    auto id = self().read_identity();
+    if (!id) return std::move(id).error();
+    identity_ = *id;
+    return id;
+}
+
+template <class Client, class Transport, class Identity, cloud Cloud, class Options>
+result<document> client_base<Client, Transport, Identity, Cloud, Options>::next(forewarn::clock::time_point not_after) {
     auto r = x_.template next<Client::may_hang>(
         not_after, Client::key_count, [this](std::size_t k) { return self().plan(k); },
         [this](std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) { return ask(k, lane, hang); },
@@ -209,8 +255,8 @@ result<document> client_base<Client, Transport, Identity, Cloud>::next(forewarn:
     return r;
 }
 
-template <class Client, class Transport, class Identity, cloud Cloud>
-result<document> client_base<Client, Transport, Identity, Cloud>::fetch() {
+template <class Client, class Transport, class Identity, cloud Cloud, class Options>
+result<document> client_base<Client, Transport, Identity, Cloud, Options>::fetch() {
     if (auto v = x_.validate(); !v) return std::move(v).error();
     if (x_.cancelled()) return error(errc::cancelled, "the client was cancelled").at_url(self().endpoint());
     if (auto b = self().before_fetch(); !b) return std::move(b).error();
@@ -222,16 +268,16 @@ result<document> client_base<Client, Transport, Identity, Cloud>::fetch() {
 }
 
 // One key's request: a failure that is the key's own is kept by the readings, any other fails it.
-template <class Client, class Transport, class Identity, cloud Cloud>
-result<bool> client_base<Client, Transport, Identity, Cloud>::ask(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) {
+template <class Client, class Transport, class Identity, cloud Cloud, class Options>
+result<bool> client_base<Client, Transport, Identity, Cloud, Options>::ask(std::size_t k, std::size_t lane, std::optional<std::chrono::seconds> hang) {
     if (auto b = self().before_read(); !b) return std::move(b).error();
     auto r = self().read_key(k, lane, hang);
     if (!r && !self().local_failure(k, r.error())) return std::move(r).error();
     return readings_.keep(k, std::move(r));
 }
 
-template <class Client, class Transport, class Identity, cloud Cloud>
-result<document> client_base<Client, Transport, Identity, Cloud>::compose() {
+template <class Client, class Transport, class Identity, cloud Cloud, class Options>
+result<document> client_base<Client, Transport, Identity, Cloud, Options>::compose() {
     auto doc = readings_.compose(Cloud, [this](std::size_t k) { return self().plan(k).how != key_plan::mode::off; },
                                  self().event_owner());
     if (!doc) return doc;

@@ -23,7 +23,7 @@
     !defined(FOREWARN_EXTERN_AZURE_CLIENT)
 #define FOREWARN_EXTERN_AZURE_CLIENT
 FOREWARN_BEGIN_NAMESPACE
-extern template class FOREWARN_API detail::client_base<azure::basic_scheduled_events_client<default_transport>, default_transport, azure::instance_identity, cloud::azure>;
+extern template class FOREWARN_API detail::client_base<azure::basic_scheduled_events_client<default_transport>, default_transport, azure::instance_identity, cloud::azure, azure::client_options>;
 extern template class FOREWARN_API azure::basic_scheduled_events_client<default_transport>;
 FOREWARN_END_NAMESPACE
 #endif
@@ -32,7 +32,7 @@ FOREWARN_END_NAMESPACE
     !defined(FOREWARN_EXTERN_GCE_CLIENT)
 #define FOREWARN_EXTERN_GCE_CLIENT
 FOREWARN_BEGIN_NAMESPACE
-extern template class FOREWARN_API detail::client_base<gce::basic_metadata_client<default_transport>, default_transport, gce::instance_identity, cloud::gce>;
+extern template class FOREWARN_API detail::client_base<gce::basic_metadata_client<default_transport>, default_transport, gce::instance_identity, cloud::gce, gce::client_options>;
 extern template class FOREWARN_API gce::basic_metadata_client<default_transport>;
 FOREWARN_END_NAMESPACE
 #endif
@@ -41,7 +41,7 @@ FOREWARN_END_NAMESPACE
     !defined(FOREWARN_EXTERN_AWS_CLIENT)
 #define FOREWARN_EXTERN_AWS_CLIENT
 FOREWARN_BEGIN_NAMESPACE
-extern template class FOREWARN_API detail::client_base<aws::basic_instance_metadata_client<default_transport>, default_transport, aws::instance_identity, cloud::aws>;
+extern template class FOREWARN_API detail::client_base<aws::basic_instance_metadata_client<default_transport>, default_transport, aws::instance_identity, cloud::aws, aws::client_options>;
 extern template class FOREWARN_API aws::basic_instance_metadata_client<default_transport>;
 FOREWARN_END_NAMESPACE
 #endif
@@ -50,8 +50,8 @@ FOREWARN_END_NAMESPACE
     !defined(FOREWARN_EXTERN_ALIBABA_CLIENT)
 #define FOREWARN_EXTERN_ALIBABA_CLIENT
 FOREWARN_BEGIN_NAMESPACE
-extern template class FOREWARN_API detail::client_base<alibaba::basic_metadata_client<default_transport>, default_transport, alibaba::instance_identity, cloud::alibaba>;
-extern template class FOREWARN_API detail::spot_notice_client<alibaba::basic_metadata_client<default_transport>, default_transport, alibaba::instance_identity, cloud::alibaba>;
+extern template class FOREWARN_API detail::client_base<alibaba::basic_metadata_client<default_transport>, default_transport, alibaba::instance_identity, cloud::alibaba, alibaba::client_options>;
+extern template class FOREWARN_API detail::spot_notice_client<alibaba::basic_metadata_client<default_transport>, default_transport, alibaba::instance_identity, cloud::alibaba, alibaba::client_options>;
 extern template class FOREWARN_API alibaba::basic_metadata_client<default_transport>;
 FOREWARN_END_NAMESPACE
 #endif
@@ -60,8 +60,8 @@ FOREWARN_END_NAMESPACE
     !defined(FOREWARN_EXTERN_TENCENT_CLIENT)
 #define FOREWARN_EXTERN_TENCENT_CLIENT
 FOREWARN_BEGIN_NAMESPACE
-extern template class FOREWARN_API detail::client_base<tencent::basic_metadata_client<default_transport>, default_transport, tencent::instance_identity, cloud::tencent>;
-extern template class FOREWARN_API detail::spot_notice_client<tencent::basic_metadata_client<default_transport>, default_transport, tencent::instance_identity, cloud::tencent>;
+extern template class FOREWARN_API detail::client_base<tencent::basic_metadata_client<default_transport>, default_transport, tencent::instance_identity, cloud::tencent, tencent::client_options>;
+extern template class FOREWARN_API detail::spot_notice_client<tencent::basic_metadata_client<default_transport>, default_transport, tencent::instance_identity, cloud::tencent, tencent::client_options>;
 extern template class FOREWARN_API tencent::basic_metadata_client<default_transport>;
 FOREWARN_END_NAMESPACE
 #endif

@@ -37,6 +37,26 @@ FOREWARN_INLINE std::string service_said(std::string_view body) {
     return out;
 }
 
+FOREWARN_INLINE error status_error(int status, std::string_view what, std::string_view body, status_hints hints) {
+    std::string text(what);
+    switch (status) {
+    case 400: text += ": 400 Bad Request"; break;
+    case 401: text += ": 401 Unauthorized"; break;
+    case 403: text += ": 403 Forbidden"; break;
+    case 404: text += ": 404 Not Found"; break;
+    default: text += ": HTTP " + std::to_string(status); break;
+    }
+    text += service_said(body);
+    for (std::size_t i = 0; i < hints.count; ++i)
+        if (hints.first[i].status == status) {
+            text += " (";
+            text += hints.first[i].why;
+            text += ')';
+            break;
+        }
+    return error(status == 404 ? errc::not_found : errc::http_status, std::move(text), status);
+}
+
 FOREWARN_INLINE std::string request_log_line(const http_request& req, const result<http_response>& r,
                                              std::chrono::nanoseconds took) {
     std::string line(to_string(req.method));

@@ -28,6 +28,29 @@ std::optional<std::chrono::system_clock::time_point> service_time_of(const http_
 /// it said nothing.
 std::string service_said(std::string_view body);
 
+/// A cloud's words for one status it explains: `why` goes in parentheses after the status.
+struct status_hint {
+    int status;
+    std::string_view why;
+};
+
+/// A cloud's hints, as data (a static array of them, or a few made at the call).
+struct status_hints {
+    const status_hint* first = nullptr;
+    std::size_t count = 0;
+    constexpr status_hints() = default;
+    template <std::size_t N>
+    constexpr status_hints(const status_hint (&hints)[N]) : first(hints), count(N) {}  // NOLINT: implicit on purpose
+};
+
+/**
+ * The error of an answer whose status the client does not take, written the same way for every
+ * cloud: "WHAT: 404 Not Found: what the service said (the cloud's hint)". 404 is errc::not_found,
+ * any other status errc::http_status; both carry the status. 400, 401, 403 and 404 are named,
+ * other statuses read "HTTP 503".
+ */
+error status_error(int status, std::string_view what, std::string_view body, status_hints hints = {});
+
 /// A request with a client's limits: its total timeout, a connect timeout no longer than that, a
 /// body cap. What every client (and detect_cloud's probes) sends, built in one place.
 inline http_request metadata_request(http_method method, std::string url, std::chrono::milliseconds timeout,

@@ -38,12 +38,9 @@ struct latest_settings {
     bool allow_plain = false;  ///< a token PUT refused with 403, 404 or 405: ask without one
     std::chrono::milliseconds timeout{5000}, connect_timeout{2000};
     std::size_t max_body = std::size_t(1) << 20;
-    /// The error of a status other than 200 (404 is errc::not_found).
-    error (*status_error)(int status, std::string_view what, std::string_view body) = nullptr;
+    /// What the service's refusals mean, in the error of a status other than 200 (status_error).
+    status_hints hints;
 };
-
-/// A status's error, the service's words with it (what the /latest/ services share).
-error latest_status_error(int status, std::string_view what, std::string_view body);
 
 /// A Spot (preemptible) instance's reclaim notice at `when`, as Alibaba and Tencent give it on a
 /// `termination-time` path: id "spot-termination", type preempt, raw_type "termination-time",
@@ -148,7 +145,7 @@ private:
     result<http_response> send(Exchange& x, const http_request& req, std::string_view what) {
         return x.send(0, req, [&](http_response& r) -> result<http_response> {
             if (r.status == 200) return std::move(r);
-            return (s_.status_error ? s_.status_error : &latest_status_error)(r.status, what, r.body).at_url(req.url);
+            return status_error(r.status, what, r.body, s_.hints).at_url(req.url);
         });
     }
 
@@ -162,6 +159,3 @@ private:
 }  // namespace detail
 FOREWARN_END_NAMESPACE
 
-#if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/detail/latest_metadata-inl.hpp>
-#endif

@@ -4,6 +4,7 @@
 // kind is its endpoint, its path, its parser and its options (docs/architecture.md, "A new cloud").
 #pragma once
 
+#include <forewarn/client_options.hpp>
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/client_base.hpp>
@@ -27,55 +28,48 @@ FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
 /// The options every reclaim-notice client has (alibaba::client_options and
-/// tencent::client_options derive from it). Plain struct: set what you need.
-struct spot_notice_options {
-    /// Base URL. Empty: the cloud's variable (FOREWARN_ALIBABA_ENDPOINT, ...), else its address.
-    std::string endpoint;
+/// tencent::client_options derive from it): the common ones (client_options_base; its retry is
+/// the AWS family's rules: 429, 5xx and transport errors are retried; self_name, empty: the
+/// instance id) and the notice's interval and the requests' timeout.
+struct spot_notice_options : client_options_base {
     /// next(): how often the notice is read (a few minutes of notice). Never below 200 ms.
     std::chrono::milliseconds spot_interval{1000};
     std::chrono::milliseconds timeout{std::chrono::seconds(5)};  ///< total timeout of each request
-    std::chrono::milliseconds connect_timeout{std::chrono::seconds(2)};
-    std::size_t max_body = std::size_t(1) << 20;  ///< a longer answer fails with errc::body_too_large
-    retry_options retry;     ///< 429, 5xx and transport errors are retried (the AWS family's rules)
-    bool rate_limit = true;  ///< share the process-wide per-host rate limiter
-    /// This instance's name as events name it. Empty: the instance id from the metadata.
-    std::string self_name;
-    forewarn::clock clock;  ///< the time line every wait runs on
-    forewarn::logger log;   ///< each request at debug (never a token), retries at info
+};
+
+/// A reclaim-notice service's session token, when it has one: its header, its name in a log
+/// line, and where the options keep the TTL asked for (and its name in an error).
+template <class Options>
+struct spot_token {
+    std::string_view header;
+    std::string_view kind;
+    std::chrono::seconds Options::*ttl = nullptr;
+    std::string_view ttl_option;
 };
 
 /// Where a reclaim-notice cloud is and how its notice reads; `Client` has them as static members
 /// `endpoint_option`, `endpoint_variable`, `default_endpoint`, `termination_time_path` and
 /// `parse(body) -> result<event>`.
-template <class Client, class Transport, class Identity, cloud Cloud>
-class spot_notice_client : public client_base<Client, Transport, Identity, Cloud> {
-    using base_type = client_base<Client, Transport, Identity, Cloud>;
+template <class Client, class Transport, class Identity, cloud Cloud, class Options>
+class spot_notice_client : public client_base<Client, Transport, Identity, Cloud, Options> {
+    using base_type = client_base<Client, Transport, Identity, Cloud, Options>;
     friend base_type;
 
-public:
-    /// The base URL in use, after the precedence rules.
-    const std::string& endpoint() const noexcept { return endpoint_; }
-
-    /// This instance's identity (its instance id), asked once and cached, or the options' self_name.
-    result<Identity> identity() {
-        if (this->known_identity(identity_, self_name_)) return *identity_;
-        if (auto v = this->validate(); !v) return std::move(v).error();
-        auto id = meta_.get_instance_id(this->x_, endpoint_);
-        if (!id) return std::move(id).error();
-        identity_.emplace();
-        identity_->name = std::move(*id);
-        return *identity_;
-    }
+    // identity(), options() and endpoint() come from the base: the instance id, asked once and
+    // cached, or the options' self_name.
 
 protected:
-    spot_notice_client(Transport transport, const spot_notice_options& o, latest_settings meta)
-        : base_type(std::move(transport), 1,
-                    exchange_settings{o.clock, o.log, o.rate_limit, (std::max)(o.spot_interval, std::chrono::milliseconds(200))},
-                    retry_policy(retry_rules::aws, o.retry), 1),
-          meta_(std::move(meta)), interval_((std::max)(o.spot_interval, std::chrono::milliseconds(200))), self_name_(o.self_name) {
-        auto e = resolve_endpoint(o.endpoint, Client::endpoint_option, {Client::endpoint_variable}, Client::default_endpoint);
-        if (e) endpoint_ = std::move(*e);
-        else this->x_.set_config_error(std::move(e).error());
+    spot_notice_client(Options options, Transport transport, spot_token<Options> token = {})
+        : base_type(std::move(options), std::move(transport), retry_rules::aws),
+          meta_(latest_settings{std::string(token.header), std::string(token.kind),
+                                token.ttl ? this->options_.*token.ttl : std::chrono::seconds(max_session_token_ttl), false,
+                                this->options_.timeout, this->options_.connect_timeout, this->options_.max_body, {}}) {
+        if (!this->resolved(resolve_endpoint(this->options_.endpoint, Client::endpoint_option, {Client::endpoint_variable},
+                                             Client::default_endpoint)))
+            return;
+        if (token.ttl)
+            if (auto v = latest_metadata::check_ttl(this->options_.*token.ttl, token.ttl_option); !v)
+                this->x_.set_config_error(std::move(v).error());
     }
 
     latest_metadata meta_;
@@ -84,29 +78,37 @@ private:
     static constexpr std::size_t key_count = 1;
     static constexpr bool may_hang = false;
 
-    key_plan plan(std::size_t) const { return key_plan::poll(interval_); }
-    std::string event_owner() const { return identity_ ? identity_->name : std::string(); }
-    result<void> before_read() { return meta_.ensure_token(this->x_, endpoint_); }
+    static Options settled(Options o) {
+        o.spot_interval = (std::max)(o.spot_interval, std::chrono::milliseconds(200));
+        return o;
+    }
+    static std::chrono::milliseconds error_pause(const Options& o) { return o.spot_interval; }
+
+    key_plan plan(std::size_t) const { return key_plan::poll(this->options_.spot_interval); }
+    result<void> before_read() { return meta_.ensure_token(this->x_, this->endpoint_); }
     result<void> before_fetch() {
-        (void)identity();  // its failure is identity()'s to report: the notice is read anyway
+        (void)this->identity();  // its failure is identity()'s to report: the notice is read anyway
         return {};
     }
 
-    std::string key_url(std::size_t) const { return endpoint_ + std::string(Client::termination_time_path); }
+    std::string key_url(std::size_t) const { return this->endpoint_ + std::string(Client::termination_time_path); }
+
+    result<Identity> read_identity() {
+        auto id = meta_.get_instance_id(this->x_, this->endpoint_);
+        if (!id) return std::move(id).error();
+        Identity out;
+        out.name = std::move(*id);
+        return out;
+    }
 
     result<key_reading> read_key(std::size_t, std::size_t, std::optional<std::chrono::seconds>) {
-        auto r = meta_.get(this->x_, endpoint_, Client::termination_time_path);
+        auto r = meta_.get(this->x_, this->endpoint_, Client::termination_time_path);
         if (!r) return std::move(r).error();
         if (!*r) return key_reading{};
         auto e = Client::parse((*r)->body);
         if (!e) return std::move(e).error().at_url(key_url(0));
         return key_reading{{std::move(*e)}, {}, service_time_of(**r)};
     }
-
-    std::string endpoint_;
-    std::chrono::milliseconds interval_;
-    std::string self_name_;
-    std::optional<Identity> identity_;
 };
 
 }  // namespace detail

@@ -4,6 +4,7 @@
 // The GCE metadata client. It names its default transport only through fwd.hpp: include
 // <forewarn/transport/default.hpp> (or <forewarn/forewarn.hpp>) to use it.
 
+#include <forewarn/client_options.hpp>
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/http.hpp>
@@ -36,17 +37,20 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace gce {
 
-/// Options of a metadata client. Plain struct: set the members you care about.
-struct client_options {
-    /**
-     * Root of the metadata server, e.g. "http://127.0.0.1:8080" (no "/computeMetadata/v1").
-     * Empty: $FOREWARN_GCE_ENDPOINT, else $GCE_METADATA_HOST (a "host[:port]"), else
-     * http://metadata.google.internal. with http://169.254.169.254 as the fallback when the name
-     * does not resolve.
-     */
-    std::string endpoint;
+/**
+ * Options of a metadata client: the common ones (client_options_base: endpoint, connect_timeout,
+ * max_body, retry, rate_limit, self_name, clock, log) and GCE's. The endpoint is the root of the
+ * metadata server, e.g. "http://127.0.0.1:8080" (no "/computeMetadata/v1"); empty:
+ * $FOREWARN_GCE_ENDPOINT, else $GCE_METADATA_HOST (a "host[:port]"), else
+ * http://metadata.google.internal. with http://169.254.169.254 as the fallback when the name does
+ * not resolve. connect_timeout is 1 s here. Retries: 429, 5xx and transport errors, with backoff.
+ * self_name is this VM's name in events' resources; empty: instance/name, asked before the first
+ * document.
+ */
+struct client_options : client_options_base {
+    client_options() { connect_timeout = std::chrono::seconds(1); }
+
     std::chrono::milliseconds request_timeout{std::chrono::seconds(5)};  ///< whole exchange of a plain GET
-    std::chrono::milliseconds connect_timeout{std::chrono::seconds(1)};  ///< TCP connect, every request
     /// A hanging GET with timeout_sec=N gives up after N seconds plus this margin.
     std::chrono::milliseconds watch_margin{std::chrono::seconds(5)};
     /// next(): timeout_sec of each hanging GET (the server answers with the current value after it).
@@ -57,11 +61,6 @@ struct client_options {
     /// (upcoming-maintenance's 503 before its first notice) or a key that does not exist
     /// (preempted on a VM without it). It never waits for the other keys' hanging GETs.
     std::chrono::milliseconds poll_interval{5000};
-    std::size_t max_body = std::size_t(1) << 20;  ///< a longer answer fails with errc::body_too_large
-    retry_options retry;                          ///< backoff for 429, 5xx and transport errors
-    bool rate_limit = true;  ///< share the per-host rate limiter (5 requests in any second)
-    /// This VM's name in events' resources. Empty: instance/name, asked before the first document.
-    std::string self_name;
     /**
      * Also watch instance/upcoming-maintenance (the days-ahead window: gce/upcoming_maintenance.hpp),
      * a third hanging GET beside maintenance-event and preempted: an event with id
@@ -73,10 +72,6 @@ struct client_options {
      * back the maintenance-event and preempted notices.
      */
     bool read_upcoming_maintenance = true;
-    /// The time line every wait of this client (and of a poller over it) runs on.
-    forewarn::clock clock;
-    /// Where this client (and a poller over it) logs: each request at debug, retries at info.
-    forewarn::logger log;
 };
 
 /// Options of one get() or watch().
@@ -132,15 +127,14 @@ struct instance_identity {
  */
 // The default, default_transport, is given in fwd.hpp, where this template is declared first.
 template <class Transport>
-class basic_metadata_client : public forewarn::detail::client_base<basic_metadata_client<Transport>, Transport, instance_identity, cloud::gce> {
-    using base_type = forewarn::detail::client_base<basic_metadata_client<Transport>, Transport, instance_identity, cloud::gce>;
+class basic_metadata_client
+    : public forewarn::detail::client_base<basic_metadata_client<Transport>, Transport, instance_identity, cloud::gce, client_options> {
+    using base_type = forewarn::detail::client_base<basic_metadata_client<Transport>, Transport, instance_identity, cloud::gce, client_options>;
     friend base_type;
 
 public:
     explicit basic_metadata_client(client_options options = {}, Transport transport = Transport());
     FOREWARN_CLIENT_MOVABLE(basic_metadata_client);
-
-    const client_options& options() const noexcept { return options_; }
 
     /// The root URL in use ("http://metadata.google.internal." until a fallback to the IP).
     std::string endpoint() const {
@@ -170,7 +164,8 @@ public:
     }
 
     /// name (or client_options::self_name), id, hostname and the scheduling options of this
-    /// instance. Asking never changes a document: events carry the name from the first one.
+    /// instance, asked each time (the name once). Asking never changes a document: events carry
+    /// the name from the first one.
     result<instance_identity> identity();
 
 private:
@@ -189,11 +184,19 @@ private:
         std::string instance_name;
     };
 
+    static client_options settled(client_options o) {
+        o.watch_timeout = (std::max)(o.watch_timeout, std::chrono::seconds(1));
+        o.poll_interval = (std::max)(o.poll_interval, std::chrono::milliseconds(200));
+        return o;
+    }
+    static std::chrono::milliseconds error_pause(const client_options& o) { return o.error_pause; }
+
     forewarn::detail::key_plan plan(std::size_t k) const {
         using forewarn::detail::key_plan;
-        if (k == upcoming && (!options_.read_upcoming_maintenance || upcoming_absent_)) return key_plan::off();
-        if (!etags_[k].empty()) return key_plan::hang(options_.watch_timeout);
-        return key_plan::poll(options_.poll_interval);
+        const client_options& o = this->options_;
+        if (k == upcoming && (!o.read_upcoming_maintenance || upcoming_absent_)) return key_plan::off();
+        if (!etags_[k].empty()) return key_plan::hang(o.watch_timeout);
+        return key_plan::poll(o.poll_interval);
     }
 
     std::string event_owner() const {
@@ -258,6 +261,8 @@ private:
         return out;
     }
 
+    result<instance_identity> read_identity();
+
     // The instance name, asked once before the first document so that every event names its VM.
     std::optional<error> ensure_name() {
         if (!event_owner().empty()) return std::nullopt;
@@ -284,7 +289,7 @@ private:
         auto path = forewarn::detail::gce_encode_key(key);
         if (!path) return std::move(path).error();
         std::string query = opts.recursive ? "recursive=true&alt=json" : (opts.json ? "alt=json" : "alt=text");
-        return request(lane, *path, query, options_.request_timeout);
+        return request(lane, *path, query, this->options_.request_timeout);
     }
 
     result<metadata_value> watch_on(std::size_t lane, std::string_view key, std::string_view last_etag,
@@ -300,7 +305,7 @@ private:
         query += "&timeout_sec=";
         query += std::to_string(timeout_sec.count());
         query += opts.recursive ? "&recursive=true&alt=json" : (opts.json ? "&alt=json" : "&alt=text");
-        const auto total = std::chrono::duration_cast<std::chrono::milliseconds>(timeout_sec) + options_.watch_margin;
+        const auto total = std::chrono::duration_cast<std::chrono::milliseconds>(timeout_sec) + this->options_.watch_margin;
         return request(lane, *path, query, total);
     }
 
@@ -337,7 +342,7 @@ private:
     result<metadata_value> send_once(std::size_t lane, const std::string& base, const std::string& path,
                                      const std::string& query, std::chrono::milliseconds total_timeout) {
         http_request req = forewarn::detail::metadata_request(http_method::get, base + std::string(root_path) + path + '?' + query,
-                                              total_timeout, options_.connect_timeout, options_.max_body);
+                                                              total_timeout, this->options_.connect_timeout, this->options_.max_body);
         req.headers.push_back({"Metadata-Flavor", "Google"});
         auto sent = this->x_.send_once(lane, req);
         if (!sent) return std::move(sent).error();
@@ -347,18 +352,12 @@ private:
                          "the answer from " + base + " has no 'Metadata-Flavor: Google' header: not the GCE metadata server",
                          resp.status)
                 .at_url(req.url);
-        if (resp.status == 404)
-            return error(errc::not_found, "no metadata key /computeMetadata/v1/" + path, 404).at_url(req.url);
         // upcoming-maintenance's "nothing yet" answer is a 503: not a failure to retry.
         if (resp.status == 503 && path == upcoming_maintenance_key &&
             resp.body.find("no notifications") != std::string::npos)
             return metadata_value{"NONE", {}, forewarn::detail::service_time_of(resp)};
         if (resp.status != 200)
-            return error(errc::http_status,
-                         "the metadata server answered " + std::to_string(resp.status) + " for /computeMetadata/v1/" +
-                             path + forewarn::detail::service_said(resp.body),
-                         resp.status)
-                .at_url(req.url);
+            return forewarn::detail::status_error(resp.status, "GET /computeMetadata/v1/" + path, resp.body).at_url(req.url);
         metadata_value v;
         v.value = std::move(resp.body);
         if (const std::string* etag = resp.header("ETag")) v.etag = std::string(forewarn::detail::trim(*etag));
@@ -366,7 +365,6 @@ private:
         return v;
     }
 
-    client_options options_;
     std::unique_ptr<host_state> host_;
     std::array<std::string, key_count> etags_;  // each key's cursor (empty: not watched, polled)
     bool upcoming_absent_ = false;              // upcoming-maintenance answered 404: not asked again
@@ -374,27 +372,26 @@ private:
 
 template <class Transport>
 basic_metadata_client<Transport>::basic_metadata_client(client_options options, Transport transport)
-    : base_type(std::move(transport), key_count + 1,
-           forewarn::detail::exchange_settings{options.clock, options.log, options.rate_limit, options.error_pause},
-           retry_policy(retry_rules::gce, options.retry), key_count),
-      options_(std::move(options)),
-      host_(std::make_unique<host_state>()) {
+    : base_type(std::move(options), std::move(transport), retry_rules::gce), host_(std::make_unique<host_state>()) {
     static_assert(std::is_copy_constructible_v<Transport>,
                   "next() holds a request per key at once, on copies of the transport");
-    if (options_.watch_timeout < std::chrono::seconds(1)) options_.watch_timeout = std::chrono::seconds(1);
-    if (options_.poll_interval < std::chrono::milliseconds(200)) options_.poll_interval = std::chrono::milliseconds(200);
-    auto resolved = forewarn::detail::gce_resolve_endpoint(options_.endpoint, default_host_endpoint);
+    auto resolved = forewarn::detail::gce_resolve_endpoint(this->options_.endpoint, default_host_endpoint);
     if (resolved) {
         host_->base = std::move(resolved->base);
         host_->base_is_default = resolved->is_default;
     } else {
         this->x_.set_config_error(std::move(resolved).error());
     }
-    if (!options_.self_name.empty()) host_->instance_name = options_.self_name;
+    if (!this->options_.self_name.empty()) host_->instance_name = this->options_.self_name;
 }
 
 template <class Transport>
 result<instance_identity> basic_metadata_client<Transport>::identity() {
+    return read_identity();
+}
+
+template <class Transport>
+result<instance_identity> basic_metadata_client<Transport>::read_identity() {
     if (auto e = ensure_name()) return *e;
     instance_identity id;
     id.name = event_owner();

@@ -57,7 +57,7 @@ struct client_options : forewarn::detail::spot_notice_options {};
  */
 template <class Transport = default_transport>
 class basic_metadata_client : public forewarn::detail::spot_notice_client<basic_metadata_client<Transport>, Transport,
-                                                                          instance_identity, cloud::tencent> {
+                                                                          instance_identity, cloud::tencent, client_options> {
 public:
     static constexpr std::string_view endpoint_option = "tencent::client_options::endpoint";
     static constexpr const char* endpoint_variable = "FOREWARN_TENCENT_ENDPOINT";
@@ -67,16 +67,7 @@ public:
 
     FOREWARN_CLIENT_MOVABLE(basic_metadata_client);
     explicit basic_metadata_client(client_options options = {}, Transport transport = Transport())
-        : basic_metadata_client::spot_notice_client(std::move(transport), options,
-                                                    forewarn::detail::latest_settings{{}, {}, {}, false, options.timeout,
-                                                                                      options.connect_timeout, options.max_body,
-                                                                                      nullptr}),
-          options_(std::move(options)) {}
-
-    const client_options& options() const noexcept { return options_; }
-
-private:
-    client_options options_;
+        : basic_metadata_client::spot_notice_client(std::move(options), std::move(transport)) {}  // no session token
 };
 
 FOREWARN_CLIENT_MOVABLE_DEFAULTS(basic_metadata_client);

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// What every cloud's client options hold: each cloud's `client_options` derives from
+// `client_options_base` and adds its own intervals, timeouts and settings.
+
+#include <forewarn/clock.hpp>
+#include <forewarn/config.hpp>
+#include <forewarn/log.hpp>
+#include <forewarn/transport/retry.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+FOREWARN_BEGIN_NAMESPACE
+
+/// The options every client takes (azure::, gce::, aws::, alibaba:: and tencent::client_options
+/// derive from it). Plain members: set what you need.
+struct client_options_base {
+    /// The service's base URL, such as "http://169.254.169.254". Empty: the cloud's variable
+    /// (FOREWARN_AZURE_ENDPOINT, ...), else its own address; each cloud's client_options says
+    /// which, in its order.
+    std::string endpoint;
+    /// The TCP connect timeout of every request (GCE's default is 1 s).
+    std::chrono::milliseconds connect_timeout{std::chrono::seconds(2)};
+    std::size_t max_body = std::size_t(1) << 20;  ///< a longer answer fails with errc::body_too_large
+    /// Backoff, attempts and budget. Which statuses are retried is the cloud's rule (its
+    /// client_options says).
+    retry_options retry;
+    /// Share the process-wide per-host rate limiter (5 requests in any second, the metadata
+    /// services' limit).
+    bool rate_limit = true;
+    /// This VM's name as the events name it (Azure's Resources, GCE's instance name, the instance
+    /// id elsewhere). Empty: identity() asks the metadata. The one place a VM's name is set.
+    std::string self_name;
+    /// The time line every wait of this client (and of a poller over it) runs on.
+    forewarn::clock clock;
+    /// Where this client (and a poller over it) logs: each request at debug (never a token),
+    /// retries at info.
+    forewarn::logger log;
+};
+
+FOREWARN_END_NAMESPACE
