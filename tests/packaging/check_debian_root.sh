@@ -9,6 +9,8 @@
 #     units, names /usr/bin/forewarn-watch, passes `systemd-analyze verify`, and is not enabled;
 #   - the agent against the packaged emulator playing a scenario: the prepare of this VM's event,
 #     its approval (the event then Started), its state file written;
+#   - an upgrade (the package installed again) keeps the unit enabled and the state, and asks for
+#     the agent's restart (try-restart: only if it runs);
 #   - a consumer built with find_package(forewarn) (the emulator program's target too) and one built
 #     with nothing but `pkg-config --cflags --libs forewarn`, both run;
 #   - a purge leaves nothing of the packages: no file they installed, no conffile, no state.
@@ -136,6 +138,32 @@ check "the agent approves this VM's event" grep -q 'approved PKG-REBOOT-A' "$wor
 check "the event then starts" grep -q '"change":"started".*"id":"PKG-REBOOT-A"' "$work/agent.out"
 check "another VM's event is not approved" bash -c "! grep -q 'approved.*PKG-FREEZE-B' '$work/agent.err'"
 check "the state file is written" test -s "$root/var/lib/forewarn/state.json"
+
+# --- an upgrade: the unit stays enabled, a running agent is restarted, the state is kept ---------
+# Installing the package again is an upgrade (prerm upgrade, then postinst configure with the
+# version installed), what `apt-get upgrade` runs. No systemd runs in this root: as on a machine
+# where it does (/run/systemd/system), the postinst asks deb-systemd-invoke for the restart, here a
+# stand-in (dpkg-divert) that records what it is asked.
+run_made=""  # what is made here, removed after
+if [[ ! -d "$root/run/systemd/system" ]]; then
+    if [[ -d "$root/run/systemd" ]]; then run_made="$root/run/systemd/system"; else run_made="$root/run/systemd"; fi
+    mkdir -p "$root/run/systemd/system"
+fi
+# (dpkg-divert warns that renaming an Essential package's file is dangerous: not in a throwaway root.)
+in_root dpkg-divert --quiet --local --rename --add /usr/bin/deb-systemd-invoke 2>/dev/null
+printf '#!/bin/sh\necho "$*" >>/tmp/deb-systemd-invoke.log\n' >"$root/usr/bin/deb-systemd-invoke"
+chmod 755 "$root/usr/bin/deb-systemd-invoke"
+check "dpkg --install of the installed package again (an upgrade) succeeds" \
+    in_root dpkg --install "/tmp/debs/${watch_deb##*/}"
+check "the upgrade keeps the unit enabled" test -L "$root/etc/systemd/system/multi-user.target.wants/forewarn-watch.service"
+check "the upgrade keeps deb-systemd-helper's record that it is enabled" \
+    in_root env DPKG_MAINTSCRIPT_PACKAGE=forewarn-watch deb-systemd-helper --quiet was-enabled forewarn-watch.service
+check_eq "the upgrade restarts the agent if it runs (try-restart), and asks nothing else" \
+    "try-restart forewarn-watch.service" "$(cat "$root/tmp/deb-systemd-invoke.log" 2>/dev/null || true)"
+check "the upgrade keeps the state file" test -s "$root/var/lib/forewarn/state.json"
+rm -f "$root/usr/bin/deb-systemd-invoke" "$root/tmp/deb-systemd-invoke.log"
+in_root dpkg-divert --quiet --local --rename --remove /usr/bin/deb-systemd-invoke 2>/dev/null
+[[ -z "$run_made" ]] || rm -rf --one-file-system "$run_made"
 
 # --- a library user: find_package and pkg-config -----------------------------------------------
 in_root apt-get -q install -y --no-install-recommends g++ cmake make pkg-config >"$work/apt-tools.log" 2>&1 ||
