@@ -79,7 +79,8 @@ result<void> azure_probe_body(std::string_view body);
 template <class Transport>
 result<void> probe_azure(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
     auto r = t.send(metadata_request(http_method::get, base + std::string(azure_probe_path), timeout, timeout,
-                                   std::size_t(256) << 10, {{"Metadata", "true"}}));
+                                   std::size_t(256) << 10,
+                                   {{std::string(azure::metadata_header), std::string(azure::metadata_header_value)}}));
     if (!r) return std::move(r).error();
     if (gce_has_google_flavor(*r))
         return error(errc::not_metadata_server, "the GCE metadata server answered at the Azure endpoint", r->status);
@@ -94,7 +95,7 @@ result<void> probe_azure(Transport& t, const std::string& base, std::chrono::mil
 template <class Transport>
 result<void> probe_gce(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
     auto r = t.send(metadata_request(http_method::get, base + std::string(gce::root_path), timeout, timeout,
-                                   std::size_t(256) << 10, {{"Metadata-Flavor", "Google"}}));
+                                   std::size_t(256) << 10, {{std::string(gce::flavor_header), std::string(gce::flavor)}}));
     if (!r) return std::move(r).error();
     if (!gce_has_google_flavor(*r))
         return error(errc::not_metadata_server, "no GCE metadata server here: no 'Metadata-Flavor: Google' header",
@@ -109,10 +110,10 @@ result<void> probe_gce(Transport& t, const std::string& base, std::chrono::milli
 // mode, each of which refuses the other's header (Azure and GCE refuse both; GCE's flavor header
 // rules it out too).
 template <class Transport>
-result<void> probe_token(Transport& t, const std::string& base, std::chrono::milliseconds timeout, const char* ttl_header,
-                         const char* service) {
-    auto r = t.send(metadata_request(http_method::put, base + "/latest/api/token", timeout, timeout, std::size_t(4) << 10,
-                                   {{ttl_header, "60"}}));
+result<void> probe_token(Transport& t, const std::string& base, std::chrono::milliseconds timeout, std::string_view path,
+                         std::string_view ttl_header, const char* service) {
+    auto r = t.send(metadata_request(http_method::put, base + std::string(path), timeout, timeout, std::size_t(4) << 10,
+                                   {{std::string(ttl_header), "60"}}));
     if (!r) return std::move(r).error();
     const std::string no = std::string("no ") + service + " here: ";
     if (gce_has_google_flavor(*r)) return error(errc::not_metadata_server, no + "the GCE metadata server answered", r->status);
@@ -123,25 +124,26 @@ result<void> probe_token(Transport& t, const std::string& base, std::chrono::mil
 }
 template <class Transport>
 result<void> probe_aws(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
-    return probe_token(t, base, timeout, "X-aws-ec2-metadata-token-ttl-seconds", "AWS IMDSv2");
+    return probe_token(t, base, timeout, aws::token_path, aws::token_ttl_header, "AWS IMDSv2");
 }
 template <class Transport>
 result<void> probe_alibaba(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
-    return probe_token(t, base, timeout, "X-aliyun-ecs-metadata-token-ttl-seconds", "Alibaba ECS metadata");
+    return probe_token(t, base, timeout, alibaba::token_path, alibaba::token_ttl_header, "Alibaba ECS metadata");
 }
 
 // Tencent answers its instance id without a token, "ins-" and letters or digits (AWS's and
 // Alibaba's ids start "i-").
 template <class Transport>
 result<void> probe_tencent(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
-    auto r = t.send(metadata_request(http_method::get, base + "/latest/meta-data/instance-id", timeout, timeout,
+    auto r = t.send(metadata_request(http_method::get, base + std::string(tencent::instance_id_path), timeout, timeout,
                                    std::size_t(4) << 10));
     if (!r) return std::move(r).error();
     if (r->status != 200 || gce_has_google_flavor(*r))
         return error(errc::not_metadata_server, "no Tencent CVM metadata here: HTTP " + std::to_string(r->status), r->status);
     const auto id = trim(r->body);
-    bool shaped = id.size() > 4 && id.size() <= 64 && id.substr(0, 4) == "ins-";
-    for (const char c : id.substr((std::min)(id.size(), std::size_t(4))))
+    constexpr std::size_t prefix = tencent::instance_id_prefix.size();
+    bool shaped = id.size() > prefix && id.size() <= 64 && id.substr(0, prefix) == tencent::instance_id_prefix;
+    for (const char c : id.substr((std::min)(id.size(), prefix)))
         shaped = shaped && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'));
     if (!shaped) return error(errc::not_metadata_server, "no Tencent CVM metadata here: not an instance id of the form ins-...", 200);
     return {};

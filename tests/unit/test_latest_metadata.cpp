@@ -39,6 +39,7 @@ metadata_exchange<fake_transport> exchange(const fake_transport& t, const manual
 latest_metadata tokens(std::chrono::seconds ttl) {
     latest_settings s;
     s.token_header = header;
+    s.token_ttl_header = header + "-ttl-seconds";
     s.token_kind = "IMDSv2";
     s.token_ttl = ttl;
     return latest_metadata(s);

@@ -9,7 +9,11 @@
 #include <forewarn/detect.hpp>
 #include <forewarn/etcd/client.hpp>
 #include <forewarn/etcd/maintenance_budget.hpp>
+#include <forewarn/alibaba/metadata_client.hpp>
+#include <forewarn/aws/endpoint.hpp>
+#include <forewarn/azure/endpoint.hpp>
 #include <forewarn/gce/endpoint.hpp>
+#include <forewarn/tencent/metadata_client.hpp>
 #include <forewarn/platform/files.hpp>
 #include <forewarn/time.hpp>
 #include <forewarn/transport/default.hpp>
@@ -361,7 +365,8 @@ inline bool reach(report& rep, std::string& endpoint, std::string_view cloud_nam
 inline bool azure_handshake(report& rep, const std::string& endpoint, const std::string& api_version, const budget& b) {
     forewarn::default_transport t;
     const std::string url = endpoint + "/metadata/scheduledevents?api-version=" + api_version;
-    auto r = t.send(request(forewarn::http_method::get, url, b, milliseconds(5000), {{"Metadata", "true"}}));
+    auto r = t.send(request(forewarn::http_method::get, url, b, milliseconds(5000),
+                            {{std::string(forewarn::azure::metadata_header), std::string(forewarn::azure::metadata_header_value)}}));
     if (!r) {
         auto d = network_diagnosis(r.error(), url, "azure");
         rep.add("handshake", outcome::fail, d.saw, d.cause, d.fix);
@@ -392,13 +397,14 @@ inline bool azure_handshake(report& rep, const std::string& endpoint, const std:
 inline bool gce_handshake(report& rep, const std::string& endpoint, const budget& b) {
     forewarn::default_transport t;
     const std::string url = endpoint + "/computeMetadata/v1/instance/id?alt=text";
-    auto r = t.send(request(forewarn::http_method::get, url, b, milliseconds(5000), {{"Metadata-Flavor", "Google"}}));
+    auto r = t.send(request(forewarn::http_method::get, url, b, milliseconds(5000),
+                            {{std::string(forewarn::gce::flavor_header), std::string(forewarn::gce::flavor)}}));
     if (!r) {
         auto d = network_diagnosis(r.error(), url, "gce");
         rep.add("handshake", outcome::fail, d.saw, d.cause, d.fix);
         return false;
     }
-    const auto* flavor = r->header("Metadata-Flavor");
+    const auto* flavor = r->header(forewarn::gce::flavor_header);
     if (throttled(*r)) {
         storm(rep, "handshake", r->status, "HTTP " + std::to_string(r->status) + ": " + said(*r));
         return false;
@@ -407,7 +413,7 @@ inline bool gce_handshake(report& rep, const std::string& endpoint, const budget
         rep.add("handshake", outcome::fail, "HTTP 403: " + said(*r), proxy_cause, proxy_fix);
         return false;
     }
-    if (!flavor || *flavor != "Google") {
+    if (!flavor || *flavor != forewarn::gce::flavor) {
         rep.add("handshake", outcome::fail,
                 "HTTP " + std::to_string(r->status) + " without Metadata-Flavor: Google (" + said(*r) + ")",
                 "something other than the GCE metadata server answers at " + endpoint + " (a proxy, another service)",
@@ -425,11 +431,11 @@ inline bool gce_handshake(report& rep, const std::string& endpoint, const budget
 
 /// IMDSv2's session token (AWS, Alibaba): the token PUT, and what a GET without one says when the
 /// PUT gets no answer.
-inline bool token_handshake(report& rep, const std::string& endpoint, std::string_view cloud_name, const char* ttl_header,
-                            const char* hop_fix, const budget& b) {
+inline bool token_handshake(report& rep, const std::string& endpoint, std::string_view cloud_name, std::string_view path,
+                            std::string_view ttl_header, const char* hop_fix, const budget& b) {
     forewarn::default_transport t;
-    const std::string url = endpoint + "/latest/api/token";
-    auto r = t.send(request(forewarn::http_method::put, url, b, milliseconds(3000), {{ttl_header, "21600"}}));
+    const std::string url = endpoint + std::string(path);
+    auto r = t.send(request(forewarn::http_method::put, url, b, milliseconds(3000), {{std::string(ttl_header), "21600"}}));
     if (r && r->status == 200 && !r->body.empty()) {
         rep.add("handshake", outcome::ok, "session token issued (PUT /latest/api/token, HTTP 200)");
         return true;
@@ -469,14 +475,14 @@ inline bool token_handshake(report& rep, const std::string& endpoint, std::strin
 
 inline bool tencent_handshake(report& rep, const std::string& endpoint, const budget& b) {
     forewarn::default_transport t;
-    const std::string url = endpoint + "/latest/meta-data/instance-id";
+    const std::string url = endpoint + std::string(forewarn::tencent::instance_id_path);
     auto r = t.send(request(forewarn::http_method::get, url, b, milliseconds(5000)));
     if (!r) {
         auto d = network_diagnosis(r.error(), url, "tencent");
         rep.add("handshake", outcome::fail, d.saw, d.cause, d.fix);
     } else if (throttled(*r)) {
         storm(rep, "handshake", r->status, "HTTP " + std::to_string(r->status) + ": " + said(*r));
-    } else if (r->status == 200 && r->body.rfind("ins-", 0) == 0) {
+    } else if (r->status == 200 && r->body.rfind(forewarn::tencent::instance_id_prefix, 0) == 0) {
         rep.add("handshake", outcome::ok, "instance-id answered (HTTP 200)");
         return true;
     } else {
@@ -728,13 +734,13 @@ inline void cloud_steps(report& rep, source& client, const settings& s, const bu
     case forewarn::cloud::azure: shook = azure_handshake(rep, endpoint, client.api_version(), b); break;
     case forewarn::cloud::gce: shook = gce_handshake(rep, endpoint, b); break;
     case forewarn::cloud::aws:
-        shook = token_handshake(rep, endpoint, "aws", "X-aws-ec2-metadata-token-ttl-seconds",
+        shook = token_handshake(rep, endpoint, "aws", forewarn::aws::token_path, forewarn::aws::token_ttl_header,
                                 "set the instance's HttpPutResponseHopLimit to 2 or more (aws ec2 modify-instance-metadata-options "
                                 "--instance-id ID --http-put-response-hop-limit 2), or run the agent with host networking",
                                 b);
         break;
     case forewarn::cloud::alibaba:
-        shook = token_handshake(rep, endpoint, "alibaba", "X-aliyun-ecs-metadata-token-ttl-seconds",
+        shook = token_handshake(rep, endpoint, "alibaba", forewarn::alibaba::token_path, forewarn::alibaba::token_ttl_header,
                                 "run the agent with host networking, so that the token's answer reaches it", b);
         break;
     case forewarn::cloud::tencent: shook = tencent_handshake(rep, endpoint, b); break;

@@ -19,6 +19,11 @@ namespace alibaba {
 inline constexpr std::string_view default_endpoint = "http://100.100.100.200";
 /// The reclaim notice: 404 while none is scheduled, else the time in UTC ("2015-01-05T18:02:00Z").
 inline constexpr std::string_view termination_time_path = "/latest/meta-data/instance/spot/termination-time";
+/// The hardened mode's session token: `PUT token_path` with the lifetime asked for in
+/// `token_ttl_header` gives it; every request then carries it in `token_header`.
+inline constexpr std::string_view token_path = "/latest/api/token";
+inline constexpr std::string_view token_header = "X-aliyun-ecs-metadata-token";
+inline constexpr std::string_view token_ttl_header = "X-aliyun-ecs-metadata-token-ttl-seconds";
 
 /// The reclaim notice's body as an event (detail::spot_termination): an ISO 8601 time with its zone.
 inline result<event> parse_termination_time(std::string_view body) {
@@ -63,7 +68,7 @@ public:
     FOREWARN_CLIENT_MOVABLE(basic_metadata_client);
     explicit basic_metadata_client(client_options options = {}, Transport transport = Transport())
         : basic_metadata_client::spot_notice_client(std::move(options), std::move(transport),
-                                                    {"X-aliyun-ecs-metadata-token", "Alibaba metadata", &client_options::token_ttl,
+                                                    {alibaba::token_header, alibaba::token_ttl_header, "Alibaba metadata", &client_options::token_ttl,
                                                      "alibaba::client_options::token_ttl"}) {}
 };
 

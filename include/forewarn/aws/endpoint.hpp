@@ -19,6 +19,12 @@ namespace aws {
 inline constexpr std::string_view default_endpoint = "http://169.254.169.254";
 /// IMDS on IPv6 (Nitro instances with the IPv6 endpoint turned on).
 inline constexpr std::string_view ipv6_endpoint = "http://[fd00:ec2::254]";
+/// IMDSv2's session token: `PUT token_path` with the lifetime asked for in `token_ttl_header`
+/// gives it; every request then carries it in `token_header` (the client, detect_cloud's probe
+/// and forewarn-watch check all ask this way).
+inline constexpr std::string_view token_path = "/latest/api/token";
+inline constexpr std::string_view token_header = "X-aws-ec2-metadata-token";
+inline constexpr std::string_view token_ttl_header = "X-aws-ec2-metadata-token-ttl-seconds";
 
 }  // namespace aws
 

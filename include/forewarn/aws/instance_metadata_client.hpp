@@ -183,7 +183,8 @@ private:
 template <class Transport>
 basic_instance_metadata_client<Transport>::basic_instance_metadata_client(client_options options, Transport transport)
     : base_type(std::move(options), std::move(transport), retry_rules::aws),
-      imds_(forewarn::detail::latest_settings{"X-aws-ec2-metadata-token", "IMDSv2", this->options_.token_ttl,
+      imds_(forewarn::detail::latest_settings{std::string(token_header), std::string(token_ttl_header), "IMDSv2",
+                                              this->options_.token_ttl,
                                               this->options_.allow_imdsv1, this->options_.timeout, this->options_.connect_timeout,
                                               this->options_.max_body, forewarn::detail::aws_status_hints}) {
     const client_options& o = this->options_;

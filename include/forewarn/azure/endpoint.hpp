@@ -13,6 +13,9 @@ namespace azure {
 
 /// The Scheduled Events address on a virtual network (IMDS); classic VMs discover theirs (DHCP 245).
 inline constexpr std::string_view default_endpoint = "http://169.254.169.254";
+/// The header (and its value) IMDS requires on every request; it refuses one without it (400).
+inline constexpr std::string_view metadata_header = "Metadata";
+inline constexpr std::string_view metadata_header_value = "true";
 
 }  // namespace azure
 

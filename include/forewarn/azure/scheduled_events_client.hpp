@@ -149,7 +149,7 @@ private:
         const client_options& o = this->options_;
         http_request req = forewarn::detail::metadata_request(method, std::move(url), answered_ ? o.poll_timeout : o.first_call_timeout,
                                                               o.connect_timeout, o.max_body);
-        req.headers.push_back({"Metadata", "true"});
+        req.headers.push_back({std::string(metadata_header), std::string(metadata_header_value)});
         if (method == http_method::post) req.headers.push_back({"Content-Type", "application/json"});
         req.body = std::move(body);
         return this->x_.send(0, req, [&](http_response& r) -> result<http_response> {

@@ -32,7 +32,8 @@ inline constexpr int max_session_token_ttl = 21600;
 
 /// How a /latest/ service is asked.
 struct latest_settings {
-    std::string token_header;  ///< "X-aws-ec2-metadata-token"; empty: the service has no tokens
+    std::string token_header;      ///< "X-aws-ec2-metadata-token"; empty: the service has no tokens
+    std::string token_ttl_header;  ///< "X-aws-ec2-metadata-token-ttl-seconds": the lifetime asked for
     std::string token_kind;    ///< its name in a log line ("IMDSv2")
     std::chrono::seconds token_ttl{max_session_token_ttl};
     bool allow_plain = false;  ///< a token PUT refused with 403, 404 or 405: ask without one
@@ -83,7 +84,7 @@ public:
         const auto now = x.clock().now();
         if (token_ && now < renew_at_) return {};
         http_request req = request(http_method::put, endpoint + "/latest/api/token");
-        req.headers.push_back({s_.token_header + "-ttl-seconds", std::to_string(s_.token_ttl.count())});
+        req.headers.push_back({s_.token_ttl_header, std::to_string(s_.token_ttl.count())});
         auto answer = send(x, req, "PUT api/token");
         if (!answer) {
             const int status = answer.error().http_status;

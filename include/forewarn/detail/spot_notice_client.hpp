@@ -42,6 +42,7 @@ struct spot_notice_options : client_options_base {
 template <class Options>
 struct spot_token {
     std::string_view header;
+    std::string_view ttl_header;
     std::string_view kind;
     std::chrono::seconds Options::*ttl = nullptr;
     std::string_view ttl_option;
@@ -61,7 +62,7 @@ class spot_notice_client : public client_base<Client, Transport, Identity, Cloud
 protected:
     spot_notice_client(Options options, Transport transport, spot_token<Options> token = {})
         : base_type(std::move(options), std::move(transport), retry_rules::aws),
-          meta_(latest_settings{std::string(token.header), std::string(token.kind),
+          meta_(latest_settings{std::string(token.header), std::string(token.ttl_header), std::string(token.kind),
                                 token.ttl ? this->options_.*token.ttl : std::chrono::seconds(max_session_token_ttl), false,
                                 this->options_.timeout, this->options_.connect_timeout, this->options_.max_body, {}}) {
         if (!this->resolved(resolve_endpoint(this->options_.endpoint, Client::endpoint_option, {Client::endpoint_variable},

@@ -83,8 +83,8 @@ FOREWARN_INLINE result<gce_resolved_endpoint> gce_resolve_endpoint(std::string_v
 }
 
 FOREWARN_INLINE bool gce_has_google_flavor(const http_response& r) noexcept {
-    const std::string* flavor = r.header("Metadata-Flavor");
-    return flavor != nullptr && iequals(trim(*flavor), "Google");
+    const std::string* value = r.header(gce::flavor_header);
+    return value != nullptr && iequals(trim(*value), gce::flavor);
 }
 
 }  // namespace detail

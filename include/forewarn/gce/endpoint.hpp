@@ -22,6 +22,10 @@ inline constexpr std::string_view default_host_endpoint = "http://metadata.googl
 inline constexpr std::string_view default_ip_endpoint = "http://169.254.169.254";
 /// Every key is under this path.
 inline constexpr std::string_view root_path = "/computeMetadata/v1/";
+/// The header every request carries and every answer of the metadata server carries back, with
+/// its value: how the server and its clients know each other.
+inline constexpr std::string_view flavor_header = "Metadata-Flavor";
+inline constexpr std::string_view flavor = "Google";
 
 }  // namespace gce
 

@@ -343,7 +343,7 @@ private:
                                      const std::string& query, std::chrono::milliseconds total_timeout) {
         http_request req = forewarn::detail::metadata_request(http_method::get, base + std::string(root_path) + path + '?' + query,
                                                               total_timeout, this->options_.connect_timeout, this->options_.max_body);
-        req.headers.push_back({"Metadata-Flavor", "Google"});
+        req.headers.push_back({std::string(flavor_header), std::string(flavor)});
         auto sent = this->x_.send_once(lane, req);
         if (!sent) return std::move(sent).error();
         http_response& resp = *sent;

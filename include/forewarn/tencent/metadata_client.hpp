@@ -19,6 +19,10 @@ namespace tencent {
 inline constexpr std::string_view default_endpoint = "http://metadata.tencentyun.com";
 /// The reclaim notice: 404 while none (or not a Spot instance), else "2018-08-18 12:05:33" in UTC+8.
 inline constexpr std::string_view termination_time_path = "/latest/meta-data/spot/termination-time";
+/// Where an instance's id is (the service takes no token), and how every id begins ("ins-";
+/// AWS's and Alibaba's begin "i-"): what detect_cloud and forewarn-watch check recognise it by.
+inline constexpr std::string_view instance_id_path = "/latest/meta-data/instance-id";
+inline constexpr std::string_view instance_id_prefix = "ins-";
 
 /// The reclaim notice's body as an event (detail::spot_termination): "YYYY-MM-DD HH:MM:SS", which
 /// Tencent writes in China Standard Time (UTC+8); the event's not_before is that instant.

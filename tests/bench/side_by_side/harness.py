@@ -7,6 +7,14 @@ is a median over repetitions (these machines are noisy), and the alternatives of
 run are interleaved round by round so that a burst of load hits them all alike.
 
   harness.py --build DIR --source DIR [--quick] [--skip micro,polls,latency,idle,compile]
+             [--against DIR] [--runs N] [--units NAME,...]
+
+--against DIR compiles each translation unit of the compile section from a second source tree too
+(a worktree of an earlier commit: `git worktree add /tmp/before REV`), round by round interleaved
+with this one (A, B, A, B, ...), so that a burst of load hits both alike, and reports both trees'
+medians and their ratio. Each tree compiles its own README program. --runs sets the runs per unit
+and tree (default 3, 1 with --quick); --units keeps only the units named (readme_poller,
+readme_poller_compiled, service, service_compiled, include, baseline, nlohmann).
 """
 
 import argparse
@@ -254,7 +262,26 @@ def readme_program(source, name):
     return m.group(1)
 
 
-def run_compile(build, source, quick):
+def compile_units(source, tmp, tag):
+    """The compile section's translation units of one source tree: (key, label, file, flags)."""
+    compiled = ["-DFOREWARN_COMPILED_LIB"]
+    readme = os.path.join(tmp, "readme_poller_%s.cpp" % tag)
+    with open(readme, "w") as f:
+        f.write(readme_program(source, "poller"))
+    bench_src = lambda name: os.path.join(source, "tests", "bench", "compile", name)
+    return [
+        ("readme_poller", "the README's poller program (calls `start()`), header-only", readme, []),
+        ("readme_poller_compiled", "the README's poller program, compiled mode (`-DFOREWARN_COMPILED_LIB`)",
+         readme, compiled),
+        ("service", "a service file: an Azure and a GCE poller, started, header-only", bench_src("forewarn_poller.cpp"), []),
+        ("service_compiled", "the same service file, compiled mode", bench_src("forewarn_poller.cpp"), compiled),
+        ("include", "`#include <forewarn/forewarn.hpp>` alone", bench_src("forewarn_include.cpp"), []),
+        ("baseline", "`<curl/curl.h>` + `<rapidjson/document.h>` only (the baseline)", bench_src("curl_rapidjson.cpp"), []),
+        ("nlohmann", "`<nlohmann/json.hpp>` (for comparison)", bench_src("nlohmann_json.cpp"), []),
+    ]
+
+
+def run_compile(build, source, quick, against=None, runs=None, only=None):
     cxx = None
     cache = os.path.join(build, "CMakeCache.txt")
     if os.path.exists(cache):
@@ -262,36 +289,36 @@ def run_compile(build, source, quick):
             if line.startswith("CMAKE_CXX_COMPILER:"):
                 cxx = line.split("=", 1)[1].strip()
     cxx = cxx or shutil.which("c++") or "g++"
-    inc = os.path.join(source, "include")
-    compiled = ["-DFOREWARN_COMPILED_LIB"]
-    reps = 1 if quick else 3
-    log("compile cost (%s, -std=c++17 -O2, %d runs each) ..." % (os.path.basename(cxx), reps))
+    reps = runs or (1 if quick else 3)
+    trees = [("this", source)] + ([("against", against)] if against else [])
+    log("compile cost (%s, -std=c++17 -O2, %d runs each%s) ..." % (
+        os.path.basename(cxx), reps, ", interleaved with " + against if against else ""))
     res = {"compiler": subprocess.run([cxx, "--version"], stdout=subprocess.PIPE, text=True).stdout.splitlines()[0],
-           "units": []}
+           "units": [], "against": against, "runs": reps}
     with tempfile.TemporaryDirectory() as tmp:
-        readme = os.path.join(tmp, "readme_poller.cpp")
-        with open(readme, "w") as f:
-            f.write(readme_program(source, "poller"))
-        bench_src = lambda name: os.path.join(source, "tests", "bench", "compile", name)
-        units = [
-            ("readme_poller", "the README's poller program (calls `start()`), header-only", readme, []),
-            ("readme_poller_compiled", "the README's poller program, compiled mode (`-DFOREWARN_COMPILED_LIB`)",
-             readme, compiled),
-            ("service", "a service file: an Azure and a GCE poller, started, header-only", bench_src("forewarn_poller.cpp"), []),
-            ("service_compiled", "the same service file, compiled mode", bench_src("forewarn_poller.cpp"), compiled),
-            ("include", "`#include <forewarn/forewarn.hpp>` alone", bench_src("forewarn_include.cpp"), []),
-            ("baseline", "`<curl/curl.h>` + `<rapidjson/document.h>` only (the baseline)", bench_src("curl_rapidjson.cpp"), []),
-            ("nlohmann", "`<nlohmann/json.hpp>` (for comparison)", bench_src("nlohmann_json.cpp"), []),
-        ]
-        for key, label, src, flags in units:
+        per_tree = {tag: compile_units(src, tmp, tag) for tag, src in trees}
+        for i, (key, label, _, _) in enumerate(per_tree["this"]):
+            if only and key not in only:
+                continue
+            samples = {tag: [] for tag, _ in trees}
             try:
-                runs = [run_rusage([cxx, "-std=c++17", "-O2"] + flags + ["-I", inc, "-c", src, "-o", os.path.join(tmp, key + ".o")])
-                        for _ in range(reps)]
+                for _ in range(reps):
+                    for tag, src in trees:  # one run of each tree per round: interleaved
+                        _, _, file, flags = per_tree[tag][i]
+                        samples[tag].append(run_rusage([cxx, "-std=c++17", "-O2"] + flags +
+                                                       ["-I", os.path.join(src, "include"), "-c", file,
+                                                        "-o", os.path.join(tmp, "%s_%s.o" % (key, tag))]))
             except RuntimeError as e:  # a comparison header not installed: said, not fatal
                 log("compile %s failed, left out: %s" % (key, str(e).splitlines()[-1] if str(e) else e))
                 continue
-            res["units"].append({"name": key, "label": label, "cpu_s": median([r[0] for r in runs]),
-                                 "wall_s": median([r[1] for r in runs]), "rss_kb": median([r[2] for r in runs])})
+            unit = {"name": key, "label": label}
+            for tag, runs_ in samples.items():
+                prefix = "" if tag == "this" else "against_"
+                unit[prefix + "cpu_s"] = median([r[0] for r in runs_])
+                unit[prefix + "wall_s"] = median([r[1] for r in runs_])
+                unit[prefix + "rss_kb"] = median([r[2] for r in runs_])
+                unit[prefix + "cpu_all"] = [r[0] for r in runs_]
+            res["units"].append(unit)
     return res
 
 
@@ -502,12 +529,27 @@ def report(r):
     if comp:
         units = {u["name"]: u for u in comp["units"]}
         base = units.get("baseline", {}).get("cpu_s")
-        p("## Compile cost (%s, `-std=c++17 -O2 -c`, median)\n" % comp["compiler"])
-        p("| translation unit | CPU | vs baseline | peak compiler RSS |")
-        p("|---|---:|---:|---:|")
-        for u in comp["units"]:
-            p("| %s | %s s | %sx | %s MiB |" % (u["label"], fmt(u["cpu_s"], 2),
-                                               fmt(u["cpu_s"] / base if base else None, 1), fmt(u["rss_kb"] / 1024.0)))
+        p("## Compile cost (%s, `-std=c++17 -O2 -c`, median of %d)\n" % (comp["compiler"], comp.get("runs", 0)))
+        if comp.get("against"):
+            against_base = units.get("baseline", {}).get("against_cpu_s")
+            p("Interleaved, run by run, with the tree at `%s` (\"before\"); each tree compiles its own README "
+              "program.\n" % comp["against"])
+            p("| translation unit | CPU now | CPU before | now / before | now vs baseline | before vs baseline "
+              "| compiler RSS now | before |")
+            p("|---|---:|---:|---:|---:|---:|---:|---:|")
+            for u in comp["units"]:
+                p("| %s | %s s | %s s | %s %% | %sx | %sx | %s MiB | %s MiB |" % (
+                    u["label"], fmt(u["cpu_s"], 2), fmt(u.get("against_cpu_s"), 2),
+                    fmt(100.0 * u["cpu_s"] / u["against_cpu_s"] if u.get("against_cpu_s") else None, 1),
+                    fmt(u["cpu_s"] / base if base else None, 1),
+                    fmt(u["against_cpu_s"] / against_base if against_base and u.get("against_cpu_s") else None, 1),
+                    fmt(u["rss_kb"] / 1024.0), fmt(u["against_rss_kb"] / 1024.0 if u.get("against_rss_kb") else None)))
+        else:
+            p("| translation unit | CPU | vs baseline | peak compiler RSS |")
+            p("|---|---:|---:|---:|")
+            for u in comp["units"]:
+                p("| %s | %s s | %sx | %s MiB |" % (u["label"], fmt(u["cpu_s"], 2),
+                                                   fmt(u["cpu_s"] / base if base else None, 1), fmt(u["rss_kb"] / 1024.0)))
         p("")
         ho, co = units.get("readme_poller"), units.get("readme_poller_compiled")
         if base and co:
@@ -515,6 +557,13 @@ def report(r):
                           "%sx (%s s vs %s s; %s MiB peak)" % (fmt(co["cpu_s"] / base, 1), fmt(co["cpu_s"], 2), fmt(base, 2),
                                                                 fmt(co["rss_kb"] / 1024.0)),
                           co["cpu_s"] <= 4 * base))
+        if comp.get("against"):
+            for unit, bar in ((ho, 90), (co, 88)):
+                if unit and unit.get("against_cpu_s"):
+                    share = 100.0 * unit["cpu_s"] / unit["against_cpu_s"]
+                    goals.append(("%s: at most %d %% of the tree before's time" % (unit["label"], bar),
+                                  "%s %% (%s s vs %s s)" % (fmt(share, 1), fmt(unit["cpu_s"], 2), fmt(unit["against_cpu_s"], 2)),
+                                  share <= bar))
         if ho:
             goals.append(("header-only: the README's poller program in at most half of 8.7 s (the issue's figure before)",
                           "%s s (%s MiB peak)" % (fmt(ho["cpu_s"], 2), fmt(ho["rss_kb"] / 1024.0)), ho["cpu_s"] <= 4.35))
@@ -536,6 +585,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer repetitions and a 10 s idle run (a smoke test)")
     ap.add_argument("--skip", default="", help="comma-separated: micro,polls,latency,idle,compile")
     ap.add_argument("--json", help="also write the raw results here")
+    ap.add_argument("--against", help="compile section: a second source tree, compiled interleaved with this one")
+    ap.add_argument("--runs", type=int, help="compile section: runs per unit and tree (default 3; 1 with --quick)")
+    ap.add_argument("--units", default="", help="compile section: only these units (comma-separated)")
     ap.add_argument("--command", default="tests/bench/run-all.sh")
     a = ap.parse_args()
     global RUNNER
@@ -567,7 +619,8 @@ def main():
         if idle_emu:
             idle_emu.stop()
     if "compile" not in skip:
-        r["compile"] = run_compile(a.build, a.source, a.quick)
+        r["compile"] = run_compile(a.build, a.source, a.quick, a.against, a.runs,
+                                   set(x for x in a.units.split(",") if x) or None)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(r, f, indent=1)
