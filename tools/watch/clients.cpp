@@ -55,13 +55,15 @@ private:
 };
 
 /// The client of `Client`'s cloud with the command line's endpoint, name and interval.
-template <class Client, class Options>
-std::unique_ptr<source> make(Options o, const settings& s) {
+template <class Client>
+std::unique_ptr<source> make(const settings& s) {
+    using options = typename Client::options_type;
+    options o;
     o.endpoint = s.endpoint;
     o.self_name = s.self;
-    if constexpr (std::is_same_v<Options, forewarn::alibaba::client_options> || std::is_same_v<Options, forewarn::tencent::client_options>) {
+    if constexpr (std::is_same_v<options, forewarn::alibaba::client_options> || std::is_same_v<options, forewarn::tencent::client_options>) {
         if (s.interval) o.spot_interval = *s.interval;
-    } else if constexpr (!std::is_same_v<Options, forewarn::gce::client_options>) {
+    } else if constexpr (!std::is_same_v<options, forewarn::gce::client_options>) {
         if (s.interval) o.poll_interval = *s.interval;
     }
     return std::make_unique<source_of<Client>>(Client(std::move(o)));
@@ -70,11 +72,11 @@ std::unique_ptr<source> make(Options o, const settings& s) {
 }  // namespace
 
 std::unique_ptr<source> make_source(const std::string& cloud, const settings& s) {
-    if (cloud == "azure") return make<forewarn::azure::scheduled_events_client>(forewarn::azure::client_options{}, s);
-    if (cloud == "aws") return make<forewarn::aws::instance_metadata_client>(forewarn::aws::client_options{}, s);
-    if (cloud == "alibaba") return make<forewarn::alibaba::metadata_client>(forewarn::alibaba::client_options{}, s);
-    if (cloud == "tencent") return make<forewarn::tencent::metadata_client>(forewarn::tencent::client_options{}, s);
-    return make<forewarn::gce::metadata_client>(forewarn::gce::client_options{}, s);
+    if (cloud == "azure") return make<forewarn::azure::scheduled_events_client>(s);
+    if (cloud == "aws") return make<forewarn::aws::instance_metadata_client>(s);
+    if (cloud == "alibaba") return make<forewarn::alibaba::metadata_client>(s);
+    if (cloud == "tencent") return make<forewarn::tencent::metadata_client>(s);
+    return make<forewarn::gce::metadata_client>(s);
 }
 
 }  // namespace watch
