@@ -873,3 +873,72 @@ TEST_CASE("curl_transport HEAD: the answer's status and headers, no body read", 
     REQUIRE(again);
     CHECK(again->body == "a body a HEAD must not read");
 }
+
+TEST_CASE("curl_transport: a request carries its own method, headers and body, never the last one's",
+          "[curl_transport]") {
+    // The easy handle keeps the shared options between transfers and send() sets each request's
+    // own; the header list is reused while the headers repeat. This walks one transport through
+    // every change of method and headers and checks what the server saw each time.
+    request_log log;
+    loopback_server server([&](httplib::Server& s, loopback_server&) {
+        auto record = [&](const httplib::Request& req, httplib::Response& res) {
+            log.add(req);
+            res.set_content("ok", "text/plain");
+        };
+        s.Get("/r", record);
+        s.Put("/r", record);
+        s.Post("/r", record);
+    });
+    REQUIRE(server.port() > 0);
+    curl_transport t;
+    const std::string agent = "forewarn/" FOREWARN_VERSION_STRING;
+
+    auto put = get_request(server.url("/r"));
+    put.method = http_method::put;
+    put.body = "put-body";
+    put.headers = {{"X-Token-TTL", "60"}, {"User-Agent", "mine/1"}};
+    auto get = get_request(server.url("/r"));
+    get.headers = {{"Metadata", "true"}};
+    auto get_other = get;
+    get_other.headers = {{"Metadata", "false"}};
+    auto post = get_request(server.url("/r"));
+    post.method = http_method::post;
+    post.body = "{}";
+    post.headers = {{"Metadata", "true"}};
+
+    for (const auto* req : {&put, &get, &get, &get_other, &post, &get, &put}) {
+        auto r = t.send(*req);
+        INFO(why(r));
+        REQUIRE(r.has_value());
+        REQUIRE(r->status == 200);
+    }
+    const auto seen = log.all();
+    REQUIRE(seen.size() == 7);
+    struct expect {
+        const char* method;
+        const char* body;
+        const char* ttl;
+        const char* metadata;
+        std::string user_agent;
+        const char* content_type;
+    };
+    const std::vector<expect> want = {
+        {"PUT", "put-body", "60", "<absent>", "mine/1", ""},
+        {"GET", "", "<absent>", "true", agent, "<absent>"},
+        {"GET", "", "<absent>", "true", agent, "<absent>"},
+        {"GET", "", "<absent>", "false", agent, "<absent>"},
+        {"POST", "{}", "<absent>", "true", agent, ""},
+        {"GET", "", "<absent>", "true", agent, "<absent>"},
+        {"PUT", "put-body", "60", "<absent>", "mine/1", ""},
+    };
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        INFO("request " << i);
+        CHECK(seen[i].method == want[i].method);
+        CHECK(seen[i].body == want[i].body);
+        CHECK(header_of(seen[i], "X-Token-TTL") == want[i].ttl);
+        CHECK(header_of(seen[i], "Metadata") == want[i].metadata);
+        CHECK(header_of(seen[i], "User-Agent") == want[i].user_agent);
+        CHECK(header_of(seen[i], "Expect") == "<absent>");
+        if (std::string(want[i].content_type) == "<absent>") CHECK(header_of(seen[i], "Content-Type") == "<absent>");
+    }
+}

@@ -85,12 +85,7 @@ FOREWARN_INLINE result<document> key_rounds::next(clock::time_point not_after, s
         if (!pause_until((std::min)(due, not_after))) return cancelled_error();
     }
     if (cancelled()) return cancelled_error();
-    result<document> r = cancelled_error();
-    if (!synced_ || take_woken()) {
-        r = fetch();
-    } else {
-        r = round(not_after, keys, plan, ask, fetch, compose, hangs);
-    }
+    result<document> r = !synced_ || take_woken() ? fetch() : round(not_after, keys, plan, ask, fetch, compose, hangs);
     if (!r) synced_ = false;
     failed_ = !r && r.error().code != errc::cancelled;
     return r;

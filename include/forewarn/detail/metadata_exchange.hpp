@@ -188,8 +188,13 @@ public:
         auto& l = s_->lane(lane);
         if (l.sleep.interrupted()) return error(errc::cancelled, "cancelled").at_url(req.url);
         if (s_->rate_limit) {
-            auto bucket = rate_limiter::for_host(url_authority(req.url), clock());
-            if (!bucket->acquire(l.sleep)) return error(errc::cancelled, "cancelled while rate limited").at_url(req.url);
+            const auto host = url_authority(req.url);
+            if (!l.limiter || host != l.limited_host) {
+                l.limiter = rate_limiter::for_host(host, clock());
+                l.limited_host.assign(host.data(), host.size());
+            }
+            if (!l.limiter->acquire(l.sleep))
+                return error(errc::cancelled, "cancelled while rate limited").at_url(req.url);
         }
         const auto started = clock().now();
         auto r = l.transport.send(req);
@@ -248,6 +253,10 @@ private:
         lane_state(Transport t, const forewarn::clock& c) : transport(std::move(t)), sleep(c) {}
         Transport transport;
         interruptible_sleep sleep;
+        // The rate limiter of the host this lane last asked (rate_limiter::for_host looked up
+        // once per host, not per request).
+        std::string limited_host;
+        std::shared_ptr<rate_limiter> limiter;
     };
 
     struct state {

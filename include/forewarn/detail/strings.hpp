@@ -37,8 +37,9 @@ namespace detail {
 constexpr std::string_view url_authority(std::string_view url) noexcept {
     const auto scheme = url.find("://");
     if (scheme != std::string_view::npos) url.remove_prefix(scheme + 3);
-    const auto end = url.find_first_of("/?#");
-    if (end != std::string_view::npos) url = url.substr(0, end);
+    std::size_t end = 0;  // a loop: find_first_of scans the set once per character
+    while (end < url.size() && url[end] != '/' && url[end] != '?' && url[end] != '#') ++end;
+    url = url.substr(0, end);
     const auto at = url.rfind('@');
     if (at != std::string_view::npos) url.remove_prefix(at + 1);
     return url;

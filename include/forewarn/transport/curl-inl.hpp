@@ -42,6 +42,7 @@ FOREWARN_INLINE size_t curl_exchange::on_header(char* data, size_t size, size_t 
             // A new header block (after a 100 Continue, say): only the last block describes the
             // answer, so forget the previous one's headers.
             x.response.headers.clear();
+            x.response.headers.reserve(8);  // one allocation for a usual block
             x.header_bytes = 0;
             x.in_headers = true;
             x.block_status = 0;
@@ -124,6 +125,13 @@ FOREWARN_INLINE int curl_exchange::on_progress(void* userdata, curl_off_t, curl_
     return x.cancelled->load(std::memory_order_acquire) ? 1 : 0;
 }
 
+FOREWARN_INLINE bool same_headers(const std::vector<http_header>& a, const std::vector<http_header>& b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (a[i].name != b[i].name || a[i].value != b[i].value) return false;
+    return true;
+}
+
 FOREWARN_INLINE bool curl_slist_owner::append(const std::string& line) noexcept {
     curl_slist* next = curl_slist_append(list, line.c_str());
     if (next == nullptr) return false;
@@ -191,6 +199,7 @@ FOREWARN_INLINE curl_transport::state::state(curl_transport_options o)
     // The multi handle owns the connection cache, so the connection survives between
     // sends, and it gives cancel() a poll to wake.
     multi = curl_multi_init();
+    if (easy != nullptr) setup = configure_once();
 }
 
 FOREWARN_INLINE curl_transport::state::~state() {
@@ -204,26 +213,38 @@ FOREWARN_INLINE result<http_response> curl_transport::state::send(const http_req
     if (init != CURLE_OK)
         return error(errc::transport, std::string("curl_global_init failed: ") + curl_easy_strerror(init));
     if (easy == nullptr || multi == nullptr) return error(errc::transport, "could not create libcurl handles");
+    if (setup != CURLE_OK) return error(errc::transport, message(setup, "could not configure libcurl"));
 
     if (auto bad = check_request(request)) return std::move(*bad);
 
-    detail::curl_slist_owner headers;
-    bool has_user_agent = false;
-    bool has_content_type = false;
-    for (const auto& h : request.headers) {
-        has_user_agent = has_user_agent || detail::iequals(h.name, "User-Agent");
-        has_content_type = has_content_type || detail::iequals(h.name, "Content-Type");
-        // "Name;" is libcurl's spelling of a header sent with an empty value.
-        const bool ok = detail::trim(h.value).empty() ? headers.append(h.name + ";")
-                                                      : headers.append(h.name + ": " + h.value);
-        if (!ok) return error(errc::transport, "out of memory building the header list");
-    }
-    if (request.method == http_method::post || request.method == http_method::put) {
-        // libcurl would wait up to a second for a 100 Continue on large bodies, and would label
-        // the body form-urlencoded; the metadata services want neither.
-        if (!headers.append("Expect:")) return error(errc::transport, "out of memory building the header list");
-        if (!has_content_type && !headers.append("Content-Type:"))
-            return error(errc::transport, "out of memory building the header list");
+    // The header list is built again only when the headers differ from the last request's: a
+    // poller asks the same ones every time.
+    const bool with_body = request.method == http_method::post || request.method == http_method::put;
+    if (!listed_valid || listed_body != with_body || !detail::same_headers(listed, request.headers)) {
+        listed_valid = false;
+        detail::curl_slist_owner fresh;
+        bool has_user_agent = false;
+        bool has_content_type = false;
+        for (const auto& h : request.headers) {
+            has_user_agent = has_user_agent || detail::iequals(h.name, "User-Agent");
+            has_content_type = has_content_type || detail::iequals(h.name, "Content-Type");
+            // "Name;" is libcurl's spelling of a header sent with an empty value.
+            const bool ok = detail::trim(h.value).empty() ? fresh.append(h.name + ";")
+                                                          : fresh.append(h.name + ": " + h.value);
+            if (!ok) return error(errc::transport, "out of memory building the header list");
+        }
+        if (with_body) {
+            // libcurl would wait up to a second for a 100 Continue on large bodies, and would
+            // label the body form-urlencoded; the metadata services want neither.
+            if (!fresh.append("Expect:")) return error(errc::transport, "out of memory building the header list");
+            if (!has_content_type && !fresh.append("Content-Type:"))
+                return error(errc::transport, "out of memory building the header list");
+        }
+        std::swap(header_list.list, fresh.list);
+        listed = request.headers;
+        listed_body = with_body;
+        listed_user_agent = has_user_agent;
+        listed_valid = true;
     }
 
     detail::curl_exchange x;
@@ -232,11 +253,10 @@ FOREWARN_INLINE result<http_response> curl_transport::state::send(const http_req
     x.max_header_bytes = options.max_header_bytes;
     x.head = request.method == http_method::head;
 
-    // Start from libcurl's defaults every time so nothing leaks from the previous request
-    // (POST fields, headers); the connection cache lives in the multi handle and survives.
-    curl_easy_reset(easy);
+    // The shared options were set once (configure_once); configure() sets every option a request
+    // owns, so nothing leaks from the previous one. The connection cache lives in the multi handle.
     error_text[0] = '\0';
-    CURLcode rc = configure(request, headers.list, has_user_agent, x);
+    CURLcode rc = configure(request, x);
     if (rc != CURLE_OK) {
         if (rc == CURLE_UNSUPPORTED_PROTOCOL || rc == CURLE_URL_MALFORMAT || rc == CURLE_BAD_FUNCTION_ARGUMENT)
             return error(errc::invalid_argument, message(rc, "bad request option"));
@@ -353,14 +373,12 @@ FOREWARN_INLINE auto curl_transport::state::message(CURLcode rc, const std::stri
     return what + ": " + detail;
 }
 
-FOREWARN_INLINE CURLcode curl_transport::state::configure(const http_request& request, curl_slist* header_list,
-                                                          bool has_user_agent, detail::curl_exchange& x) {
+FOREWARN_INLINE CURLcode curl_transport::state::configure_once() {
     CURLcode rc = CURLE_OK;
     auto set = [&rc](CURLcode r) {
         if (rc == CURLE_OK) rc = r;
     };
     set(curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, error_text));
-    set(curl_easy_setopt(easy, CURLOPT_URL, request.url.c_str()));
 #if LIBCURL_VERSION_NUM >= 0x075500
     set(curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https"));
     set(curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"));
@@ -376,39 +394,53 @@ FOREWARN_INLINE CURLcode curl_transport::state::configure(const http_request& re
     set(curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 0L));
     set(curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L));  // no SIGALRM in a multithreaded service
     set(curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1)));
-    set(curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, detail::curl_millis(request.timeout)));
-    set(curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, detail::curl_millis(request.connect_timeout)));
     // No Accept-Encoding is sent and nothing is decoded: the body is the bytes on the wire.
     set(curl_easy_setopt(easy, CURLOPT_HTTP_CONTENT_DECODING, 0L));
     set(curl_easy_setopt(easy, CURLOPT_HTTP_TRANSFER_DECODING, 1L));
-    if (!has_user_agent && !options.user_agent.empty())
-        set(curl_easy_setopt(easy, CURLOPT_USERAGENT, options.user_agent.c_str()));
     set(curl_easy_setopt(easy, CURLOPT_VERBOSE, options.verbose ? 1L : 0L));
     if (!options.ca_file.empty()) set(curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_file.c_str()));
     if (!options.client_cert.empty()) set(curl_easy_setopt(easy, CURLOPT_SSLCERT, options.client_cert.c_str()));
     if (!options.client_key.empty()) set(curl_easy_setopt(easy, CURLOPT_SSLKEY, options.client_key.c_str()));
+    set(curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &detail::curl_exchange::on_header));
+    set(curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &detail::curl_exchange::on_body));
+    set(curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, &detail::curl_exchange::on_progress));
+    set(curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L));
+#if LIBCURL_VERSION_NUM >= 0x075000
+    set(curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, &detail::curl_exchange::on_connected));
+#endif
+    return rc;
+}
+
+FOREWARN_INLINE CURLcode curl_transport::state::configure(const http_request& request, detail::curl_exchange& x) {
+    // Everything set here is set on every request, so nothing of the last one carries over
+    // (a PUT's CUSTOMREQUEST, a HEAD's NOBODY, a caller's own User-Agent).
+    CURLcode rc = CURLE_OK;
+    auto set = [&rc](CURLcode r) {
+        if (rc == CURLE_OK) rc = r;
+    };
+    set(curl_easy_setopt(easy, CURLOPT_URL, request.url.c_str()));
+    set(curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, detail::curl_millis(request.timeout)));
+    set(curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, detail::curl_millis(request.connect_timeout)));
+    const bool own_agent = !listed_user_agent && !options.user_agent.empty();
+    set(curl_easy_setopt(easy, CURLOPT_USERAGENT, own_agent ? options.user_agent.c_str() : nullptr));
+    set(curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request.method == http_method::put ? "PUT" : nullptr));
     if (request.method == http_method::head) {
         set(curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L));
         set(curl_easy_setopt(easy, CURLOPT_NOBODY, 1L));  // HTTPGET and POST set it back to 0
     } else if (request.method != http_method::get) {
         set(curl_easy_setopt(easy, CURLOPT_POST, 1L));
         set(curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size())));
+        // PUT with the body in memory (CUSTOMREQUEST above): libcurl's own PUT would read it from
+        // a callback.
         set(curl_easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data()));
-        // PUT with the body in memory: libcurl's own PUT would read it from a callback.
-        if (request.method == http_method::put) set(curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "PUT"));
     } else {
         set(curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L));
     }
-    set(curl_easy_setopt(easy, CURLOPT_HTTPHEADER, header_list));
-    set(curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &detail::curl_exchange::on_header));
+    set(curl_easy_setopt(easy, CURLOPT_HTTPHEADER, header_list.list));
     set(curl_easy_setopt(easy, CURLOPT_HEADERDATA, static_cast<void*>(&x)));
-    set(curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &detail::curl_exchange::on_body));
     set(curl_easy_setopt(easy, CURLOPT_WRITEDATA, static_cast<void*>(&x)));
-    set(curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, &detail::curl_exchange::on_progress));
     set(curl_easy_setopt(easy, CURLOPT_XFERINFODATA, static_cast<void*>(&x)));
-    set(curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L));
 #if LIBCURL_VERSION_NUM >= 0x075000
-    set(curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, &detail::curl_exchange::on_connected));
     set(curl_easy_setopt(easy, CURLOPT_PREREQDATA, static_cast<void*>(&x)));
 #endif
     return rc;

@@ -98,6 +98,8 @@ struct curl_slist_owner {
     bool append(const std::string& line) noexcept;
 };
 
+bool same_headers(const std::vector<http_header>& a, const std::vector<http_header>& b) noexcept;
+
 }  // namespace detail
 
 namespace detail {
@@ -158,11 +160,18 @@ private:
     struct state {
         curl_transport_options options;
         CURLcode init = CURLE_OK;
+        CURLcode setup = CURLE_OK;  // configure_once()'s outcome
         CURL* easy = nullptr;
         CURLM* multi = nullptr;
         std::atomic<bool> cancelled{false};
         std::atomic<std::size_t> connections{0};
         char error_text[CURL_ERROR_SIZE] = {};
+        // The last request's header list and what it was built from (send() reuses it).
+        detail::curl_slist_owner header_list;
+        std::vector<http_header> listed;
+        bool listed_body = false;
+        bool listed_user_agent = false;
+        bool listed_valid = false;
 
         explicit state(curl_transport_options o);
         state(const state&) = delete;
@@ -178,8 +187,10 @@ private:
         // "<what>: <curl's detailed message>" (the error buffer, else the code's generic text).
         std::string message(CURLcode rc, const std::string& what) const;
 
-        CURLcode configure(const http_request& request, curl_slist* header_list, bool has_user_agent,
-                           detail::curl_exchange& x);
+        // The options every request shares, set once on the easy handle: libcurl keeps them
+        // between transfers, so a request sets only what is its own (configure()).
+        CURLcode configure_once();
+        CURLcode configure(const http_request& request, detail::curl_exchange& x);
     };
 
     std::unique_ptr<state> state_;
