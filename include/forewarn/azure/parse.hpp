@@ -76,7 +76,23 @@ result<document> parse_document(std::string_view body, std::string_view api_vers
 result<std::string> write_start_requests(const std::vector<std::string>& ids,
                                          const std::optional<std::string>& incarnation = std::nullopt);
 
+/// Who this VM is, from the instance metadata (`/metadata/instance/compute`).
+struct instance_identity {
+    std::string name;               ///< compute.name: the name Scheduled Events lists in Resources
+    std::string vm_scale_set_name;  ///< compute.vmScaleSetName; empty outside a scale set
+    std::string resource_id;        ///< compute.resourceId (ARM id); empty when not sent
+    std::string vm_id;              ///< compute.vmId (a GUID); empty when not sent
+};
+
+/// The api-version used for the instance metadata request of identity().
+inline constexpr std::string_view instance_api_version = "2021-02-01";
+
 }  // namespace azure
+
+namespace detail {
+/// The instance metadata's compute object: name required, the rest optional.
+result<azure::instance_identity> azure_parse_instance_identity(std::string_view body);
+}  // namespace detail
 FOREWARN_END_NAMESPACE
 
 #if FOREWARN_HEADER_DEFINITIONS

@@ -8,42 +8,18 @@
 #include <forewarn/azure/endpoint.hpp>
 #include <forewarn/azure/parse.hpp>
 #include <forewarn/client_options.hpp>
-#include <forewarn/clock.hpp>
-#include <forewarn/config.hpp>
-#include <forewarn/detail/http.hpp>
-#include <forewarn/detail/client_base.hpp>
-#include <forewarn/detail/strings.hpp>
-#include <forewarn/event.hpp>
+#include <forewarn/detail/client_base.hpp>  // with detail/http.hpp, result.hpp, transport.hpp
 #include <forewarn/fwd.hpp>
-#include <forewarn/log.hpp>
 #include <forewarn/poller/notice_source.hpp>
-#include <forewarn/result.hpp>
-#include <forewarn/transport/retry.hpp>
-#include <forewarn/transport.hpp>
 
 #include <chrono>
-#include <cstddef>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
-#include <utility>
 #include <vector>
 
 FOREWARN_BEGIN_NAMESPACE
 namespace azure {
-
-/// Who this VM is, from the instance metadata (`/metadata/instance/compute`).
-struct instance_identity {
-    std::string name;               ///< compute.name: the name Scheduled Events lists in Resources
-    std::string vm_scale_set_name;  ///< compute.vmScaleSetName; empty outside a scale set
-    std::string resource_id;        ///< compute.resourceId (ARM id); empty when not sent
-    std::string vm_id;              ///< compute.vmId (a GUID); empty when not sent
-};
-
-/// The api-version used for the instance metadata request of identity().
-inline constexpr std::string_view instance_api_version = "2021-02-01";
 
 /// Options of basic_scheduled_events_client: the common ones (client_options_base: endpoint,
 /// connect_timeout, max_body, retry, rate_limit, self_name, clock, log) and Azure's. The
@@ -65,16 +41,6 @@ struct client_options : client_options_base {
     /// Total timeout of each request after the first answer.
     std::chrono::milliseconds poll_timeout{std::chrono::seconds(5)};
 };
-
-}  // namespace azure
-
-namespace detail {
-
-result<azure::instance_identity> azure_parse_instance_identity(std::string_view body);
-
-}  // namespace detail
-
-namespace azure {
 
 /**
  * Azure Scheduled Events over a Transport, a notice source: next() gives the document once a
@@ -235,7 +201,3 @@ FOREWARN_END_NAMESPACE
 
 #define FOREWARN_AZURE_CLIENT_DEFINED
 #include <forewarn/detail/extern_templates.hpp>
-
-#if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/azure/scheduled_events_client-inl.hpp>
-#endif

@@ -215,12 +215,18 @@ FOREWARN_INLINE result<http_response> curl_transport::state::send(const http_req
     if (easy == nullptr || multi == nullptr) return error(errc::transport, "could not create libcurl handles");
     if (setup != CURLE_OK) return error(errc::transport, message(setup, "could not configure libcurl"));
 
-    if (auto bad = check_request(request)) return std::move(*bad);
-
     // The header list is built again only when the headers differ from the last request's: a
     // poller asks the same ones every time.
     const bool with_body = request.method == http_method::post || request.method == http_method::put;
-    if (!listed_valid || listed_body != with_body || !detail::same_headers(listed, request.headers)) {
+    const bool same = listed_valid && detail::same_headers(listed, request.headers);
+    // The request is checked unless its URL and headers are the last good request's (the
+    // timeouts, cheap to check, always are).
+    if (!same || request.url != checked_url || request.timeout.count() <= 0 || request.connect_timeout.count() <= 0) {
+        checked_url.clear();
+        if (auto bad = check_request(request)) return std::move(*bad);
+        checked_url = request.url;
+    }
+    if (!same || listed_body != with_body) {
         listed_valid = false;
         detail::curl_slist_owner fresh;
         bool has_user_agent = false;

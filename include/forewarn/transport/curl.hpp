@@ -172,6 +172,7 @@ private:
         bool listed_body = false;
         bool listed_user_agent = false;
         bool listed_valid = false;
+        std::string checked_url;  // the last request's URL that check_request() passed, with `listed`
 
         explicit state(curl_transport_options o);
         state(const state&) = delete;
