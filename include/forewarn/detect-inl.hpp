@@ -13,10 +13,11 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-FOREWARN_INLINE result<void> azure_probe_body(std::string_view body) {
+FOREWARN_INLINE result<void> probe_json_object(std::string_view body, std::string_view service) {
+    const std::string no = "no " + std::string(service) + " here: ";
     auto doc = parse_json(body);
-    if (!doc) return error(errc::not_metadata_server, "no Azure IMDS here: " + doc.error().describe(), 200);
-    if (!doc->IsObject()) return error(errc::not_metadata_server, "no Azure IMDS here: the answer is not a JSON object", 200);
+    if (!doc) return error(errc::not_metadata_server, no + doc.error().describe(), 200);
+    if (!doc->IsObject()) return error(errc::not_metadata_server, no + "the answer is not a JSON object", 200);
     return {};
 }
 

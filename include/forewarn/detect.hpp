@@ -1,22 +1,21 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <forewarn/alibaba/metadata_client.hpp>
-#include <forewarn/aws/endpoint.hpp>
-#include <forewarn/azure/endpoint.hpp>
+#include <forewarn/clouds.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/latest_metadata.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
-#include <forewarn/gce/endpoint.hpp>
 #include <forewarn/result.hpp>
-#include <forewarn/tencent/metadata_client.hpp>
 #include <forewarn/transport.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <condition_variable>
 #include <exception>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -47,6 +46,13 @@ struct detect_options {
     std::string tencent_endpoint;
     bool probe_alibaba = true;
     bool probe_tencent = true;
+
+    /// The endpoint option of `c` (azure_endpoint, ...), one of `clouds` (clouds.hpp).
+    std::string& endpoint(cloud c);
+    const std::string& endpoint(cloud c) const;
+    /// Whether `c` is probed (probe_azure, ...).
+    bool& probe(cloud c);
+    bool probe(cloud c) const;
 };
 
 /// What detect_cloud() found, and why each probe said no.
@@ -64,89 +70,90 @@ struct detection {
     bool tencent = false;  ///< Tencent's metadata gave an instance id of its form ("ins-...")
     error alibaba_error;   ///< why the Alibaba probe said no (meaningful when !alibaba)
     error tencent_error;   ///< why the Tencent probe said no (meaningful when !tencent)
+
+    /// Whether `c` (one of `clouds`, clouds.hpp) answered as itself (azure, gce, ...).
+    bool answered(cloud c) const;
+    /// Why `c`'s probe said no (azure_error, ...; meaningful when !answered(c)).
+    const error& why(cloud c) const;
 };
 
 namespace detail {
 
-/// Azure's instance metadata, the same request the Azure client's identity() makes.
-inline constexpr std::string_view azure_probe_path = "/metadata/instance/compute?api-version=2021-02-01";
+/// detect_options' and detection's members of one cloud, in the order of `clouds`.
+struct detect_members {
+    std::string detect_options::*endpoint;
+    bool detect_options::*probe;
+    bool detection::*answered;
+    error detection::*why;
+};
+inline constexpr detect_members detect_members_of[] = {
+    {&detect_options::azure_endpoint, &detect_options::probe_azure, &detection::azure, &detection::azure_error},
+    {&detect_options::gce_endpoint, &detect_options::probe_gce, &detection::gce, &detection::gce_error},
+    {&detect_options::aws_endpoint, &detect_options::probe_aws, &detection::aws, &detection::aws_error},
+    {&detect_options::alibaba_endpoint, &detect_options::probe_alibaba, &detection::alibaba, &detection::alibaba_error},
+    {&detect_options::tencent_endpoint, &detect_options::probe_tencent, &detection::tencent, &detection::tencent_error}};
+static_assert(std::size(detect_members_of) == clouds.size(), "detect_options and detection have members for every cloud");
 
-/// What Azure's probe answer must be: a JSON object.
-result<void> azure_probe_body(std::string_view body);
+/// What a JSON probe's answer must be: a JSON object (`service`: its name in the error).
+result<void> probe_json_object(std::string_view body, std::string_view service);
 
-// Azure answers 200 with a JSON object; it sends no header of its own that a client could check,
-// so the body must be what IMDS sends. A GCE server refuses the request (no flavor header).
+inline std::string no_service(const cloud_facts& f, const std::string& why) {
+    return "no " + std::string(f.service_name) + " here: " + why;
+}
+
+/// One cloud's probe (`f.probe_*`), its answer recognised as `f.recognition`. Every probe but
+/// GCE's refuses an answer that carries Google's flavor header (GCE's server answers anything).
 template <class Transport>
-result<void> probe_azure(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
-    auto r = t.send(metadata_request(http_method::get, base + std::string(azure_probe_path), timeout, timeout,
-                                   std::size_t(256) << 10,
-                                   {{std::string(azure::metadata_header), std::string(azure::metadata_header_value)}}));
+result<void> probe(Transport& t, const cloud_facts& f, const std::string& base, std::chrono::milliseconds timeout) {
+    http_headers headers;
+    if (!f.probe_header.name.empty()) headers.push_back({std::string(f.probe_header.name), std::string(f.probe_header.value)});
+    const bool page = f.recognition == probe_recognition::json_object || f.recognition == probe_recognition::google_flavor;
+    auto r = t.send(metadata_request(f.probe_method, base + std::string(f.probe_path), timeout, timeout,
+                                     page ? std::size_t(256) << 10 : std::size_t(4) << 10, std::move(headers)));
     if (!r) return std::move(r).error();
-    if (gce_has_google_flavor(*r))
-        return error(errc::not_metadata_server, "the GCE metadata server answered at the Azure endpoint", r->status);
-    if (r->status != 200)
-        return error(errc::not_metadata_server, "no Azure IMDS here: HTTP " + std::to_string(r->status), r->status);
-    if (const std::string* type = r->header("Content-Type"); type && type->find("json") == std::string::npos)
-        return error(errc::not_metadata_server, "no Azure IMDS here: the answer is " + *type + ", not JSON", 200);
-    return azure_probe_body(r->body);
-}
-
-// GCE identifies itself: the root answers 200 with `Metadata-Flavor: Google`.
-template <class Transport>
-result<void> probe_gce(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
-    auto r = t.send(metadata_request(http_method::get, base + std::string(gce::root_path), timeout, timeout,
-                                   std::size_t(256) << 10, {{std::string(gce::flavor_header), std::string(gce::flavor)}}));
-    if (!r) return std::move(r).error();
-    if (!gce_has_google_flavor(*r))
-        return error(errc::not_metadata_server, "no GCE metadata server here: no 'Metadata-Flavor: Google' header",
-                     r->status);
-    if (r->status != 200)
-        return error(errc::not_metadata_server, "no GCE metadata server here: HTTP " + std::to_string(r->status),
-                     r->status);
-    return {};
-}
-
-// A token PUT with `ttl_header` answered with 200 and a token: AWS's IMDSv2 and Alibaba's hardened
-// mode, each of which refuses the other's header (Azure and GCE refuse both; GCE's flavor header
-// rules it out too).
-template <class Transport>
-result<void> probe_token(Transport& t, const std::string& base, std::chrono::milliseconds timeout, std::string_view path,
-                         std::string_view ttl_header, const char* service) {
-    auto r = t.send(metadata_request(http_method::put, base + std::string(path), timeout, timeout, std::size_t(4) << 10,
-                                   {{std::string(ttl_header), "60"}}));
-    if (!r) return std::move(r).error();
-    const std::string no = std::string("no ") + service + " here: ";
-    if (gce_has_google_flavor(*r)) return error(errc::not_metadata_server, no + "the GCE metadata server answered", r->status);
-    if (r->status != 200) return error(errc::not_metadata_server, no + "HTTP " + std::to_string(r->status), r->status);
-    if (!latest_metadata::acceptable(trim(r->body)))
-        return error(errc::not_metadata_server, no + "the answer is not a session token", 200);
-    return {};
-}
-template <class Transport>
-result<void> probe_aws(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
-    return probe_token(t, base, timeout, aws::token_path, aws::token_ttl_header, "AWS IMDSv2");
-}
-template <class Transport>
-result<void> probe_alibaba(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
-    return probe_token(t, base, timeout, alibaba::token_path, alibaba::token_ttl_header, "Alibaba ECS metadata");
-}
-
-// Tencent answers its instance id without a token, "ins-" and letters or digits (AWS's and
-// Alibaba's ids start "i-").
-template <class Transport>
-result<void> probe_tencent(Transport& t, const std::string& base, std::chrono::milliseconds timeout) {
-    auto r = t.send(metadata_request(http_method::get, base + std::string(tencent::instance_id_path), timeout, timeout,
-                                   std::size_t(4) << 10));
-    if (!r) return std::move(r).error();
-    if (r->status != 200 || gce_has_google_flavor(*r))
-        return error(errc::not_metadata_server, "no Tencent CVM metadata here: HTTP " + std::to_string(r->status), r->status);
-    const auto id = trim(r->body);
-    constexpr std::size_t prefix = tencent::instance_id_prefix.size();
-    bool shaped = id.size() > prefix && id.size() <= 64 && id.substr(0, prefix) == tencent::instance_id_prefix;
-    for (const char c : id.substr((std::min)(id.size(), prefix)))
-        shaped = shaped && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'));
-    if (!shaped) return error(errc::not_metadata_server, "no Tencent CVM metadata here: not an instance id of the form ins-...", 200);
-    return {};
+    const std::string status = "HTTP " + std::to_string(r->status);
+    switch (f.recognition) {
+    case probe_recognition::json_object:
+        // A service that sends no header of its own: the body must be what it sends. A GCE server
+        // refuses the request (no flavor header).
+        if (gce_has_google_flavor(*r))
+            return error(errc::not_metadata_server,
+                         "the GCE metadata server answered at the " + std::string(f.display_name) + " endpoint", r->status);
+        if (r->status != 200) return error(errc::not_metadata_server, no_service(f, status), r->status);
+        if (const std::string* type = r->header("Content-Type"); type && type->find("json") == std::string::npos)
+            return error(errc::not_metadata_server, no_service(f, "the answer is " + *type + ", not JSON"), 200);
+        return probe_json_object(r->body, f.service_name);
+    case probe_recognition::google_flavor:
+        if (!gce_has_google_flavor(*r))
+            return error(errc::not_metadata_server,
+                         no_service(f, "no '" + std::string(f.probe_header.name) + ": " + std::string(f.probe_header.value) + "' header"),
+                         r->status);
+        if (r->status != 200) return error(errc::not_metadata_server, no_service(f, status), r->status);
+        return {};
+    case probe_recognition::session_token:
+        // AWS's IMDSv2 and Alibaba's hardened mode each refuse the other's TTL header (Azure and
+        // GCE refuse both; GCE's flavor header rules it out too).
+        if (gce_has_google_flavor(*r)) return error(errc::not_metadata_server, no_service(f, "the GCE metadata server answered"), r->status);
+        if (r->status != 200) return error(errc::not_metadata_server, no_service(f, status), r->status);
+        if (!latest_metadata::acceptable(trim(r->body)))
+            return error(errc::not_metadata_server, no_service(f, "the answer is not a session token"), 200);
+        return {};
+    case probe_recognition::instance_id: {
+        // An id without a token: the prefix, then letters or digits (Tencent's "ins-"; AWS's and
+        // Alibaba's ids start "i-").
+        if (r->status != 200 || gce_has_google_flavor(*r)) return error(errc::not_metadata_server, no_service(f, status), r->status);
+        const auto id = trim(r->body);
+        const std::size_t prefix = f.instance_id.prefix.size();
+        bool shaped = id.size() > prefix && id.size() <= 64 && id.substr(0, prefix) == f.instance_id.prefix;
+        for (const char c : id.substr((std::min)(id.size(), prefix)))
+            shaped = shaped && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'));
+        if (!shaped)
+            return error(errc::not_metadata_server,
+                         no_service(f, "not an instance id of the form " + std::string(f.instance_id.prefix) + "..."), 200);
+        return {};
+    }
+    }
+    return error(errc::not_metadata_server, no_service(f, "no way to recognise it"));
 }
 
 }  // namespace detail
@@ -171,24 +178,13 @@ result<void> probe_tencent(Transport& t, const std::string& base, std::chrono::m
 template <class Transport = default_transport>
 result<detection> detect_cloud(const detect_options& options = {}, Transport transport = Transport()) {
     static_assert(is_transport_v<Transport>, "Transport must satisfy forewarn::is_transport");
-    constexpr int n = 5;  // in the order of preference: azure, gce, aws, alibaba, tencent
+    constexpr int n = static_cast<int>(clouds.size());  // in the order of preference
     std::string bases[n];
-    {
-        result<std::string> resolved[n] = {
-            detail::azure_resolve_endpoint(options.azure_endpoint, "detect_options::azure_endpoint"),
-            error(),  // GCE's, below
-            detail::aws_resolve_endpoint(options.aws_endpoint, "detect_options::aws_endpoint", false),
-            detail::resolve_endpoint(options.alibaba_endpoint, "detect_options::alibaba_endpoint", {"FOREWARN_ALIBABA_ENDPOINT"},
-                                     alibaba::default_endpoint),
-            detail::resolve_endpoint(options.tencent_endpoint, "detect_options::tencent_endpoint", {"FOREWARN_TENCENT_ENDPOINT"},
-                                     tencent::default_endpoint)};
-        auto gce = detail::gce_resolve_endpoint(options.gce_endpoint, gce::default_ip_endpoint, "detect_options::gce_endpoint");
-        if (gce) resolved[1] = std::move(gce->base);
-        else resolved[1] = std::move(gce).error();
-        for (int i = 0; i < n; ++i) {
-            if (!resolved[i]) return std::move(resolved[i]).error();
-            bases[i] = std::move(*resolved[i]);
-        }
+    for (int i = 0; i < n; ++i) {
+        const cloud_facts& f = clouds[i];
+        auto resolved = f.resolve_probe_endpoint(options.endpoint(f.id), "detect_options::" + std::string(f.name) + "_endpoint");
+        if (!resolved) return std::move(resolved).error();
+        bases[i] = std::move(*resolved);
     }
 
     // What the probes share; a probe not waited for (below) keeps it alive until it ends.
@@ -203,23 +199,19 @@ result<detection> detect_cloud(const detect_options& options = {}, Transport tra
     };
     auto b = std::make_shared<board>();
     b->timeout = options.timeout;
-    for (auto& w : b->why) w = error(errc::cancelled, "not probed");
-    const bool aws_disabled = detail::aws_metadata_disabled();
-    if (aws_disabled) b->why[2] = error(errc::unsupported, "not probed: AWS_EC2_METADATA_DISABLED is true");
-    const bool wanted[n] = {options.probe_azure, options.probe_gce, options.probe_aws && !aws_disabled,
-                            options.probe_alibaba, options.probe_tencent};
+    bool wanted[n] = {};
     for (int i = 0; i < n; ++i) {
+        b->why[i] = error(errc::cancelled, "not probed");
+        const char* disabled = clouds[i].disabled ? clouds[i].disabled() : nullptr;
+        if (disabled) b->why[i] = error(errc::unsupported, std::string("not probed: ") + disabled);
+        wanted[i] = options.probe(clouds[i].id) && !disabled;
         b->done[i] = !wanted[i];
         b->bases[i] = std::move(bases[i]);
         if (wanted[i]) b->transports[i].emplace(transport);
     }
 
     auto run_probe = [b](int i) {
-        using probe_fn = result<void> (*)(Transport&, const std::string&, std::chrono::milliseconds);
-        static constexpr probe_fn probes[n] = {&detail::probe_azure<Transport>, &detail::probe_gce<Transport>,
-                                               &detail::probe_aws<Transport>, &detail::probe_alibaba<Transport>,
-                                               &detail::probe_tencent<Transport>};
-        result<void> r = probes[i](*b->transports[i], b->bases[i], b->timeout);
+        result<void> r = detail::probe(*b->transports[i], clouds[i], b->bases[i], b->timeout);
         std::lock_guard<std::mutex> lock(b->m);
         b->ended[i] = true;
         if (b->done[i]) return;  // not waited for: what it says came too late
@@ -229,15 +221,16 @@ result<detection> detect_cloud(const detect_options& options = {}, Transport tra
         b->cv.notify_all();
     };
     // Decided: every probe has answered, or one said yes and every probe preferred to it, and
-    // Azure's, GCE's and AWS's (whose flags callers read), have answered. Alibaba's and Tencent's
-    // addresses do not answer elsewhere (a DNS lookup of Tencent's name may wait out the
-    // resolver's timeout): their probes are not waited for then.
+    // every later one whose facts say `probe_awaited` (Azure's, GCE's and AWS's, whose flags
+    // callers read), have answered. Alibaba's and Tencent's addresses do not answer elsewhere (a
+    // DNS lookup of Tencent's name may wait out the resolver's timeout): their probes are not
+    // waited for then.
     auto decided = [&b] {
         for (int i = 0; i < n; ++i) {
             if (!b->done[i]) return false;
             if (!b->ok[i]) continue;
-            for (int j = i + 1; j < 3; ++j)
-                if (!b->done[j]) return false;
+            for (int j = i + 1; j < n; ++j)
+                if (clouds[j].probe_awaited && !b->done[j]) return false;
             return true;
         }
         return true;
@@ -285,20 +278,27 @@ result<detection> detect_cloud(const detect_options& options = {}, Transport tra
 
     detection out;
     std::lock_guard<std::mutex> lock(b->m);
-    bool* ok[n] = {&out.azure, &out.gce, &out.aws, &out.alibaba, &out.tencent};
-    error* why[n] = {&out.azure_error, &out.gce_error, &out.aws_error, &out.alibaba_error, &out.tencent_error};
-    const cloud clouds[n] = {cloud::azure, cloud::gce, cloud::aws, cloud::alibaba, cloud::tencent};
     for (int i = 0; i < n; ++i) {
-        *ok[i] = b->ok[i];
-        *why[i] = b->why[i];
-        if (why[i]->code != errc::cancelled || why[i]->message == "not probed" || why[i]->message.rfind("not waited", 0) == 0)
-            continue;
-        *why[i] = error(errc::timeout, "no answer within " + std::to_string(options.timeout.count()) + " ms");
+        const auto& m = detail::detect_members_of[i];
+        out.*m.answered = b->ok[i];
+        error& why = out.*m.why;
+        why = b->why[i];
+        if (why.code == errc::cancelled && why.message != "not probed" && why.message.rfind("not waited", 0) != 0)
+            why = error(errc::timeout, "no answer within " + std::to_string(options.timeout.count()) + " ms");
     }
     for (int i = 0; i < n && out.found == cloud::none; ++i)
-        if (*ok[i]) out.found = clouds[i];
+        if (b->ok[i]) out.found = clouds[i].id;
     return out;
 }
+
+inline std::string& detect_options::endpoint(cloud c) { return this->*detail::detect_members_of[cloud_index(c)].endpoint; }
+inline const std::string& detect_options::endpoint(cloud c) const {
+    return this->*detail::detect_members_of[cloud_index(c)].endpoint;
+}
+inline bool& detect_options::probe(cloud c) { return this->*detail::detect_members_of[cloud_index(c)].probe; }
+inline bool detect_options::probe(cloud c) const { return this->*detail::detect_members_of[cloud_index(c)].probe; }
+inline bool detection::answered(cloud c) const { return this->*detail::detect_members_of[cloud_index(c)].answered; }
+inline const error& detection::why(cloud c) const { return this->*detail::detect_members_of[cloud_index(c)].why; }
 
 FOREWARN_END_NAMESPACE
 

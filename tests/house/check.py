@@ -11,6 +11,9 @@
   check.py top SOURCE_DIR       the top of include/forewarn holds what a program includes: the
                                 headers listed below (and their -inl.hpp), and the forwarding
                                 headers of files that moved into a folder
+  check.py clouds SOURCE_DIR    each cloud is named only where it must be (CLOUD_PLACES below,
+                                docs/architecture.md "A new cloud"): at most that many files outside
+                                its own folder name it
 """
 import json
 import pathlib
@@ -22,8 +25,31 @@ import sys
 TOP = {
     "forewarn.hpp", "fwd.hpp", "config.hpp", "event.hpp", "result.hpp", "time.hpp", "clock.hpp",
     "log.hpp", "json.hpp", "diff.hpp", "detect.hpp", "poller.hpp", "readiness.hpp",
-    "state_file.hpp", "transport.hpp", "fleet.hpp", "client_options.hpp",
+    "state_file.hpp", "transport.hpp", "fleet.hpp", "client_options.hpp", "clouds.hpp", "cloud_facts.hpp",
 }
+
+# The clouds, and the files outside a cloud's own folder (include/forewarn/<cloud>/) that may name
+# it (docs/architecture.md, "A new cloud"). A file names a cloud when, outside its comments, it
+# holds the enumerator `cloud::<cloud>`, the namespace `<cloud>::`, a header path
+# `forewarn/<cloud>/` or the whole string literal "<cloud>". Not counted: tests/, docs/,
+# examples/ (programs written against the library, as a user writes them), *.md, the cloud's own
+# folder, and the build trees.
+CLOUDS = ("azure", "gce", "aws", "alibaba", "tencent")
+CLOUD_PLACES = (
+    "include/forewarn/event.hpp",                     # enum class cloud, to_string
+    "include/forewarn/clouds.hpp",                    # the list of the clouds' facts
+    "include/forewarn/forewarn.hpp",                  # the umbrella header
+    "src/forewarn.cpp",                               # the compiled library's instantiations
+    "include/forewarn/detail/extern_templates.hpp",   # ... and their extern declarations
+    "include/forewarn/testing/emulator/",             # the emulator's services, its scenario file
+    "tools/emulator/",                                # ... and its program
+    "include/forewarn/testing/harness.hpp",           # the public harness: one simulated client per cloud
+    "include/forewarn/testing/fake_source.hpp",       # its default origin (Azure only)
+    "tools/watch/clients.cpp",                        # the one file of the agent that names the clients
+)
+# Files outside the cloud's folder that name it today, each one of CLOUD_PLACES: the fixed bar.
+CLOUD_ALLOWANCE = {"azure": 10, "gce": 9, "aws": 9, "alibaba": 9, "tencent": 9}
+SCANNED = ("include", "src", "tools", "cmake", "packaging", "CMakeLists.txt")
 
 
 def timeouts(build, ctest="ctest"):
@@ -90,9 +116,49 @@ def top(source):
     return not bad and seen > 0
 
 
+def without_comments(text):
+    """C++ text without its comments; string and character literals kept."""
+    pattern = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.S)
+    return pattern.sub(lambda m: m.group(0) if m.group(0)[0] in "\"'" else " ", text)
+
+
+def clouds(source):
+    root = pathlib.Path(source)
+    files = []
+    for top_name in SCANNED:
+        p = root / top_name
+        files.extend([p] if p.is_file() else sorted(q for q in p.rglob("*") if q.is_file()))
+    ok = True
+    for c in CLOUDS:
+        own = f"include/forewarn/{c}/"
+        naming = re.compile(rf'\bcloud::{c}\b|\b{c}::|forewarn/{c}/|"{c}"')
+        found = []
+        for path in files:
+            rel = path.relative_to(root).as_posix()
+            if rel.startswith(own) or rel.endswith(".md"):
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+            if path.suffix in (".hpp", ".cpp", ".h", ".in"):
+                text = without_comments(text)
+            if naming.search(text):
+                found.append(rel)
+        outside = [f for f in found if not any(f == p or (p.endswith("/") and f.startswith(p)) for p in CLOUD_PLACES)]
+        for f in outside:
+            print(f"{f}: names {c} (cloud::{c}, {c}::, forewarn/{c}/ or \"{c}\") outside the places that must")
+        over = len(found) > CLOUD_ALLOWANCE[c]
+        if over:
+            print(f"{c}: {len(found)} files name it, above its allowance of {CLOUD_ALLOWANCE[c]}: " + ", ".join(found))
+        print(f"{c}: named in {len(found)} files outside {own} (allowance {CLOUD_ALLOWANCE[c]}), {len(outside)} out of place")
+        ok = ok and not outside and not over
+    return ok and len(files) > 0
+
+
 if __name__ == "__main__":
-    if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("timeouts", "agent", "names", "top"):
+    if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("timeouts", "agent", "names", "top", "clouds"):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    ok = {"timeouts": timeouts, "agent": agent, "names": names, "top": top}[sys.argv[1]](*sys.argv[2:])
+    ok = {"timeouts": timeouts, "agent": agent, "names": names, "top": top, "clouds": clouds}[sys.argv[1]](*sys.argv[2:])
     sys.exit(0 if ok else 1)

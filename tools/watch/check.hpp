@@ -9,11 +9,7 @@
 #include <forewarn/detect.hpp>
 #include <forewarn/etcd/client.hpp>
 #include <forewarn/etcd/maintenance_budget.hpp>
-#include <forewarn/alibaba/metadata_client.hpp>
-#include <forewarn/aws/endpoint.hpp>
-#include <forewarn/azure/endpoint.hpp>
-#include <forewarn/gce/endpoint.hpp>
-#include <forewarn/tencent/metadata_client.hpp>
+#include <forewarn/clouds.hpp>
 #include <forewarn/platform/files.hpp>
 #include <forewarn/time.hpp>
 #include <forewarn/transport/default.hpp>
@@ -175,13 +171,9 @@ struct diagnosis {
     std::string saw, cause, fix;
 };
 
-/// The cloud's name in a sentence: "Azure", "GCE", "AWS", "Alibaba Cloud", "Tencent Cloud".
+/// The cloud's name in a sentence (its facts' display_name: "Azure", "Alibaba Cloud").
 inline std::string display_name(std::string_view cloud) {
-    if (cloud == "azure") return "Azure";
-    if (cloud == "gce") return "GCE";
-    if (cloud == "aws") return "AWS";
-    if (cloud == "alibaba") return "Alibaba Cloud";
-    if (cloud == "tencent") return "Tencent Cloud";
+    if (const auto* f = forewarn::find_cloud(cloud)) return std::string(f->display_name);
     return cloud.empty() ? std::string("cloud") : std::string(cloud);
 }
 
@@ -202,7 +194,7 @@ inline diagnosis network_diagnosis(const forewarn::error& e, const std::string& 
         return d;
     }
     const std::string on = display_name(cloud_name);
-    const std::string vm = (on == "AWS" || on == "Azure" || on == "Alibaba Cloud" ? "an " : "a ") + on + " VM";
+    const std::string vm = (std::string_view("AEIOU").find(on[0]) != std::string_view::npos ? "an " : "a ") + on + " VM";
     diagnosis d;
     d.saw = e.describe();
     switch (e.network) {
@@ -294,7 +286,7 @@ inline std::optional<std::string> which_cloud(report& rep, const settings& s, co
         return s.cloud;
     }
     forewarn::detect_options d;
-    d.azure_endpoint = d.gce_endpoint = d.aws_endpoint = d.alibaba_endpoint = d.tencent_endpoint = s.endpoint;
+    for (const auto& c : forewarn::clouds) d.endpoint(c.id) = s.endpoint;
     d.timeout = b.request(milliseconds(2000));
     auto found = forewarn::detect_cloud(d);
     if (!found) {
@@ -307,11 +299,10 @@ inline std::optional<std::string> which_cloud(report& rep, const settings& s, co
         }
         return std::nullopt;
     }
-    const std::string evidence = "azure: " + std::string(found->azure ? "answered" : found->azure_error.describe()) +
-                                 "; gce: " + (found->gce ? "answered" : found->gce_error.describe()) +
-                                 "; aws: " + (found->aws ? "answered" : found->aws_error.describe()) +
-                                 "; alibaba: " + (found->alibaba ? "answered" : found->alibaba_error.describe()) +
-                                 "; tencent: " + (found->tencent ? "answered" : found->tencent_error.describe());
+    std::string evidence;
+    for (const auto& c : forewarn::clouds)
+        evidence += (evidence.empty() ? "" : "; ") + std::string(c.name) + ": " +
+                    (found->answered(c.id) ? std::string("answered") : found->why(c.id).describe());
     if (found->found == forewarn::cloud::none) {
         rep.add("cloud", outcome::fail, "no metadata service answered (" + evidence + ")",
                 "not a cloud VM, or the metadata address is blocked from here (a firewall, a network policy, a container "
@@ -338,18 +329,27 @@ inline void proxies(report& rep) {
 
 // ---- 2. reaching the service; 3. its handshake --------------------------------------------------
 
-/// One request to `endpoint`; on GCE, the server's name that does not resolve or connect falls
-/// back to its IP, as the client does (`endpoint` then names the IP). Whether it answered.
-inline bool reach(report& rep, std::string& endpoint, std::string_view cloud_name, const budget& b) {
+/// The host of a URL: "http://metadata.google.internal." -> "metadata.google.internal".
+inline std::string host_of(std::string_view url) {
+    if (const auto at = url.find("://"); at != std::string_view::npos) url.remove_prefix(at + 3);
+    url = url.substr(0, url.find_first_of(":/"));
+    while (!url.empty() && url.back() == '.') url.remove_suffix(1);
+    return std::string(url);
+}
+
+/// One request to `endpoint`; where the cloud's default endpoint is a name with a fallback address
+/// (GCE's), a name that does not resolve or connect falls back to it, as the client does
+/// (`endpoint` then names the address). Whether it answered.
+inline bool reach(report& rep, std::string& endpoint, const forewarn::cloud_facts& f, const budget& b) {
     forewarn::default_transport t;
     const auto started = std::chrono::steady_clock::now();
     auto r = t.send(request(forewarn::http_method::get, endpoint + "/", b, milliseconds(3000)));
-    if (!r && cloud_name == "gce" && endpoint == forewarn::gce::default_host_endpoint &&
+    if (!r && !f.fallback_endpoint.empty() && endpoint == f.default_endpoint &&
         (r.error().code == forewarn::errc::transport || r.error().network == forewarn::network_failure::name_not_resolved)) {
         rep.add("connect", outcome::warn, endpoint + ": " + r.error().describe(),
-                "the server's name does not resolve or connect here (a resolver that does not serve metadata.google.internal)",
+                "the server's name does not resolve or connect here (a resolver that does not serve " + host_of(f.default_endpoint) + ")",
                 "nothing, if the IP answers (next line): the agent falls back to it as check does");
-        endpoint = std::string(forewarn::gce::default_ip_endpoint);
+        endpoint = std::string(f.fallback_endpoint);
         r = t.send(request(forewarn::http_method::get, endpoint + "/", b, milliseconds(3000)));
     }
     const auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started).count();
@@ -357,18 +357,28 @@ inline bool reach(report& rep, std::string& endpoint, std::string_view cloud_nam
         rep.add("connect", outcome::ok, endpoint + " answered (HTTP " + std::to_string(r->status) + ") in " + std::to_string(took) + " ms");
         return true;
     }
-    auto d = network_diagnosis(r.error(), endpoint, cloud_name);
+    auto d = network_diagnosis(r.error(), endpoint, f.name);
     rep.add("connect", outcome::fail, d.saw, d.cause, d.fix);
     return false;
 }
 
-inline bool azure_handshake(report& rep, const std::string& endpoint, const std::string& api_version, const budget& b) {
+/// The request header the probe sends, as "Name: value".
+inline std::string probe_header(const forewarn::cloud_facts& f) {
+    return std::string(f.probe_header.name) + ": " + std::string(f.probe_header.value);
+}
+inline forewarn::http_headers probe_headers(const forewarn::cloud_facts& f) {
+    if (f.probe_header.name.empty()) return {};
+    return {{std::string(f.probe_header.name), std::string(f.probe_header.value)}};
+}
+
+/// A service that sends no header of its own (Azure): its notices' URL (the client's first key,
+/// with its api-version) with the probe's header.
+inline bool json_handshake(report& rep, const forewarn::cloud_facts& f, const std::string& endpoint, const std::string& url,
+                           const std::string& api_version, const budget& b) {
     forewarn::default_transport t;
-    const std::string url = endpoint + "/metadata/scheduledevents?api-version=" + api_version;
-    auto r = t.send(request(forewarn::http_method::get, url, b, milliseconds(5000),
-                            {{std::string(forewarn::azure::metadata_header), std::string(forewarn::azure::metadata_header_value)}}));
+    auto r = t.send(request(forewarn::http_method::get, url, b, milliseconds(5000), probe_headers(f)));
     if (!r) {
-        auto d = network_diagnosis(r.error(), url, "azure");
+        auto d = network_diagnosis(r.error(), url, f.name);
         rep.add("handshake", outcome::fail, d.saw, d.cause, d.fix);
         return false;
     }
@@ -377,7 +387,7 @@ inline bool azure_handshake(report& rep, const std::string& endpoint, const std:
         return false;
     }
     if (r->status == 200) {
-        rep.add("handshake", outcome::ok, "Metadata: true accepted, api-version " + api_version + " answered (HTTP 200)");
+        rep.add("handshake", outcome::ok, probe_header(f) + " accepted, api-version " + api_version + " answered (HTTP 200)");
         return true;
     }
     if (r->status == 400 && mentions_forwarded_for(*r)) {
@@ -390,21 +400,23 @@ inline bool azure_handshake(report& rep, const std::string& endpoint, const std:
                 "use forewarn-watch's own api-version (do not set one of your own), and reach IMDS directly");
     else
         rep.add("handshake", outcome::fail, "HTTP " + std::to_string(r->status) + ": " + said(*r),
-                "something other than Azure's IMDS answers at " + endpoint, "correct --endpoint, or --cloud if this is not Azure");
+                "something other than " + std::string(f.service_name) + " answers at " + endpoint,
+                "correct --endpoint, or --cloud if this is not " + std::string(f.display_name));
     return false;
 }
 
-inline bool gce_handshake(report& rep, const std::string& endpoint, const budget& b) {
+/// A service that names itself with the header it is asked with (GCE): the instance id, the
+/// header both ways.
+inline bool flavor_handshake(report& rep, const forewarn::cloud_facts& f, const std::string& endpoint, const budget& b) {
     forewarn::default_transport t;
-    const std::string url = endpoint + "/computeMetadata/v1/instance/id?alt=text";
-    auto r = t.send(request(forewarn::http_method::get, url, b, milliseconds(5000),
-                            {{std::string(forewarn::gce::flavor_header), std::string(forewarn::gce::flavor)}}));
+    const std::string url = endpoint + std::string(f.instance_id.path);
+    auto r = t.send(request(forewarn::http_method::get, url, b, milliseconds(5000), probe_headers(f)));
     if (!r) {
-        auto d = network_diagnosis(r.error(), url, "gce");
+        auto d = network_diagnosis(r.error(), url, f.name);
         rep.add("handshake", outcome::fail, d.saw, d.cause, d.fix);
         return false;
     }
-    const auto* flavor = r->header(forewarn::gce::flavor_header);
+    const auto* flavor = r->header(f.probe_header.name);
     if (throttled(*r)) {
         storm(rep, "handshake", r->status, "HTTP " + std::to_string(r->status) + ": " + said(*r));
         return false;
@@ -413,11 +425,11 @@ inline bool gce_handshake(report& rep, const std::string& endpoint, const budget
         rep.add("handshake", outcome::fail, "HTTP 403: " + said(*r), proxy_cause, proxy_fix);
         return false;
     }
-    if (!flavor || *flavor != forewarn::gce::flavor) {
+    if (!flavor || *flavor != f.probe_header.value) {
         rep.add("handshake", outcome::fail,
-                "HTTP " + std::to_string(r->status) + " without Metadata-Flavor: Google (" + said(*r) + ")",
-                "something other than the GCE metadata server answers at " + endpoint + " (a proxy, another service)",
-                "correct --endpoint, or --cloud if this is not GCE");
+                "HTTP " + std::to_string(r->status) + " without " + probe_header(f) + " (" + said(*r) + ")",
+                "something other than the " + std::string(f.service_name) + " answers at " + endpoint + " (a proxy, another service)",
+                "correct --endpoint, or --cloud if this is not " + std::string(f.display_name));
         return false;
     }
     if (r->status != 200) {
@@ -425,19 +437,18 @@ inline bool gce_handshake(report& rep, const std::string& endpoint, const budget
                 "the metadata server refused instance/id", "see the answer above");
         return false;
     }
-    rep.add("handshake", outcome::ok, "Metadata-Flavor: Google answered both ways (HTTP 200)");
+    rep.add("handshake", outcome::ok, probe_header(f) + " answered both ways (HTTP 200)");
     return true;
 }
 
 /// IMDSv2's session token (AWS, Alibaba): the token PUT, and what a GET without one says when the
 /// PUT gets no answer.
-inline bool token_handshake(report& rep, const std::string& endpoint, std::string_view cloud_name, std::string_view path,
-                            std::string_view ttl_header, const char* hop_fix, const budget& b) {
+inline bool token_handshake(report& rep, const forewarn::cloud_facts& f, const std::string& endpoint, const budget& b) {
     forewarn::default_transport t;
-    const std::string url = endpoint + std::string(path);
-    auto r = t.send(request(forewarn::http_method::put, url, b, milliseconds(3000), {{std::string(ttl_header), "21600"}}));
+    const std::string url = endpoint + std::string(f.token.path);
+    auto r = t.send(request(forewarn::http_method::put, url, b, milliseconds(3000), {{std::string(f.token.ttl_header), "21600"}}));
     if (r && r->status == 200 && !r->body.empty()) {
-        rep.add("handshake", outcome::ok, "session token issued (PUT /latest/api/token, HTTP 200)");
+        rep.add("handshake", outcome::ok, "session token issued (PUT " + std::string(f.token.path) + ", HTTP 200)");
         return true;
     }
     if (r && throttled(*r)) {
@@ -453,7 +464,7 @@ inline bool token_handshake(report& rep, const std::string& endpoint, std::strin
     if (r) {
         rep.add("handshake", outcome::fail, "the token PUT answered HTTP " + std::to_string(r->status) + ": " + said(*r),
                 "something other than the instance metadata service answers at " + endpoint,
-                "correct --endpoint, or --cloud if this is not " + display_name(cloud_name));
+                "correct --endpoint, or --cloud if this is not " + std::string(f.display_name));
         return false;
     }
     if (r.error().code == forewarn::errc::timeout && r.error().network != forewarn::network_failure::connect_timeout) {
@@ -464,30 +475,31 @@ inline bool token_handshake(report& rep, const std::string& endpoint, std::strin
                     "the token PUT got no answer (" + r.error().describe() + ") while a GET without a token got HTTP 401 at once",
                     "the hop-limit signature: the token's answer is sent with an IP hop limit of 1 and dies one hop short, "
                     "inside a container behind a bridge",
-                    hop_fix);
+                    std::string(f.token_hop_fix));
             return false;
         }
     }
-    auto d = network_diagnosis(r.error(), url, cloud_name);
+    auto d = network_diagnosis(r.error(), url, f.name);
     rep.add("handshake", outcome::fail, "the token PUT failed: " + d.saw, d.cause, d.fix);
     return false;
 }
 
-inline bool tencent_handshake(report& rep, const std::string& endpoint, const budget& b) {
+/// A service without a token recognised by its instance ids (Tencent): the id, of its form.
+inline bool instance_id_handshake(report& rep, const forewarn::cloud_facts& f, const std::string& endpoint, const budget& b) {
     forewarn::default_transport t;
-    const std::string url = endpoint + std::string(forewarn::tencent::instance_id_path);
-    auto r = t.send(request(forewarn::http_method::get, url, b, milliseconds(5000)));
+    const std::string url = endpoint + std::string(f.instance_id.path);
+    auto r = t.send(request(forewarn::http_method::get, url, b, milliseconds(5000), probe_headers(f)));
     if (!r) {
-        auto d = network_diagnosis(r.error(), url, "tencent");
+        auto d = network_diagnosis(r.error(), url, f.name);
         rep.add("handshake", outcome::fail, d.saw, d.cause, d.fix);
     } else if (throttled(*r)) {
         storm(rep, "handshake", r->status, "HTTP " + std::to_string(r->status) + ": " + said(*r));
-    } else if (r->status == 200 && r->body.rfind(forewarn::tencent::instance_id_prefix, 0) == 0) {
+    } else if (r->status == 200 && r->body.rfind(f.instance_id.prefix, 0) == 0) {
         rep.add("handshake", outcome::ok, "instance-id answered (HTTP 200)");
         return true;
     } else {
         rep.add("handshake", outcome::fail, "instance-id answered HTTP " + std::to_string(r->status) + ": " + said(*r),
-                "something other than Tencent's metadata service answers at " + endpoint, "correct --endpoint or --cloud");
+                "something other than " + std::string(f.service_name) + " answers at " + endpoint, "correct --endpoint or --cloud");
     }
     return false;
 }
@@ -724,27 +736,22 @@ inline void cloud_steps(report& rep, source& client, const settings& s, const bu
     std::string endpoint = client.endpoint();
     rep.add("endpoint", outcome::ok, endpoint);
     proxies(rep);
-    const std::string_view cloud_name = forewarn::to_string(client.cloud());
-    if (!reach(rep, endpoint, cloud_name, b)) {
+    const forewarn::cloud_facts* f = forewarn::find_cloud(client.cloud());
+    if (!f) return;  // every source is one of the clouds
+    if (!reach(rep, endpoint, *f, b)) {
         for (const char* n : {"handshake", "identity", "notices"}) rep.add(n, outcome::skip, "the service cannot be reached");
         return;
     }
     bool shook = false;
-    switch (client.cloud()) {
-    case forewarn::cloud::azure: shook = azure_handshake(rep, endpoint, client.api_version(), b); break;
-    case forewarn::cloud::gce: shook = gce_handshake(rep, endpoint, b); break;
-    case forewarn::cloud::aws:
-        shook = token_handshake(rep, endpoint, "aws", forewarn::aws::token_path, forewarn::aws::token_ttl_header,
-                                "set the instance's HttpPutResponseHopLimit to 2 or more (aws ec2 modify-instance-metadata-options "
-                                "--instance-id ID --http-put-response-hop-limit 2), or run the agent with host networking",
-                                b);
+    switch (f->recognition) {
+    case forewarn::probe_recognition::json_object: {
+        const auto urls = client.key_urls();
+        shook = json_handshake(rep, *f, endpoint, urls.empty() ? endpoint : urls.front(), client.api_version(), b);
         break;
-    case forewarn::cloud::alibaba:
-        shook = token_handshake(rep, endpoint, "alibaba", forewarn::alibaba::token_path, forewarn::alibaba::token_ttl_header,
-                                "run the agent with host networking, so that the token's answer reaches it", b);
-        break;
-    case forewarn::cloud::tencent: shook = tencent_handshake(rep, endpoint, b); break;
-    case forewarn::cloud::none: break;
+    }
+    case forewarn::probe_recognition::google_flavor: shook = flavor_handshake(rep, *f, endpoint, b); break;
+    case forewarn::probe_recognition::session_token: shook = token_handshake(rep, *f, endpoint, b); break;
+    case forewarn::probe_recognition::instance_id: shook = instance_id_handshake(rep, *f, endpoint, b); break;
     }
     if (!shook) {
         for (const char* n : {"identity", "notices"}) rep.add(n, outcome::skip, "the handshake failed");

@@ -12,6 +12,7 @@
 // what would have been approved), flushed at once, so it can be piped into jq or a log shipper;
 // everything else (errors, approvals, hook output) goes to stderr.
 
+#include <forewarn/clouds.hpp>
 #include <forewarn/detect.hpp>
 
 #include "agent.hpp"
@@ -98,11 +99,7 @@ int agent_main(const std::vector<std::string>& args, watch::service::streams out
     std::string cloud = s.cloud;
     if (cloud == "auto") {
         forewarn::detect_options d;
-        d.azure_endpoint = s.endpoint;
-        d.gce_endpoint = s.endpoint;
-        d.aws_endpoint = s.endpoint;
-        d.alibaba_endpoint = s.endpoint;
-        d.tencent_endpoint = s.endpoint;
+        for (const auto& c : forewarn::clouds) d.endpoint(c.id) = s.endpoint;
         auto found = forewarn::detect_cloud(d);
         if (!found) {
             // A malformed --endpoint is a usage error (exit 2), said before anything else; any other
@@ -115,10 +112,10 @@ int agent_main(const std::vector<std::string>& args, watch::service::streams out
         if (found->found == forewarn::cloud::none) {
             std::fputs("forewarn-watch: no Azure IMDS, GCE metadata server, AWS IMDS, Alibaba or Tencent metadata answers here",
                        watch::streams().log);
-            std::fprintf(watch::streams().log, " (azure: %s; gce: %s; aws: %s; alibaba: %s; tencent: %s)",
-                         found->azure_error.describe().c_str(), found->gce_error.describe().c_str(),
-                         found->aws_error.describe().c_str(), found->alibaba_error.describe().c_str(),
-                         found->tencent_error.describe().c_str());
+            std::string why;
+            for (const auto& c : forewarn::clouds)
+                why += (why.empty() ? "" : "; ") + std::string(c.name) + ": " + found->why(c.id).describe();
+            std::fprintf(watch::streams().log, " (%s)", why.c_str());
             std::fputs("; use --cloud and --endpoint\n", watch::streams().log);
             return 1;
         }

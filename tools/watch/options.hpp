@@ -5,6 +5,7 @@
 #pragma once
 
 #include <forewarn/poller/approval.hpp>
+#include <forewarn/clouds.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/platform/files.hpp>
@@ -112,12 +113,25 @@ inline std::string seconds_flag(std::string_view v, std::chrono::seconds& out, c
     return {};
 }
 
+/// --cloud's values: the clouds' names (clouds.hpp), then "auto".
+inline const char* cloud_values() {
+    static const std::string values = [] {
+        std::string v;
+        for (const auto& c : forewarn::clouds) v += std::string(c.name) + "|";
+        return v + "auto";
+    }();
+    return values.c_str();
+}
+
 inline const std::vector<flag>& flags() {
     static const std::vector<flag> table = {
-        {"cloud", "azure|gce|aws|alibaba|tencent|auto", "which metadata service (default auto: probe them all)",
+        {"cloud", cloud_values(), "which metadata service (default auto: probe them all)",
          [](settings& s, std::string_view v) -> std::string {
-             if (v != "azure" && v != "gce" && v != "aws" && v != "alibaba" && v != "tencent" && v != "auto")
-                 return "--cloud must be azure, gce, aws, alibaba, tencent or auto";
+             if (v != "auto" && !forewarn::find_cloud(v)) {
+                 std::string names;
+                 for (const auto& c : forewarn::clouds) names += std::string(c.name) + ", ";
+                 return "--cloud must be " + names.substr(0, names.size() - 2) + " or auto";
+             }
              s.cloud = std::string(v);
              return {};
          }},

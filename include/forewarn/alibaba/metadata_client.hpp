@@ -4,6 +4,7 @@
 // Alibaba Cloud ECS's instance metadata as a notice source: a preemptible (Spot) instance's
 // reclaim notice, under the hardened mode's session token (docs/alibaba.md).
 
+#include <forewarn/alibaba/endpoint.hpp>
 #include <forewarn/detail/spot_notice_client.hpp>  // the family: client_base, latest_metadata, event, result
 #include <forewarn/fwd.hpp>
 #include <forewarn/time.hpp>
@@ -14,16 +15,6 @@
 
 FOREWARN_BEGIN_NAMESPACE
 namespace alibaba {
-
-/// The ECS metadata service, every instance.
-inline constexpr std::string_view default_endpoint = "http://100.100.100.200";
-/// The reclaim notice: 404 while none is scheduled, else the time in UTC ("2015-01-05T18:02:00Z").
-inline constexpr std::string_view termination_time_path = "/latest/meta-data/instance/spot/termination-time";
-/// The hardened mode's session token: `PUT token_path` with the lifetime asked for in
-/// `token_ttl_header` gives it; every request then carries it in `token_header`.
-inline constexpr std::string_view token_path = "/latest/api/token";
-inline constexpr std::string_view token_header = "X-aliyun-ecs-metadata-token";
-inline constexpr std::string_view token_ttl_header = "X-aliyun-ecs-metadata-token-ttl-seconds";
 
 /// The reclaim notice's body as an event (detail::spot_termination): an ISO 8601 time with its zone.
 inline result<event> parse_termination_time(std::string_view body) {

@@ -16,6 +16,10 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
+/// Where the services under /latest/ that have session tokens (AWS's IMDSv2, Alibaba's hardened
+/// mode) hand them out: aws::token_path and alibaba::token_path, and latest_metadata's PUT.
+inline constexpr std::string_view latest_token_path = "/latest/api/token";
+
 /// An environment variable, or "" when unset. (getenv without MSVC's deprecation warning.)
 std::string getenv_string(const char* name);
 

@@ -8,6 +8,7 @@
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/detail/endpoint.hpp>
 #include <forewarn/detail/http.hpp>
 #include <forewarn/detail/metadata_exchange.hpp>
 #include <forewarn/detail/strings.hpp>
@@ -83,7 +84,7 @@ public:
         if (s_.token_header.empty() || plain_) return {};
         const auto now = x.clock().now();
         if (token_ && now < renew_at_) return {};
-        http_request req = request(http_method::put, endpoint + "/latest/api/token");
+        http_request req = request(http_method::put, endpoint + std::string(latest_token_path));
         req.headers.push_back({s_.token_ttl_header, std::to_string(s_.token_ttl.count())});
         auto answer = send(x, req, "PUT api/token");
         if (!answer) {

@@ -4,6 +4,7 @@
 // Where the GCE metadata server is and how its URLs are built: the endpoint precedence, the
 // encoding of keys, and the `Metadata-Flavor: Google` check. No client, no JSON.
 
+#include <forewarn/cloud_facts.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/endpoint.hpp>
 #include <forewarn/detail/strings.hpp>
@@ -11,6 +12,7 @@
 #include <forewarn/transport.hpp>
 
 #include <algorithm>
+#include <utility>
 #include <string>
 #include <string_view>
 
@@ -66,7 +68,26 @@ result<gce_resolved_endpoint> gce_resolve_endpoint(std::string_view option, std:
 /// True when the answer says it comes from Google's metadata server.
 bool gce_has_google_flavor(const http_response& r) noexcept;
 
+/// detect_cloud()'s root: the IP by default (off-cloud, a DNS lookup could outlast the timeout).
+inline result<std::string> gce_resolve_probe_endpoint(std::string_view option, std::string_view option_name) {
+    auto r = gce_resolve_endpoint(option, gce::default_ip_endpoint, option_name);
+    if (!r) return std::move(r).error();
+    return std::move(r->base);
+}
+
 }  // namespace detail
+
+namespace gce {
+
+/// The GCE metadata server on the wire (cloud_facts.hpp): it names itself with the flavor header
+/// on every answer; no session token.
+inline constexpr cloud_facts facts = {
+    cloud::gce, "gce", "GCE", "GCE metadata server",
+    default_host_endpoint, default_ip_endpoint, "FOREWARN_GCE_ENDPOINT, GCE_METADATA_HOST", &detail::gce_resolve_probe_endpoint,
+    nullptr, http_method::get, root_path, {flavor_header, flavor}, probe_recognition::google_flavor, true,
+    {}, {"/computeMetadata/v1/instance/id?alt=text", ""}, {}};
+
+}  // namespace gce
 FOREWARN_END_NAMESPACE
 
 #if FOREWARN_HEADER_DEFINITIONS

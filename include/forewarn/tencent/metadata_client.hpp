@@ -4,6 +4,7 @@
 // Tencent Cloud CVM's instance metadata as a notice source: a Spot instance's reclaim notice,
 // whose time Tencent writes in UTC+8 (docs/tencent.md).
 
+#include <forewarn/tencent/endpoint.hpp>
 #include <forewarn/detail/spot_notice_client.hpp>  // the family: client_base, latest_metadata, event, result
 #include <forewarn/fwd.hpp>
 #include <forewarn/time.hpp>
@@ -14,15 +15,6 @@
 
 FOREWARN_BEGIN_NAMESPACE
 namespace tencent {
-
-/// The CVM metadata service (it resolves to a link-local address inside Tencent Cloud).
-inline constexpr std::string_view default_endpoint = "http://metadata.tencentyun.com";
-/// The reclaim notice: 404 while none (or not a Spot instance), else "2018-08-18 12:05:33" in UTC+8.
-inline constexpr std::string_view termination_time_path = "/latest/meta-data/spot/termination-time";
-/// Where an instance's id is (the service takes no token), and how every id begins ("ins-";
-/// AWS's and Alibaba's begin "i-"): what detect_cloud and forewarn-watch check recognise it by.
-inline constexpr std::string_view instance_id_path = "/latest/meta-data/instance-id";
-inline constexpr std::string_view instance_id_prefix = "ins-";
 
 /// The reclaim notice's body as an event (detail::spot_termination): "YYYY-MM-DD HH:MM:SS", which
 /// Tencent writes in China Standard Time (UTC+8); the event's not_before is that instant.
