@@ -16,16 +16,19 @@
 
 FOREWARN_BEGIN_NAMESPACE
 
-/// The methods forewarn's clients use: GET and POST (Azure, GCE, etcd), PUT (AWS's token).
-enum class http_method { get, post, put, head };
+/// The methods forewarn's clients use: GET and POST (Azure, GCE, etcd), PUT (AWS's and Alibaba's
+/// tokens), HEAD (forewarn-watch check), PATCH (a client that patches a resource, as the Kubernetes
+/// API is written to). POST, PUT and PATCH send `http_request::body`.
+enum class http_method { get, post, put, head, patch };
 
-/// "GET", "POST", "PUT" or "HEAD".
+/// "GET", "POST", "PUT", "HEAD" or "PATCH".
 constexpr std::string_view to_string(http_method m) noexcept {
     switch (m) {
     case http_method::get: return "GET";
     case http_method::post: return "POST";
     case http_method::put: return "PUT";
     case http_method::head: return "HEAD";
+    case http_method::patch: return "PATCH";
     }
     return "GET";
 }

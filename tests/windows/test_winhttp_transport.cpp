@@ -75,6 +75,22 @@ TEST_CASE("a GET reads status, headers and body, and the connection is kept aliv
     CHECK(t.connections_opened() <= 1);
 }
 
+TEST_CASE("a PATCH carries its body and its name") {
+    control("reset", "{}");
+    winhttp_transport t;
+    http_request r = get("/forewarn-test/patch");
+    r.method = http_method::patch;
+    r.body = R"({"spec":{"unschedulable":true}})";
+    r.headers.push_back({"Content-Type", "application/merge-patch+json"});
+    auto a = t.send(r);
+    REQUIRE(a);  // whatever status: the emulator's request log says what arrived
+    auto log = t.send(get("/emulator/v1/requests"));
+    REQUIRE(log);
+    INFO(log->body);
+    CHECK(log->body.find(R"("method":"PATCH")") != std::string::npos);
+    CHECK(log->body.find(R"(unschedulable)") != std::string::npos);
+}
+
 TEST_CASE("an error status is an answer, not a failure") {
     winhttp_transport t;
     auto a = t.send(get(azure_path));  // no Metadata: true

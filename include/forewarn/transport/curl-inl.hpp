@@ -217,7 +217,8 @@ FOREWARN_INLINE result<http_response> curl_transport::state::send(const http_req
 
     // The header list is built again only when the headers differ from the last request's: a
     // poller asks the same ones every time.
-    const bool with_body = request.method == http_method::post || request.method == http_method::put;
+    const bool with_body =
+        request.method == http_method::post || request.method == http_method::put || request.method == http_method::patch;
     const bool same = listed_valid && detail::same_headers(listed, request.headers);
     // The request is checked unless its URL and headers are the last good request's (the
     // timeouts, cheap to check, always are).
@@ -429,15 +430,16 @@ FOREWARN_INLINE CURLcode curl_transport::state::configure(const http_request& re
     set(curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, detail::curl_millis(request.connect_timeout)));
     const bool own_agent = !listed_user_agent && !options.user_agent.empty();
     set(curl_easy_setopt(easy, CURLOPT_USERAGENT, own_agent ? options.user_agent.c_str() : nullptr));
-    set(curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request.method == http_method::put ? "PUT" : nullptr));
+    // PUT and PATCH go as a POST of the body in memory under their own name (below); libcurl's own
+    // PUT would read the body from a callback.
+    const bool renamed = request.method == http_method::put || request.method == http_method::patch;
+    set(curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, renamed ? to_string(request.method).data() : nullptr));  // a literal: ends in NUL
     if (request.method == http_method::head) {
         set(curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L));
         set(curl_easy_setopt(easy, CURLOPT_NOBODY, 1L));  // HTTPGET and POST set it back to 0
     } else if (request.method != http_method::get) {
         set(curl_easy_setopt(easy, CURLOPT_POST, 1L));
         set(curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size())));
-        // PUT with the body in memory (CUSTOMREQUEST above): libcurl's own PUT would read it from
-        // a callback.
         set(curl_easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data()));
     } else {
         set(curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L));
