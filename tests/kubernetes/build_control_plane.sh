@@ -49,6 +49,7 @@ done
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/forewarn-kube.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
+chmod 0755 "$work"  # apt-get source downloads as _apt
 cd "$work"
 apt-get source -qq --download-only "kubernetes=$version" >/dev/null
 dpkg-source --no-check -x ./*.dsc src >/dev/null
