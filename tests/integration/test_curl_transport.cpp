@@ -658,6 +658,43 @@ TEST_CASE("curl_transport refuses X-Forwarded-For and malformed requests without
     CHECK(t.connections_opened() == 0);
 }
 
+TEST_CASE("curl_transport checks every request after a good one: only the same URL and headers again skip the check",
+          "[curl_transport]") {
+    signal_count hits;
+    loopback_server server([&](httplib::Server& s, loopback_server&) {
+        s.Get("/", [&](const httplib::Request&, httplib::Response& res) {
+            hits.add();
+            res.set_content("x", "text/plain");
+        });
+    });
+    REQUIRE(server.port() > 0);
+    curl_transport t;
+    auto good = get_request(server.url("/"));
+    good.headers.push_back({"Metadata", "true"});
+    REQUIRE(t.send(good).has_value());
+    REQUIRE(hits.get() == 1);
+
+    auto bad_url = good;  // the same headers, a URL with a space
+    bad_url.url = server.url("/a b");
+    auto bad_header = good;  // the same URL, a header smuggling a second line
+    bad_header.headers[0].value = "true\r\nX-Forwarded-For: 10.0.0.1";
+    auto bad_timeout = good;  // the same URL and headers, no time to answer
+    bad_timeout.timeout = 0ms;
+    for (const auto* bad : {&bad_url, &bad_header, &bad_timeout}) {
+        auto r = t.send(*bad);
+        REQUIRE_FALSE(r.has_value());
+        INFO(r.error().describe());
+        CHECK(r.error().code == errc::invalid_argument);
+    }
+    // forewarn's own check said no, not libcurl after it (which refuses such a URL too)
+    auto r = t.send(bad_url);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message.find("URL contains a space") != std::string::npos);
+    CHECK(hits.get() == 1);
+    REQUIRE(t.send(good).has_value());  // and the good one still goes
+    CHECK(hits.get() == 2);
+}
+
 TEST_CASE("curl_transport connection failures are errc::transport", "[curl_transport]") {
     SECTION("connection refused") {
         curl_transport t;
