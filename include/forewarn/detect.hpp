@@ -47,11 +47,11 @@ struct detect_options {
     bool probe_alibaba = true;
     bool probe_tencent = true;
 
-    /// The endpoint option of `c` (azure_endpoint, ...), one of `clouds` (clouds.hpp).
-    std::string& endpoint(cloud c);
+    /// The endpoint option of `c` (azure_endpoint, ...; "" for cloud::none).
     const std::string& endpoint(cloud c) const;
-    /// Whether `c` is probed (probe_azure, ...).
-    bool& probe(cloud c);
+    /// Sets the endpoint option of `c` (nothing for cloud::none).
+    void set_endpoint(cloud c, std::string url);
+    /// Whether `c` is probed (probe_azure, ...; false for cloud::none).
     bool probe(cloud c) const;
 };
 
@@ -71,9 +71,10 @@ struct detection {
     error alibaba_error;   ///< why the Alibaba probe said no (meaningful when !alibaba)
     error tencent_error;   ///< why the Tencent probe said no (meaningful when !tencent)
 
-    /// Whether `c` (one of `clouds`, clouds.hpp) answered as itself (azure, gce, ...).
+    /// Whether `c` answered as itself (azure, gce, ...; false for cloud::none).
     bool answered(cloud c) const;
-    /// Why `c`'s probe said no (azure_error, ...; meaningful when !answered(c)).
+    /// Why `c`'s probe said no (azure_error, ...; meaningful when !answered(c); for cloud::none,
+    /// an errc::invalid_argument).
     const error& why(cloud c) const;
 };
 
@@ -291,14 +292,29 @@ result<detection> detect_cloud(const detect_options& options = {}, Transport tra
     return out;
 }
 
-inline std::string& detect_options::endpoint(cloud c) { return this->*detail::detect_members_of[cloud_index(c)].endpoint; }
+// cloud::none (and any value outside `clouds`) has no members: cloud_index() is then clouds.size().
 inline const std::string& detect_options::endpoint(cloud c) const {
-    return this->*detail::detect_members_of[cloud_index(c)].endpoint;
+    static const std::string none;
+    const auto i = cloud_index(c);
+    return i < clouds.size() ? this->*detail::detect_members_of[i].endpoint : none;
 }
-inline bool& detect_options::probe(cloud c) { return this->*detail::detect_members_of[cloud_index(c)].probe; }
-inline bool detect_options::probe(cloud c) const { return this->*detail::detect_members_of[cloud_index(c)].probe; }
-inline bool detection::answered(cloud c) const { return this->*detail::detect_members_of[cloud_index(c)].answered; }
-inline const error& detection::why(cloud c) const { return this->*detail::detect_members_of[cloud_index(c)].why; }
+inline void detect_options::set_endpoint(cloud c, std::string url) {
+    const auto i = cloud_index(c);
+    if (i < clouds.size()) this->*detail::detect_members_of[i].endpoint = std::move(url);
+}
+inline bool detect_options::probe(cloud c) const {
+    const auto i = cloud_index(c);
+    return i < clouds.size() && this->*detail::detect_members_of[i].probe;
+}
+inline bool detection::answered(cloud c) const {
+    const auto i = cloud_index(c);
+    return i < clouds.size() && this->*detail::detect_members_of[i].answered;
+}
+inline const error& detection::why(cloud c) const {
+    static const error none(errc::invalid_argument, "not a cloud");
+    const auto i = cloud_index(c);
+    return i < clouds.size() ? this->*detail::detect_members_of[i].why : none;
+}
 
 FOREWARN_END_NAMESPACE
 

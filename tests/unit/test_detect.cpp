@@ -331,3 +331,29 @@ TEST_CASE("detect_cloud does not wait for a probe of a cloud that is not preferr
     CHECK(d->tencent_error.message.find("not waited for") == 0);
     *release = true;
 }
+
+TEST_CASE("detect_options and detection by cloud: each cloud's own members, nothing for cloud::none", "[detect]") {
+    forewarn::detect_options o;
+    for (const auto& c : forewarn::clouds) o.set_endpoint(c.id, "http://" + std::string(c.name) + ".test");
+    CHECK(o.azure_endpoint == "http://azure.test");
+    CHECK(o.gce_endpoint == "http://gce.test");
+    CHECK(o.aws_endpoint == "http://aws.test");
+    CHECK(o.alibaba_endpoint == "http://alibaba.test");
+    CHECK(o.tencent_endpoint == "http://tencent.test");
+    o.probe_aws = false;
+    CHECK_FALSE(o.probe(forewarn::cloud::aws));
+    CHECK(o.probe(forewarn::cloud::tencent));
+    o.set_endpoint(forewarn::cloud::none, "http://none.test");  // no member: nothing changes
+    CHECK(o.endpoint(forewarn::cloud::none).empty());
+    CHECK_FALSE(o.probe(forewarn::cloud::none));
+    CHECK(o.endpoint(forewarn::cloud::gce) == "http://gce.test");
+
+    forewarn::detection d;
+    d.alibaba = true;
+    d.gce_error = forewarn::error(forewarn::errc::timeout, "gce's own");
+    CHECK(d.answered(forewarn::cloud::alibaba));
+    CHECK_FALSE(d.answered(forewarn::cloud::aws));
+    CHECK(d.why(forewarn::cloud::gce).message == "gce's own");
+    CHECK_FALSE(d.answered(forewarn::cloud::none));
+    CHECK(d.why(forewarn::cloud::none).code == forewarn::errc::invalid_argument);
+}

@@ -286,7 +286,7 @@ inline std::optional<std::string> which_cloud(report& rep, const settings& s, co
         return s.cloud;
     }
     forewarn::detect_options d;
-    for (const auto& c : forewarn::clouds) d.endpoint(c.id) = s.endpoint;
+    for (const auto& c : forewarn::clouds) d.set_endpoint(c.id, s.endpoint);
     d.timeout = b.request(milliseconds(2000));
     auto found = forewarn::detect_cloud(d);
     if (!found) {

@@ -99,7 +99,7 @@ int agent_main(const std::vector<std::string>& args, watch::service::streams out
     std::string cloud = s.cloud;
     if (cloud == "auto") {
         forewarn::detect_options d;
-        for (const auto& c : forewarn::clouds) d.endpoint(c.id) = s.endpoint;
+        for (const auto& c : forewarn::clouds) d.set_endpoint(c.id, s.endpoint);
         auto found = forewarn::detect_cloud(d);
         if (!found) {
             // A malformed --endpoint is a usage error (exit 2), said before anything else; any other

@@ -17,6 +17,8 @@ namespace alibaba {
 
 /// The ECS metadata service, every instance.
 inline constexpr std::string_view default_endpoint = "http://100.100.100.200";
+/// The variable that names another endpoint (a test's, an emulator's).
+inline constexpr const char* endpoint_variable = "FOREWARN_ALIBABA_ENDPOINT";
 /// The reclaim notice: 404 while none is scheduled, else the time in UTC ("2015-01-05T18:02:00Z").
 inline constexpr std::string_view termination_time_path = "/latest/meta-data/instance/spot/termination-time";
 /// The hardened mode's session token: `PUT token_path` with the lifetime asked for in
@@ -25,7 +27,7 @@ inline constexpr std::string_view token_path = detail::latest_token_path;
 inline constexpr std::string_view token_header = "X-aliyun-ecs-metadata-token";
 inline constexpr std::string_view token_ttl_header = "X-aliyun-ecs-metadata-token-ttl-seconds";
 /// Where the instance's id is ("i-bp67acfmxazb4p****").
-inline constexpr std::string_view instance_id_path = "/latest/meta-data/instance-id";
+inline constexpr std::string_view instance_id_path = detail::latest_instance_id_path;
 inline constexpr std::string_view instance_id_prefix = "i-";
 
 }  // namespace alibaba
@@ -34,7 +36,7 @@ namespace detail {
 
 /// An explicit endpoint beats $FOREWARN_ALIBABA_ENDPOINT, which beats alibaba::default_endpoint.
 inline result<std::string> alibaba_resolve_endpoint(std::string_view option, std::string_view option_name) {
-    return resolve_endpoint(option, option_name, {"FOREWARN_ALIBABA_ENDPOINT"}, alibaba::default_endpoint);
+    return resolve_endpoint(option, option_name, {alibaba::endpoint_variable}, alibaba::default_endpoint);
 }
 
 }  // namespace detail
@@ -46,7 +48,7 @@ namespace alibaba {
 /// preferred cloud has answered.
 inline constexpr cloud_facts facts = {
     cloud::alibaba, "alibaba", "Alibaba Cloud", "Alibaba ECS metadata",
-    default_endpoint, {}, "FOREWARN_ALIBABA_ENDPOINT", &detail::alibaba_resolve_endpoint, nullptr,
+    default_endpoint, {}, endpoint_variable, &detail::alibaba_resolve_endpoint, nullptr,
     http_method::put, token_path, {token_ttl_header, "60"}, probe_recognition::session_token, false,
     {token_path, token_header, token_ttl_header}, {instance_id_path, instance_id_prefix},
     "run the agent with host networking, so that the token's answer reaches it"};

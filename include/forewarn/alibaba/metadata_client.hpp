@@ -51,8 +51,7 @@ class basic_metadata_client : public forewarn::detail::spot_notice_client<basic_
                                                                           instance_identity, cloud::alibaba, client_options> {
 public:
     static constexpr std::string_view endpoint_option = "alibaba::client_options::endpoint";
-    static constexpr const char* endpoint_variable = "FOREWARN_ALIBABA_ENDPOINT";
-    static constexpr std::string_view default_endpoint = alibaba::default_endpoint;
+    static constexpr auto resolve = &forewarn::detail::alibaba_resolve_endpoint;
     static constexpr std::string_view termination_time_path = alibaba::termination_time_path;
     static result<event> parse(std::string_view body) { return parse_termination_time(body); }
 

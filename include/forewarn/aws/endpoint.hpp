@@ -27,7 +27,7 @@ inline constexpr std::string_view token_path = detail::latest_token_path;
 inline constexpr std::string_view token_header = "X-aws-ec2-metadata-token";
 inline constexpr std::string_view token_ttl_header = "X-aws-ec2-metadata-token-ttl-seconds";
 /// Where the instance's id is ("i-0123456789abcdef0").
-inline constexpr std::string_view instance_id_path = "/latest/meta-data/instance-id";
+inline constexpr std::string_view instance_id_path = detail::latest_instance_id_path;
 inline constexpr std::string_view instance_id_prefix = "i-";
 
 }  // namespace aws

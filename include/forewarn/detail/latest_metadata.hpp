@@ -126,7 +126,7 @@ public:
     /// meta-data/instance-id, which every /latest/ service has: what events name this instance.
     template <class Exchange>
     result<std::string> get_instance_id(Exchange& x, const std::string& endpoint) {
-        const std::string_view path = "/latest/meta-data/instance-id";
+        const std::string_view path = latest_instance_id_path;
         auto r = get(x, endpoint, path);
         if (!r) return std::move(r).error();
         const auto id = *r ? trim((*r)->body) : std::string_view();

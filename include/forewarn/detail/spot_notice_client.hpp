@@ -49,8 +49,8 @@ struct spot_token {
 };
 
 /// Where a reclaim-notice cloud is and how its notice reads; `Client` has them as static members
-/// `endpoint_option`, `endpoint_variable`, `default_endpoint`, `termination_time_path` and
-/// `parse(body) -> result<event>`.
+/// `endpoint_option`, `resolve(option, option_name) -> result<std::string>` (its endpoint.hpp's
+/// resolver), `termination_time_path` and `parse(body) -> result<event>`.
 template <class Client, class Transport, class Identity, cloud Cloud, class Options>
 class spot_notice_client : public client_base<Client, Transport, Identity, Cloud, Options> {
     using base_type = client_base<Client, Transport, Identity, Cloud, Options>;
@@ -65,8 +65,7 @@ protected:
           meta_(latest_settings{std::string(token.header), std::string(token.ttl_header), std::string(token.kind),
                                 token.ttl ? this->options_.*token.ttl : std::chrono::seconds(max_session_token_ttl), false,
                                 this->options_.timeout, this->options_.connect_timeout, this->options_.max_body, {}}) {
-        if (!this->resolved(resolve_endpoint(this->options_.endpoint, Client::endpoint_option, {Client::endpoint_variable},
-                                             Client::default_endpoint)))
+        if (!this->resolved(Client::resolve(this->options_.endpoint, Client::endpoint_option)))
             return;
         if (token.ttl)
             if (auto v = latest_metadata::check_ttl(this->options_.*token.ttl, token.ttl_option); !v)

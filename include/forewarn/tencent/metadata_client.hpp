@@ -56,8 +56,7 @@ class basic_metadata_client : public forewarn::detail::spot_notice_client<basic_
                                                                           instance_identity, cloud::tencent, client_options> {
 public:
     static constexpr std::string_view endpoint_option = "tencent::client_options::endpoint";
-    static constexpr const char* endpoint_variable = "FOREWARN_TENCENT_ENDPOINT";
-    static constexpr std::string_view default_endpoint = tencent::default_endpoint;
+    static constexpr auto resolve = &forewarn::detail::tencent_resolve_endpoint;
     static constexpr std::string_view termination_time_path = tencent::termination_time_path;
     static result<event> parse(std::string_view body) { return parse_termination_time(body); }
 
