@@ -5,88 +5,24 @@
 // rebalance recommendations and scheduled events. It names its default transport only through
 // fwd.hpp: include <forewarn/transport/default.hpp> (or <forewarn/forewarn.hpp>) to use it.
 
+#include <forewarn/aws/client_options.hpp>
 #include <forewarn/aws/endpoint.hpp>
 #include <forewarn/aws/parse.hpp>
-#include <forewarn/client_options.hpp>
-#include <forewarn/clock.hpp>
-#include <forewarn/config.hpp>
-#include <forewarn/detail/http.hpp>
-#include <forewarn/detail/client_base.hpp>
+#include <forewarn/detail/client_base.hpp>  // with detail/http.hpp, result.hpp, transport.hpp
 #include <forewarn/detail/latest_metadata.hpp>
 #include <forewarn/detail/strings.hpp>
-#include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
-#include <forewarn/log.hpp>
 #include <forewarn/poller/notice_source.hpp>
-#include <forewarn/result.hpp>
-#include <forewarn/transport/retry.hpp>
-#include <forewarn/transport.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <utility>
-#include <vector>
 
 FOREWARN_BEGIN_NAMESPACE
-namespace aws {
-
-/// Who this instance is, from the instance metadata.
-struct instance_identity {
-    std::string name;               ///< the instance id (or client_options::self_name): what events name
-    std::string instance_id;        ///< meta-data/instance-id, e.g. "i-0123456789abcdef0"
-    std::string instance_type;      ///< meta-data/instance-type; empty when not sent
-    std::string availability_zone;  ///< meta-data/placement/availability-zone; empty when not sent
-    std::string lifecycle;          ///< meta-data/instance-life-cycle: "spot", "on-demand" or "scheduled"; empty when not sent
-    bool spot() const noexcept { return lifecycle == "spot"; }
-};
-
-/// The longest session token IMDS grants, in seconds (six hours).
-inline constexpr int max_token_ttl_seconds = forewarn::detail::max_session_token_ttl;
-
-/// Options of basic_instance_metadata_client: the common ones (client_options_base: endpoint,
-/// connect_timeout, max_body, retry, rate_limit, self_name, clock, log) and AWS's. The endpoint,
-/// empty: $AWS_EC2_METADATA_SERVICE_ENDPOINT, else http://169.254.169.254 (or
-/// http://[fd00:ec2::254] with `ipv6`). Retries: 429, 5xx and transport errors are retried; 400,
-/// 403 and 404 are not; a 401 renews the token once. self_name, empty: the instance id.
-struct client_options : client_options_base {
-    bool ipv6 = false;
-    /// The session token's lifetime asked for (X-aws-ec2-metadata-token-ttl-seconds): 1..21600.
-    std::chrono::seconds token_ttl{max_token_ttl_seconds};
-    /// IMDSv1 (no token) when the token PUT is refused with 403, 404 or 405. Off: IMDSv2 only,
-    /// as AWS recommends; an instance that requires IMDSv2 refuses IMDSv1 anyway.
-    bool allow_imdsv1 = false;
-    /// next(): how often the Spot instance-action is read. A Spot notice gives two minutes, so
-    /// it is read every second (AWS advises at least every 5 s; aws-node-termination-handler reads
-    /// it every 2 s): a notice reaches the poller within about a second. Never below 200 ms.
-    std::chrono::milliseconds spot_interval{1000};
-    /// next(): how often the scheduled events and the rebalance recommendation are read (days
-    /// and minutes of notice). Never below 1 s.
-    std::chrono::milliseconds poll_interval{5000};
-    /// next(): also read the Auto Scaling target lifecycle state (a 404 outside a group): its
-    /// `Terminated` and `Warmed:Terminated` are a notice of type terminate.
-    bool read_target_lifecycle_state = true;
-    std::chrono::milliseconds timeout{std::chrono::seconds(5)};  ///< total timeout of each request
-};
-
-}  // namespace aws
-
-namespace detail {
-
-/// What IMDS's refusals mean (detail::status_error's hints).
-inline constexpr status_hint aws_status_hints[] = {
-    {400, "a token TTL outside 1..21600?"},
-    {401, "missing or expired session token"},
-    {403, "IMDS turned off for this instance, or the request carried X-Forwarded-For"},
-};
-
-}  // namespace detail
-
 namespace aws {
 
 /**
@@ -159,21 +95,9 @@ private:
         forewarn::detail::key_reading out;
         if (!*r) return out;
         out.service_time = forewarn::detail::service_time_of(**r);
-        const std::string& body = (*r)->body;
-        auto fail = [&](error e) { return std::move(e).at_url(key_url(k)); };
-        if (k == 0) {
-            auto events = parse_scheduled_events(body);
-            if (!events) return fail(std::move(events).error());
-            out.events = std::move(*events);
-        } else if (k == 3) {
-            auto e = parse_target_lifecycle_state(body);
-            if (!e) return fail(std::move(e).error());
-            if (*e) out.events.push_back(std::move(**e));
-        } else {
-            auto e = k == 1 ? parse_spot_instance_action(body) : parse_rebalance_recommendation(body);
-            if (!e) return fail(std::move(e).error());
-            out.events.push_back(std::move(*e));
-        }
+        auto events = forewarn::detail::aws_parse_key(key_paths[k], (*r)->body);
+        if (!events) return std::move(events).error().at_url(key_url(k));
+        out.events = std::move(*events);
         return out;
     }
 

@@ -155,6 +155,25 @@ FOREWARN_INLINE result<std::vector<event>> parse_scheduled_events(std::string_vi
 }
 
 }  // namespace aws
+
+namespace detail {
+
+FOREWARN_INLINE result<std::vector<event>> aws_parse_key(std::string_view path, std::string_view body) {
+    if (path == aws::scheduled_events_path) return aws::parse_scheduled_events(body);
+    std::vector<event> out;
+    if (path == aws::target_lifecycle_state_path) {
+        auto e = aws::parse_target_lifecycle_state(body);
+        if (!e) return std::move(e).error();
+        if (*e) out.push_back(std::move(**e));
+        return out;
+    }
+    auto e = path == aws::spot_instance_action_path ? aws::parse_spot_instance_action(body) : aws::parse_rebalance_recommendation(body);
+    if (!e) return std::move(e).error();
+    out.push_back(std::move(*e));
+    return out;
+}
+
+}  // namespace detail
 FOREWARN_END_NAMESPACE
 
 #endif  // FOREWARN_HEADER_DEFINITIONS

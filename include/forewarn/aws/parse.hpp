@@ -71,7 +71,25 @@ result<std::vector<event>> parse_scheduled_events(std::string_view body);
  */
 result<std::optional<event>> parse_target_lifecycle_state(std::string_view body);
 
+/// Who this instance is, from the instance metadata.
+struct instance_identity {
+    std::string name;               ///< the instance id (or client_options::self_name): what events name
+    std::string instance_id;        ///< meta-data/instance-id, e.g. "i-0123456789abcdef0"
+    std::string instance_type;      ///< meta-data/instance-type; empty when not sent
+    std::string availability_zone;  ///< meta-data/placement/availability-zone; empty when not sent
+    std::string lifecycle;          ///< meta-data/instance-life-cycle: "spot", "on-demand" or "scheduled"; empty when not sent
+    bool spot() const noexcept { return lifecycle == "spot"; }
+};
+
 }  // namespace aws
+
+namespace detail {
+
+/// The events one notice path's body holds (`path` one of aws's *_path): the scheduled-events
+/// list, the target lifecycle state (none or one), or the Spot or rebalance notice.
+result<std::vector<event>> aws_parse_key(std::string_view path, std::string_view body);
+
+}  // namespace detail
 FOREWARN_END_NAMESPACE
 
 #if FOREWARN_HEADER_DEFINITIONS

@@ -6,6 +6,7 @@
 // empty in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
 
 #include <forewarn/azure/parse.hpp>
+#include <forewarn/detail/http.hpp>
 #include <forewarn/detail/strings.hpp>
 
 #if FOREWARN_HEADER_DEFINITIONS
@@ -212,6 +213,13 @@ FOREWARN_INLINE result<azure::instance_identity> azure_parse_instance_identity(s
         id.*f.target = std::string(json_string_view(*v));
     }
     return id;
+}
+
+FOREWARN_INLINE error azure_status_error(int status, std::string_view what, std::string_view body, std::string_view api_version) {
+    const std::string bad_request = "IMDS refuses a request without the \"Metadata: true\" header, with an api-version it "
+                                    "does not support, " + std::string(api_version) + " here, or with an EventId it does not know";
+    const status_hint hints[] = {{400, bad_request}, {404, "no such metadata path here"}};
+    return status_error(status, what, body, hints);
 }
 
 }  // namespace detail

@@ -92,6 +92,10 @@ inline constexpr std::string_view instance_api_version = "2021-02-01";
 namespace detail {
 /// The instance metadata's compute object: name required, the rest optional.
 result<azure::instance_identity> azure_parse_instance_identity(std::string_view body);
+
+/// What a refused request to Azure's IMDS means: status_error with Azure's hints (400: the
+/// Metadata header, the api-version sent, or an EventId IMDS does not know; 404).
+error azure_status_error(int status, std::string_view what, std::string_view body, std::string_view api_version);
 }  // namespace detail
 FOREWARN_END_NAMESPACE
 

@@ -5,9 +5,9 @@
 // <forewarn/transport/default.hpp> (or <forewarn/forewarn.hpp>) to use it, so
 // that a program with its own transport never pulls in libcurl.
 
+#include <forewarn/azure/client_options.hpp>
 #include <forewarn/azure/endpoint.hpp>
 #include <forewarn/azure/parse.hpp>
-#include <forewarn/client_options.hpp>
 #include <forewarn/detail/client_base.hpp>  // with detail/http.hpp, result.hpp, transport.hpp
 #include <forewarn/fwd.hpp>
 #include <forewarn/poller/notice_source.hpp>
@@ -20,27 +20,6 @@
 
 FOREWARN_BEGIN_NAMESPACE
 namespace azure {
-
-/// Options of basic_scheduled_events_client: the common ones (client_options_base: endpoint,
-/// connect_timeout, max_body, retry, rate_limit, self_name, clock, log) and Azure's. The
-/// endpoint, empty: FOREWARN_AZURE_ENDPOINT (a URL, or a host that gets "http://"),
-/// SCHEDULEDEVENTSIP (an IP or host found by the DHCP option 245 sample; becomes "http://IP"),
-/// then http://169.254.169.254. The retry rules are Azure's: 410 (for retry.gone_window), 429,
-/// 500, 503 and transport errors are retried; 400, 404 and malformed documents are not.
-/// self_name is the name Scheduled Events lists in Resources; empty: identity() asks the instance
-/// metadata (compute.name).
-struct client_options : client_options_base {
-    /// Any of known_api_versions; a newer well-formed date is sent as is (see validate_api_version).
-    std::string api_version = std::string(latest_api_version);
-    /// next(): time from one answer to the next request (the seeds: about once a second; notice
-    /// can be as short as 30 s). Never below 200 ms, so one client stays under IMDS's 5 requests/s.
-    std::chrono::milliseconds poll_interval{1000};
-    /// Total timeout of each request until one has been answered: the first call enables the
-    /// service and may take up to two minutes.
-    std::chrono::milliseconds first_call_timeout{std::chrono::seconds(150)};
-    /// Total timeout of each request after the first answer.
-    std::chrono::milliseconds poll_timeout{std::chrono::seconds(5)};
-};
 
 /**
  * Azure Scheduled Events over a Transport, a notice source: next() gives the document once a
@@ -119,14 +98,8 @@ private:
         if (method == http_method::post) req.headers.push_back({"Content-Type", "application/json"});
         req.body = std::move(body);
         return this->x_.send(0, req, [&](http_response& r) -> result<http_response> {
-            const bool ok = r.status == 200 || (any_2xx && r.status > 200 && r.status <= 299);
-            if (!ok) {
-                const std::string bad_request = "IMDS refuses a request without the \"Metadata: true\" header, with an "
-                                                "api-version it does not support, " +
-                                                o.api_version + " here, or with an EventId it does not know";
-                const forewarn::detail::status_hint hints[] = {{400, bad_request}, {404, "no such metadata path here"}};
-                return forewarn::detail::status_error(r.status, what, r.body, hints).at_url(req.url);
-            }
+            if (r.status != 200 && !(any_2xx && r.status > 200 && r.status <= 299))
+                return forewarn::detail::azure_status_error(r.status, what, r.body, o.api_version).at_url(req.url);
             answered_ = true;
             return std::move(r);
         });
