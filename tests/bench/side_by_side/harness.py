@@ -7,7 +7,7 @@ is a median over repetitions (these machines are noisy), and the alternatives of
 run are interleaved round by round so that a burst of load hits them all alike.
 
   harness.py --build DIR --source DIR [--quick] [--skip micro,polls,latency,idle,compile]
-             [--against DIR] [--runs N] [--units NAME,...]
+             [--against DIR] [--runs N] [--units NAME,...] [--instructions]
 
 --against DIR compiles each translation unit of the compile section from a second source tree too
 (a worktree of an earlier commit: `git worktree add /tmp/before REV`), round by round interleaved
@@ -15,6 +15,12 @@ with this one (A, B, A, B, ...), so that a burst of load hits both alike, and re
 medians and their ratio. Each tree compiles its own README program. --runs sets the runs per unit
 and tree (default 3, 1 with --quick); --units keeps only the units named (readme_poller,
 readme_poller_compiled, service, service_compiled, include, baseline, nlohmann).
+
+--instructions also counts the instructions each compile executes (the compiler driver, cc1plus
+and the assembler: valgrind's cachegrind without its cache model, once per unit and tree, since
+the count barely moves between runs). On a shared machine the CPU times of two trees minutes apart
+differ by more than the 10 % a change is asked to save; the instruction count does not, so the
+"now / before" goals are judged on it when it is there.
 """
 
 import argparse
@@ -281,7 +287,19 @@ def compile_units(source, tmp, tag):
     ]
 
 
-def run_compile(build, source, quick, against=None, runs=None, only=None):
+def count_instructions(cmd):
+    """The instructions cmd and its children execute (valgrind --tool=cachegrind, no cache model)."""
+    if not shutil.which("valgrind"):
+        raise RuntimeError("--instructions needs valgrind (./quickstart bench installs it)")
+    p = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--branch-sim=no", "--trace-children=yes",
+                        "--cachegrind-out-file=/dev/null"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    refs = [int(m.replace(",", "")) for m in re.findall(r"I\s+refs:\s+([\d,]+)", p.stderr)]
+    if p.returncode != 0 or not refs:
+        raise RuntimeError("%s failed under valgrind (%d): %s" % (" ".join(cmd), p.returncode, p.stderr[-2000:]))
+    return sum(refs)
+
+
+def run_compile(build, source, quick, against=None, runs=None, only=None, instructions=False):
     cxx = None
     cache = os.path.join(build, "CMakeCache.txt")
     if os.path.exists(cache):
@@ -312,6 +330,12 @@ def run_compile(build, source, quick, against=None, runs=None, only=None):
                 log("compile %s failed, left out: %s" % (key, str(e).splitlines()[-1] if str(e) else e))
                 continue
             unit = {"name": key, "label": label}
+            if instructions:
+                for tag, src in trees:
+                    _, _, file, flags = per_tree[tag][i]
+                    unit[("" if tag == "this" else "against_") + "instr"] = count_instructions(
+                        [cxx, "-std=c++17", "-O2"] + flags + ["-I", os.path.join(src, "include"), "-c", file,
+                                                              "-o", os.path.join(tmp, "%s_%s_i.o" % (key, tag))])
             for tag, runs_ in samples.items():
                 prefix = "" if tag == "this" else "against_"
                 unit[prefix + "cpu_s"] = median([r[0] for r in runs_])
@@ -544,6 +568,16 @@ def report(r):
                     fmt(u["cpu_s"] / base if base else None, 1),
                     fmt(u["against_cpu_s"] / against_base if against_base and u.get("against_cpu_s") else None, 1),
                     fmt(u["rss_kb"] / 1024.0), fmt(u["against_rss_kb"] / 1024.0 if u.get("against_rss_kb") else None)))
+            if any(u.get("instr") for u in comp["units"]):
+                p("\nInstructions executed by the compiler (valgrind, `--instructions`): what the CPU times above "
+                  "measure, without the machine's noise.\n")
+                p("| translation unit | instructions now | before | now / before |")
+                p("|---|---:|---:|---:|")
+                for u in comp["units"]:
+                    if u.get("instr"):
+                        p("| %s | %s G | %s G | %s %% |" % (
+                            u["label"], fmt(u["instr"] / 1e9, 3), fmt(u.get("against_instr", float("nan")) / 1e9, 3),
+                            fmt(100.0 * u["instr"] / u["against_instr"] if u.get("against_instr") else None, 1)))
         else:
             p("| translation unit | CPU | vs baseline | peak compiler RSS |")
             p("|---|---:|---:|---:|")
@@ -559,7 +593,13 @@ def report(r):
                           co["cpu_s"] <= 4 * base))
         if comp.get("against"):
             for unit, bar in ((ho, 90), (co, 88)):
-                if unit and unit.get("against_cpu_s"):
+                if unit and unit.get("against_instr"):
+                    share = 100.0 * unit["instr"] / unit["against_instr"]
+                    goals.append(("%s: at most %d %% of the tree before's compile work" % (unit["label"], bar),
+                                  "%s %% of the instructions (%s G vs %s G)" % (
+                                      fmt(share, 1), fmt(unit["instr"] / 1e9, 2), fmt(unit["against_instr"] / 1e9, 2)),
+                                  share <= bar))
+                elif unit and unit.get("against_cpu_s"):
                     share = 100.0 * unit["cpu_s"] / unit["against_cpu_s"]
                     goals.append(("%s: at most %d %% of the tree before's time" % (unit["label"], bar),
                                   "%s %% (%s s vs %s s)" % (fmt(share, 1), fmt(unit["cpu_s"], 2), fmt(unit["against_cpu_s"], 2)),
@@ -588,6 +628,8 @@ def main():
     ap.add_argument("--against", help="compile section: a second source tree, compiled interleaved with this one")
     ap.add_argument("--runs", type=int, help="compile section: runs per unit and tree (default 3; 1 with --quick)")
     ap.add_argument("--units", default="", help="compile section: only these units (comma-separated)")
+    ap.add_argument("--instructions", action="store_true",
+                    help="compile section: also count the compiler's instructions (valgrind), once per unit and tree")
     ap.add_argument("--command", default="tests/bench/run-all.sh")
     a = ap.parse_args()
     global RUNNER
@@ -620,7 +662,7 @@ def main():
             idle_emu.stop()
     if "compile" not in skip:
         r["compile"] = run_compile(a.build, a.source, a.quick, a.against, a.runs,
-                                   set(x for x in a.units.split(",") if x) or None)
+                                   set(x for x in a.units.split(",") if x) or None, a.instructions)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(r, f, indent=1)
