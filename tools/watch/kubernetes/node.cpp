@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: MIT
+#include "node.hpp"
+
+#include "../json.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <ctime>
+
+namespace watch::kubernetes {
+
+using forewarn::errc;
+using forewarn::error;
+using forewarn::http_method;
+using forewarn::result;
+
+namespace {
+
+using writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+// Text that may come from the network (an event's id or description in a message): invalid UTF-8
+// becomes U+FFFD, so the API server always gets well-formed JSON.
+void put(writer& w, const std::string& s) {
+    const std::string json = forewarn::json_string(s, forewarn::invalid_utf8::replace).value_or("\"\"");
+    w.RawValue(json.data(), json.size(), rapidjson::kStringType);
+}
+
+std::string member_string(const rapidjson::Value& object, const char* name) {
+    if (!object.IsObject()) return {};
+    auto m = object.FindMember(name);
+    if (m == object.MemberEnd() || !m->value.IsString()) return {};
+    return std::string(m->value.GetString(), m->value.GetStringLength());
+}
+
+const rapidjson::Value* member(const rapidjson::Value& object, const char* name) {
+    if (!object.IsObject()) return nullptr;
+    auto m = object.FindMember(name);
+    return m == object.MemberEnd() ? nullptr : &m->value;
+}
+
+std::vector<std::pair<std::string, std::string>> string_map(const rapidjson::Value* v) {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (!v || !v->IsObject()) return out;
+    for (auto it = v->MemberBegin(); it != v->MemberEnd(); ++it)
+        if (it->value.IsString())
+            out.emplace_back(std::string(it->name.GetString(), it->name.GetStringLength()),
+                             std::string(it->value.GetString(), it->value.GetStringLength()));
+    return out;
+}
+
+void write_changes(writer& w, const char* name, const metadata_change& changes) {
+    if (changes.empty()) return;
+    w.Key(name);
+    w.StartObject();
+    for (const auto& [key, value] : changes) {
+        put(w, key);
+        if (value)
+            put(w, *value);
+        else
+            w.Null();
+    }
+    w.EndObject();
+}
+
+}  // namespace
+
+const std::string* node_view::label(const std::string& key) const {
+    for (const auto& [k, v] : labels)
+        if (k == key) return &v;
+    return nullptr;
+}
+
+const std::string* node_view::annotation(const std::string& key) const {
+    for (const auto& [k, v] : annotations)
+        if (k == key) return &v;
+    return nullptr;
+}
+
+const node_condition* node_view::condition(const std::string& type) const {
+    for (const auto& c : conditions)
+        if (c.type == type) return &c;
+    return nullptr;
+}
+
+bool node_view::has_taint(const std::string& key, const std::string& effect) const {
+    for (const auto& t : taints)
+        if (t.key == key && t.effect == effect) return true;
+    return false;
+}
+
+std::string api_time(std::chrono::system_clock::time_point t) {
+    const std::time_t s = std::chrono::system_clock::to_time_t(t);
+    std::tm tm{};
+    gmtime_r(&s, &tm);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return text;
+}
+
+result<void> validate_node_name(const std::string& name) {
+    bool ok = !name.empty() && name.size() <= 253;
+    for (char ch : name) ok = ok && ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '.');
+    if (!ok)
+        return error(errc::invalid_argument, "\"" + name + "\" is not a Kubernetes node name (lower-case letters, digits, '-' "
+                                                           "and '.', at most 253)");
+    return {};
+}
+
+node_api::node_api(api_client& api, std::string node) : api_(api), node_(std::move(node)) {}
+
+result<node_view> node_api::get() {
+    if (auto v = validate_node_name(node_); !v) return std::move(v).error();
+    auto a = api_.call(http_method::get, "/api/v1/nodes/" + node_);
+    if (!a) return std::move(a).error();
+    if (!a->ok()) return answer_error("GET node " + node_, *a);
+    std::string why;
+    auto doc = parse_json(a->body, &why);
+    if (!doc || !doc->IsObject()) return error(errc::parse_error, "GET node " + node_ + ": " + (why.empty() ? "not an object" : why));
+    node_view n;
+    const rapidjson::Value* meta = member(*doc, "metadata");
+    if (!meta || !meta->IsObject()) return error(errc::invalid_document, "GET node " + node_ + ": no metadata");
+    n.name = member_string(*meta, "name");
+    n.uid = member_string(*meta, "uid");
+    n.resource_version = member_string(*meta, "resourceVersion");
+    n.labels = string_map(member(*meta, "labels"));
+    n.annotations = string_map(member(*meta, "annotations"));
+    if (const rapidjson::Value* spec = member(*doc, "spec")) {
+        if (const rapidjson::Value* u = member(*spec, "unschedulable"); u && u->IsBool()) n.unschedulable = u->GetBool();
+        if (const rapidjson::Value* ts = member(*spec, "taints"); ts && ts->IsArray())
+            for (const auto& t : ts->GetArray())
+                n.taints.push_back({member_string(t, "key"), member_string(t, "value"), member_string(t, "effect")});
+    }
+    if (const rapidjson::Value* status = member(*doc, "status"))
+        if (const rapidjson::Value* cs = member(*status, "conditions"); cs && cs->IsArray())
+            for (const auto& c : cs->GetArray())
+                n.conditions.push_back({member_string(c, "type"), member_string(c, "status"), member_string(c, "reason"),
+                                        member_string(c, "message")});
+    if (n.name != node_ || n.resource_version.empty())
+        return error(errc::invalid_document, "GET node " + node_ + ": the answer is not that node");
+    uid_ = n.uid;
+    return n;
+}
+
+result<void> node_api::patch_metadata(const metadata_change& labels, const metadata_change& annotations,
+                                      std::optional<bool> unschedulable) {
+    if (auto v = validate_node_name(node_); !v) return std::move(v).error();
+    if (labels.empty() && annotations.empty() && !unschedulable) return {};
+    rapidjson::StringBuffer out;
+    writer w(out);
+    w.StartObject();
+    if (!labels.empty() || !annotations.empty()) {
+        w.Key("metadata");
+        w.StartObject();
+        write_changes(w, "labels", labels);
+        write_changes(w, "annotations", annotations);
+        w.EndObject();
+    }
+    if (unschedulable) {
+        w.Key("spec");
+        w.StartObject();
+        w.Key("unschedulable");
+        // false is written as null: the field goes, as `kubectl uncordon` leaves it
+        if (*unschedulable)
+            w.Bool(true);
+        else
+            w.Null();
+        w.EndObject();
+    }
+    w.EndObject();
+    auto a = api_.call(http_method::patch, "/api/v1/nodes/" + node_, out.GetString(), merge_patch);
+    if (!a) return std::move(a).error();
+    if (!a->ok()) return answer_error("PATCH node " + node_, *a);
+    return {};
+}
+
+result<void> node_api::set_condition(const node_condition& c, const node_view* current) {
+    if (auto v = validate_node_name(node_); !v) return std::move(v).error();
+    std::optional<node_view> read;
+    if (!current) {
+        auto n = get();
+        if (!n) return std::move(n).error();
+        read = std::move(*n);
+        current = &*read;
+    }
+    const std::string now = api_time(std::chrono::system_clock::now());
+    const node_condition* was = current->condition(c.type);
+    rapidjson::StringBuffer out;
+    writer w(out);
+    w.StartObject();
+    w.Key("status");
+    w.StartObject();
+    w.Key("conditions");
+    w.StartArray();
+    w.StartObject();
+    w.Key("type");
+    put(w, c.type);
+    w.Key("status");
+    put(w, c.status);
+    w.Key("reason");
+    put(w, c.reason);
+    w.Key("message");
+    put(w, c.message);
+    w.Key("lastHeartbeatTime");
+    put(w, now);
+    if (!was || was->status != c.status) {
+        w.Key("lastTransitionTime");
+        put(w, now);
+    }
+    w.EndObject();
+    w.EndArray();
+    w.EndObject();
+    w.EndObject();
+    auto a = api_.call(http_method::patch, "/api/v1/nodes/" + node_ + "/status", out.GetString(), strategic_merge_patch);
+    if (!a) return std::move(a).error();
+    if (!a->ok()) return answer_error("PATCH node " + node_ + " status (" + c.type + ")", *a);
+    return {};
+}
+
+result<bool> node_api::add_taint(const taint& t) { return write_taints(t.key, t.effect, &t); }
+
+result<bool> node_api::remove_taint(const std::string& key, const std::string& effect) {
+    return write_taints(key, effect, nullptr);
+}
+
+result<bool> node_api::write_taints(const std::string& key, const std::string& effect, const taint* added) {
+    if (auto v = validate_node_name(node_); !v) return std::move(v).error();
+    constexpr int rounds = 8;  // each round lost to another writer reads again
+    api_answer refused;          // the last write refused, and the version it was tested against
+    std::string refused_version;
+    for (int round = 1;; ++round) {
+        auto a = api_.call(http_method::get, "/api/v1/nodes/" + node_);
+        if (!a) return std::move(a).error();
+        if (!a->ok()) return answer_error("GET node " + node_, *a);
+        std::string why;
+        auto doc = parse_json(a->body, &why);
+        if (!doc || !doc->IsObject()) return error(errc::parse_error, "GET node " + node_ + ": " + why);
+        const rapidjson::Value* meta = member(*doc, "metadata");
+        const std::string version = meta ? member_string(*meta, "resourceVersion") : std::string();
+        if (version.empty()) return error(errc::invalid_document, "GET node " + node_ + ": no resourceVersion");
+        if (!refused_version.empty() && version == refused_version) {
+            --conflicts_;  // not a race: the node did not change, the patch itself was refused
+            return answer_error("PATCH node " + node_ + " taints", refused);
+        }
+        const rapidjson::Value* spec = member(*doc, "spec");
+        const rapidjson::Value* taints = spec ? member(*spec, "taints") : nullptr;
+        // The list as read, every member of every other taint kept as it is (timeAdded too).
+        rapidjson::StringBuffer out;
+        writer w(out);
+        w.StartArray();
+        w.StartObject();
+        w.Key("op");
+        w.String("test");
+        w.Key("path");
+        w.String("/metadata/resourceVersion");
+        w.Key("value");
+        put(w, version);
+        w.EndObject();
+        w.StartObject();
+        w.Key("op");
+        w.String("add");  // on an object member, add replaces it (RFC 6902 4.1)
+        w.Key("path");
+        w.String("/spec/taints");
+        w.Key("value");
+        w.StartArray();
+        bool found = false;
+        if (taints && taints->IsArray())
+            for (const auto& t : taints->GetArray()) {
+                if (member_string(t, "key") == key && member_string(t, "effect") == effect) {
+                    found = true;
+                    if (!added) continue;  // removed
+                }
+                t.Accept(w);
+            }
+        if (added && found) return false;  // there already: nothing to write
+        if (!added && !found) return false;
+        if (added) {
+            w.StartObject();
+            w.Key("key");
+            put(w, added->key);
+            if (!added->value.empty()) {
+                w.Key("value");
+                put(w, added->value);
+            }
+            w.Key("effect");
+            put(w, added->effect);
+            w.Key("timeAdded");
+            put(w, api_time(std::chrono::system_clock::now()));
+            w.EndObject();
+        }
+        w.EndArray();
+        w.EndObject();
+        w.EndArray();
+        // spec may be absent on a node that has none of its fields: add it first
+        std::string patch = out.GetString();
+        if (!spec) patch.insert(patch.find("},{") + 2, "{\"op\":\"add\",\"path\":\"/spec\",\"value\":{}},");
+        if (before_taint_write_) before_taint_write_();
+        auto p = api_.call(http_method::patch, "/api/v1/nodes/" + node_, patch, json_patch);
+        if (!p) return std::move(p).error();
+        if (p->ok()) return true;
+        // The node changed since it was read: a 409, or the 422 a failed `test` op gets ("the
+        // server rejected our request due to an error in our request", which an invalid patch
+        // gets too). A 422 counts as a lost race only when the next read shows a new version.
+        if ((p->status != 409 && p->status != 422) || round >= rounds) return answer_error("PATCH node " + node_ + " taints", *p);
+        refused = std::move(*p);
+        refused_version = version;
+        ++conflicts_;
+    }
+}
+
+result<void> node_api::post_event(const node_event& e) {
+    if (auto v = validate_node_name(node_); !v) return std::move(v).error();
+    const std::string now = api_time(std::chrono::system_clock::now());
+    rapidjson::StringBuffer out;
+    writer w(out);
+    w.StartObject();
+    w.Key("metadata");
+    w.StartObject();
+    w.Key("generateName");
+    put(w, node_ + ".forewarn-");
+    w.Key("namespace");
+    w.String("default");
+    w.EndObject();
+    w.Key("involvedObject");
+    w.StartObject();
+    w.Key("apiVersion");
+    w.String("v1");
+    w.Key("kind");
+    w.String("Node");
+    w.Key("name");
+    put(w, node_);
+    if (!uid_.empty()) {
+        w.Key("uid");
+        put(w, uid_);
+    }
+    w.EndObject();
+    w.Key("reason");
+    put(w, e.reason);
+    w.Key("message");
+    put(w, e.message);
+    w.Key("type");
+    w.String(e.warning ? "Warning" : "Normal");
+    w.Key("source");
+    w.StartObject();
+    w.Key("component");
+    w.String("forewarn-watch");
+    w.Key("host");
+    put(w, node_);
+    w.EndObject();
+    w.Key("firstTimestamp");
+    put(w, now);
+    w.Key("lastTimestamp");
+    put(w, now);
+    w.Key("count");
+    w.Int(1);
+    w.EndObject();
+    auto a = api_.call(http_method::post, "/api/v1/namespaces/default/events", out.GetString(), json_body);
+    if (!a) return std::move(a).error();
+    if (!a->ok()) return answer_error("POST event " + e.reason + " about node " + node_, *a);
+    return {};
+}
+
+}  // namespace watch::kubernetes
