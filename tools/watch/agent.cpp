@@ -18,6 +18,9 @@
 #include "metrics.hpp"
 #include "ready_file.hpp"
 #include "webhook.hpp"
+#if FOREWARN_WATCH_KUBERNETES
+#include "kubernetes/node_actions.hpp"
+#endif
 #include "platform/arguments.hpp"
 #include "platform/etcd_transport.hpp"
 #include "platform/stop_signal.hpp"
@@ -158,6 +161,9 @@ struct agent {
     forewarn::poller_handlers handlers;
     forewarn::poller_options options;
     forewarn::poller<any_source>* poller = nullptr;  // while run() runs
+#if FOREWARN_WATCH_KUBERNETES
+    std::unique_ptr<kubernetes::node_actions> node;  // --kubernetes, --kubeconfig
+#endif
 
     // What the handlers write, under one lock: stdout's lines, counted against --exit-after.
     std::mutex out_mutex;
@@ -244,6 +250,9 @@ struct agent {
     void make_handlers() {
         handlers.on_prepare = [this](const forewarn::change& c, forewarn::approval_handle handle) {
             emit(c);
+#if FOREWARN_WATCH_KUBERNETES
+            if (node) node->announced(c.event);
+#endif
             hooks.forget({"recover:" + c.event.id});  // an earlier occurrence of this id is over
             if (s.on_prepare.empty()) {
                 // Nothing to drain: ready at once, and the policy decides.
@@ -258,12 +267,18 @@ struct agent {
         };
         handlers.on_started = [this](const forewarn::change& c) {
             emit(c);
+#if FOREWARN_WATCH_KUBERNETES
+            if (node) node->started(c.event);
+#endif
             hooks.forget({"recover:" + c.event.id});
             if (!s.on_started.empty()) run_hook("started", c, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
         };
         handlers.on_recover = [this](const forewarn::change& c) {
             if (c.pause) counters.pause(forewarn::to_string(c.event.type), *c.pause, c.event.duration());
             emit(c);
+#if FOREWARN_WATCH_KUBERNETES
+            if (node) node->over(c.event, std::string(forewarn::to_string(c.reason)));
+#endif
             if (!s.on_recover.empty()) run_hook("recover", c, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
             hooks.forget({"prepare:" + c.event.id, "started:" + c.event.id});  // a later occurrence runs them again
         };
@@ -414,6 +429,28 @@ int run_agent(std::unique_ptr<source> src, const settings& s) {
     a.make_options();
     if (!s.etcd.empty())
         if (const int code = a.make_budget()) return code;
+    if (s.kubernetes || !s.kubeconfig.empty()) {
+#if FOREWARN_WATCH_KUBERNETES
+        auto c = s.kubeconfig.empty() ? kubernetes::in_cluster(kubernetes::process_environment())
+                                      : kubernetes::from_kubeconfig(s.kubeconfig);
+        if (c)
+            if (auto v = kubernetes::validate_node_name(s.node_name); !v) c = std::move(v).error();
+        if (!c) {
+            log_line("kubernetes: " + one_line(c.error().describe()));
+            return 2;
+        }
+        const std::string origin = c->origin;
+        kubernetes::node_actions_options o;
+        o.drain_lead = s.drain_lead;
+        o.cloud = a.cloud;
+        o.log = [](const std::string& line) { log_line(one_line(line)); };
+        a.node = std::make_unique<kubernetes::node_actions>(std::move(*c), s.node_name, std::move(o));
+        log_line("kubernetes: node " + s.node_name + " through " + one_line(origin));
+#else
+        log_line("--kubernetes and --kubeconfig: this forewarn-watch was built without its Kubernetes part (Linux, with yaml-cpp)");
+        return 2;
+#endif
+    }
 
     forewarn::poller<any_source> p(any_source(std::move(src)), a.handlers, a.options);
     a.poller = &p;
@@ -443,6 +480,9 @@ int run_agent(std::unique_ptr<source> src, const settings& s) {
     // console closing, a shutdown) or the last --exit-after line: no polling.
     const bool by_signal = stop_signal::wait();
     p.stop();
+#if FOREWARN_WATCH_KUBERNETES
+    if (a.node) a.node->stop();  // what is queued is done by the next start, which reads the node again
+#endif
     a.stop_around();
     if (a.hook_url) a.hook_url->stop();  // what is still queued is not sent
     a.hooks.stop();  // running hooks are stopped; the journal keeps them pending for the next start

@@ -60,6 +60,11 @@ struct settings {
     // Webhooks: the URL, and a template of one's own (read and checked at start).
     std::string webhook, webhook_template_file;
     webhook_template webhook_body;
+    // The Node, through the Kubernetes API (docs/kubernetes.md): in a pod, or from a kubeconfig.
+    bool kubernetes = false;
+    std::string kubeconfig;
+    std::string node_name;                    // default: $NODE_NAME (the downward API's)
+    std::chrono::seconds drain_lead{15 * 60};  // taint and cordon this long before NotBefore
 };
 
 /// A comma-separated list of neutral event type names (event.hpp's to_string), or the error.
@@ -279,6 +284,28 @@ inline const std::vector<flag>& flags() {
          [](settings& s, std::string_view v) -> std::string {
              return seconds_flag(v, s.health_max_age, "--health-max-age", true);
          }},
+        {"kubernetes", "",
+         "act on this node through the Kubernetes API, from inside its pod (the service account): an Event, conditions and a "
+         "label at the announcement, a taint and a cordon for disruptive events, all undone when it is over (docs/kubernetes.md; Linux)",
+         [](settings& s, std::string_view) -> std::string {
+             s.kubernetes = true;
+             return {};
+         }},
+        {"kubeconfig", "FILE", "as --kubernetes, reaching the API server through this kubeconfig's current context (from outside a pod)",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.empty()) return "--kubeconfig needs a file";
+             s.kubeconfig = std::string(v);
+             return {};
+         }},
+        {"node-name", "NAME", "this node's name in Kubernetes (default: $NODE_NAME, set from the downward API's spec.nodeName)",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.empty()) return "--node-name needs a name";
+             s.node_name = std::string(v);
+             return {};
+         }},
+        {"drain-lead", "SECONDS",
+         "taint and cordon the node this long before an event's NotBefore, at once when less is left (default 900)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.drain_lead, "--drain-lead", false); }},
         {"etcd", "URL[,URL...]",
          "a fleet budget on this etcd cluster (its client URLs): approve early only while holding one of "
          "the group's slots (needs --fleet-group; docs/fleet.md)",
@@ -448,6 +475,16 @@ inline std::optional<int> parse(const std::vector<std::string>& args, settings& 
     if (s.etcd_cert.empty() != s.etcd_key.empty()) {
         std::fputs("forewarn-watch: --etcd-cert and --etcd-key go together\n", stderr);
         return 2;
+    }
+    if (s.kubernetes || !s.kubeconfig.empty()) {
+        if (s.node_name.empty())
+            if (auto n = platform::environment("NODE_NAME")) s.node_name = *n;
+        if (s.node_name.empty()) {
+            std::fputs("forewarn-watch: --kubernetes needs this node's name: give --node-name NAME, or set NODE_NAME from the "
+                       "downward API (env: - name: NODE_NAME, valueFrom: fieldRef: fieldPath: spec.nodeName)\n",
+                       stderr);
+            return 2;
+        }
     }
     return std::nullopt;
 }

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""forewarn-watch --kubeconfig against a real kube-apiserver: what an Azure event does to the Node.
+
+Run under tests/kubernetes/control_plane.py (it gives the server, CA, tokens and kubeconfigs in
+FOREWARN_TEST_KUBE_* variables). forewarn-emulator plays Azure; the agent uses the agent's token,
+bound here to the verbs it needs. Each case waits on the node itself, with a bound:
+- a Reboot 10 minutes ahead: Event, condition, label, taint and cordon (recorded as forewarn's);
+  over: all of it gone, and an Event says so;
+- a node an administrator cordoned: the taint comes and goes, the cordon stays;
+- a Freeze: Event, condition and label, no taint, no cordon;
+- a Reboot two hours ahead under --drain-lead 900: condition and label, no taint or cordon yet
+  (checked once a later event's announcement is done: the agent's writes are in order).
+
+usage: check_agent_node.py FOREWARN_WATCH FOREWARN_EMULATOR
+"""
+import json
+import os
+import ssl
+import subprocess
+import sys
+import time
+import urllib.request
+
+WATCH, EMULATOR = sys.argv[1], sys.argv[2]
+SERVER = os.environ["FOREWARN_TEST_KUBE_SERVER"]
+CTX = ssl.create_default_context(cafile=os.environ["FOREWARN_TEST_KUBE_CA"])
+ADMIN = os.environ["FOREWARN_TEST_KUBE_ADMIN_TOKEN"]
+NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=CTX))
+failures = []
+
+
+def check(cond, what):
+    print(("ok: " if cond else "FAILED: ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def api(method, path, body=None, content_type="application/json", base=SERVER, token=ADMIN):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(base + path, data=data, method=method)
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    if data is not None:
+        req.add_header("Content-Type", content_type)
+    try:
+        with NO_PROXY.open(req, timeout=10) as r:
+            text = r.read().decode()
+            return r.status, json.loads(text) if text else None
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def emulator(method, path, body=None):
+    return api(method, "/emulator/v1/" + path, body, base=EMU, token=None)
+
+
+def node(name):
+    status, n = api("GET", "/api/v1/nodes/" + name)
+    assert status == 200, (status, n)
+    return n
+
+
+def events(name):
+    status, l = api("GET", "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D" + name)
+    assert status == 200, (status, l)
+    return [e["reason"] for e in l["items"]]
+
+
+def condition(n, kind):
+    for c in n.get("status", {}).get("conditions", []):
+        if c["type"] == kind:
+            return c
+    return None
+
+
+def ours(n):
+    return [t for t in n.get("spec", {}).get("taints", []) if t["key"] == "forewarn/maintenance"]
+
+
+def wait_for(what, test, seconds=30):
+    end = time.time() + seconds
+    while time.time() < end:
+        if test():
+            return True
+        if agent.poll() is not None:
+            break
+        time.sleep(0.2)
+    check(False, what + " (waited %d s)" % seconds)
+    return False
+
+
+def start_agent(node_name, *extra):
+    return subprocess.Popen([WATCH, "--cloud", "azure", "--endpoint", EMU, "--self", "vm-1", "--interval", "200",
+                             "--kubeconfig", os.environ["FOREWARN_TEST_KUBECONFIG"], "--node-name", node_name] + list(extra),
+                            stdout=subprocess.DEVNULL, stderr=sys.stderr, env=dict(os.environ, NODE_NAME=""))
+
+
+def stop(p):
+    p.terminate()
+    try:
+        p.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        check(False, "the agent stops within 15 s of SIGTERM")
+
+
+# --- the agent's verbs, and the nodes --------------------------------------------------------------
+role = {"metadata": {"name": "forewarn-test-agent"}, "rules": [
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
+    {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]},
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]}]}
+assert api("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", role)[0] == 201
+binding = {"metadata": {"name": "forewarn-test-agent"},
+           "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "forewarn-test-agent"},
+           "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io",
+                         "name": "system:serviceaccount:forewarn:forewarn-watch"}]}
+assert api("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", binding)[0] == 201
+for name in ("n-reboot", "n-admin", "n-freeze", "n-ahead"):
+    assert api("POST", "/api/v1/nodes", {"metadata": {"name": name}})[0] == 201
+assert api("PATCH", "/api/v1/nodes/n-admin", {"spec": {"unschedulable": True}}, "application/merge-patch+json")[0] == 200
+
+emu = subprocess.Popen([EMULATOR, "--listen", "127.0.0.1:0", "--quiet", "--exit-with-parent", "--rate-limit", "0"],
+                       stdout=subprocess.PIPE, text=True)
+EMU = emu.stdout.readline().split()[-1]
+agent = None
+try:
+    # --- a Reboot ten minutes ahead: everything, then nothing --------------------------------------
+    agent = start_agent("n-reboot")
+    status, created = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-1"], "notice": "10m"})
+    assert status == 200, (status, created)
+    rid = created["EventId"]
+    wait_for("Reboot: tainted and cordoned", lambda: ours(node("n-reboot")) and node("n-reboot")["spec"].get("unschedulable"))
+    n = node("n-reboot")
+    check("MaintenanceScheduled" in events("n-reboot"), "Reboot: an Event MaintenanceScheduled")
+    c = condition(n, "MaintenancePlanned")
+    check(c is not None and c["status"] == "True" and c["reason"] == "Reboot", "Reboot: MaintenancePlanned True, reason Reboot")
+    check(c is not None and rid in c["message"], "Reboot: the condition's message names the event")
+    label = n["metadata"].get("labels", {}).get("forewarn/scheduled-maintenance-time", "")
+    check(label.isdigit() and abs(int(label) - (time.time() + 600)) < 30, "Reboot: the label is NotBefore in Unix seconds")
+    check([(t["value"], t["effect"]) for t in ours(n)] == [("reboot", "NoSchedule")], "Reboot: one taint forewarn/maintenance=reboot:NoSchedule")
+    check(n["metadata"].get("annotations", {}).get("forewarn/cordoned-for") == rid, "Reboot: the cordon recorded as forewarn's")
+
+    assert emulator("POST", "azure/events/%s/complete" % rid)[0] == 200
+    wait_for("Reboot over: MaintenanceOver", lambda: "MaintenanceOver" in events("n-reboot"))
+    n = node("n-reboot")
+    check(not ours(n), "over: the taint removed")
+    check(not n["spec"].get("unschedulable"), "over: uncordoned")
+    check("forewarn/cordoned-for" not in n["metadata"].get("annotations", {}), "over: the record removed")
+    check("forewarn/scheduled-maintenance-time" not in n["metadata"].get("labels", {}), "over: the label removed")
+    c = condition(n, "MaintenancePlanned")
+    check(c is not None and c["status"] == "False" and c["reason"] == "MaintenanceOver", "over: MaintenancePlanned False, MaintenanceOver")
+    stop(agent)
+
+    # --- an administrator's cordon stays ------------------------------------------------------------
+    agent = start_agent("n-admin")
+    status, created = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-1"], "notice": "10m"})
+    wait_for("admin's node: tainted", lambda: ours(node("n-admin")))
+    check("forewarn/cordoned-for" not in node("n-admin")["metadata"].get("annotations", {}), "admin's node: the cordon is not recorded as forewarn's")
+    assert emulator("POST", "azure/events/%s/complete" % created["EventId"])[0] == 200
+    wait_for("admin's node: over", lambda: "MaintenanceOver" in events("n-admin"))
+    n = node("n-admin")
+    check(not ours(n), "admin's node: the taint removed")
+    check(n["spec"].get("unschedulable") is True, "admin's node: still cordoned after the event")
+    stop(agent)
+
+    # --- a Freeze: no taint, no cordon ----------------------------------------------------------------
+    agent = start_agent("n-freeze")
+    status, created = emulator("POST", "azure/events", {"EventType": "Freeze", "Resources": ["vm-1"], "notice": "10m"})
+    fid = created["EventId"]
+    wait_for("Freeze: labelled", lambda: "forewarn/scheduled-maintenance-time" in node("n-freeze")["metadata"].get("labels", {}))
+    # A Reboot after it: once its taint is there, everything the Freeze queued is done.
+    status, created = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-1"], "notice": "10m"})
+    wait_for("Freeze, then a Reboot: tainted", lambda: ours(node("n-freeze")))
+    n = node("n-freeze")
+    check([t["value"] for t in ours(n)] == ["reboot"], "Freeze: no taint of its own (the Reboot's only)")
+    check(events("n-freeze").count("MaintenanceScheduled") == 2, "Freeze: its own Event")
+    for eid in (created["EventId"], fid):
+        emulator("POST", "azure/events/%s/complete" % eid)
+    wait_for("Freeze and Reboot over: untainted", lambda: events("n-freeze").count("MaintenanceOver") == 2)
+    stop(agent)
+
+    # --- two hours ahead: no taint before --drain-lead ------------------------------------------------
+    agent = start_agent("n-ahead", "--drain-lead", "900")
+    emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-1"], "notice": "2h"})
+    wait_for("2 h ahead: labelled", lambda: "forewarn/scheduled-maintenance-time" in node("n-ahead")["metadata"].get("labels", {}))
+    emulator("POST", "azure/events", {"EventType": "Freeze", "Resources": ["vm-1"], "notice": "10m"})
+    wait_for("2 h ahead, then a Freeze: its Event", lambda: events("n-ahead").count("MaintenanceScheduled") == 2)
+    n = node("n-ahead")
+    check(condition(n, "MaintenancePlanned") is not None, "2 h ahead: MaintenancePlanned at once")
+    check(not ours(n), "2 h ahead: no taint yet")
+    check(not n["spec"].get("unschedulable"), "2 h ahead: not cordoned yet")
+    stop(agent)
+    agent = None
+finally:
+    if agent and agent.poll() is None:
+        agent.kill()
+        agent.wait()
+    emu.terminate()
+    emu.wait(timeout=10)
+
+if failures:
+    print("%d check(s) failed" % len(failures))
+    sys.exit(1)
+print("all checks passed")

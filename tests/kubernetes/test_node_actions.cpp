@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+// The default rules of tools/watch/kubernetes/node_actions.hpp: which event types take the node
+// out of service, and the condition's reason for each. What they do to a Node is
+// tests/kubernetes/check_agent_node.py's, against a real API server.
+#include "kubernetes/node_actions.hpp"
+
+#include "catch.hpp"
+
+#include <set>
+#include <string>
+
+using forewarn::event_type;
+using watch::kubernetes::condition_reason;
+using watch::kubernetes::disruptive;
+
+TEST_CASE("every event type is disruptive but live migration, freeze and rebalance, and has its own CamelCase reason") {
+    const event_type all[] = {event_type::unknown,      event_type::freeze,         event_type::reboot,    event_type::redeploy,
+                              event_type::preempt,      event_type::terminate,      event_type::live_migrate,
+                              event_type::host_terminate, event_type::preempted,    event_type::maintenance,
+                              event_type::retirement,   event_type::stop,           event_type::hibernate, event_type::rebalance};
+    std::set<std::string> reasons;
+    for (const auto t : all) {
+        INFO(forewarn::to_string(t));
+        const bool expected = t != event_type::live_migrate && t != event_type::freeze && t != event_type::rebalance;
+        CHECK(disruptive(t) == expected);
+        const std::string r = condition_reason(t);
+        REQUIRE_FALSE(r.empty());
+        CHECK(r[0] >= 'A');
+        CHECK(r[0] <= 'Z');
+        CHECK(r.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") == std::string::npos);
+        reasons.insert(r);
+    }
+    CHECK(reasons.size() == sizeof all / sizeof all[0]);  // no two types share a reason
+    CHECK(condition_reason(event_type::live_migrate) == "LiveMigrate");
+    CHECK(condition_reason(event_type::reboot) == "Reboot");
+}
