@@ -10,7 +10,9 @@ bound here to the verbs it needs. Each case waits on the node itself, with a bou
 - a node an administrator cordoned: the taint comes and goes, the cordon stays;
 - a Freeze: Event, condition and label, no taint, no cordon;
 - a Reboot two hours ahead under --drain-lead 900: condition and label, no taint or cordon yet
-  (checked once a later event's announcement is done: the agent's writes are in order).
+  (checked once a later event's announcement is done: the agent's writes are in order);
+- --approve own: that Reboot is not approved while a Freeze after it is; one 10 minutes ahead is,
+  once the node is tainted and cordoned.
 
 usage: check_agent_node.py FOREWARN_WATCH FOREWARN_EMULATOR
 """
@@ -117,7 +119,7 @@ binding = {"metadata": {"name": "forewarn-test-agent"},
            "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io",
                          "name": "system:serviceaccount:forewarn:forewarn-watch"}]}
 assert api("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", binding)[0] == 201
-for name in ("n-reboot", "n-admin", "n-freeze", "n-ahead"):
+for name in ("n-reboot", "n-admin", "n-freeze", "n-ahead", "n-approve"):
     assert api("POST", "/api/v1/nodes", {"metadata": {"name": name}})[0] == 201
 assert api("PATCH", "/api/v1/nodes/n-admin", {"spec": {"unschedulable": True}}, "application/merge-patch+json")[0] == 200
 
@@ -191,6 +193,27 @@ try:
     check(condition(n, "MaintenancePlanned") is not None, "2 h ahead: MaintenancePlanned at once")
     check(not ours(n), "2 h ahead: no taint yet")
     check(not n["spec"].get("unschedulable"), "2 h ahead: not cordoned yet")
+    stop(agent)
+
+    # --- --approve own: an event is approved only once the node is ready for it -----------------
+    def emu_state(eid):
+        for e in emulator("GET", "state")[1]["events"]:
+            if e["EventId"] == eid:
+                return e["state"]
+        return "gone"
+
+    agent = start_agent("n-approve", "--approve", "own", "--drain-lead", "900")
+    status, ahead = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-1"], "notice": "2h"})
+    wait_for("approve own, 2 h ahead: labelled", lambda: "forewarn/scheduled-maintenance-time" in node("n-approve")["metadata"].get("labels", {}))
+    status, freeze = emulator("POST", "azure/events", {"EventType": "Freeze", "Resources": ["vm-1"], "notice": "10m"})
+    wait_for("approve own: the Freeze (nothing to take out) approved", lambda: emu_state(freeze["EventId"]) != "Scheduled")
+    check(emu_state(ahead["EventId"]) == "Scheduled", "approve own: a Reboot 2 h ahead is not approved before its taint and cordon")
+    check(not ours(node("n-approve")), "approve own: and not tainted yet")
+    emulator("POST", "azure/events/%s/complete" % ahead["EventId"])
+    status, soon = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-1"], "notice": "10m"})
+    wait_for("approve own: a Reboot 10 min ahead approved", lambda: emu_state(soon["EventId"]) != "Scheduled")
+    n = node("n-approve")
+    check(bool(ours(n)) and n["spec"].get("unschedulable") is True, "approve own: tainted and cordoned once approved")
     stop(agent)
     agent = None
 finally:

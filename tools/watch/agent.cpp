@@ -247,23 +247,32 @@ struct agent {
         };
     }
 
+    // An announced event's prepare hook and its readiness for approval: at the announcement, or
+    // with --kubernetes once the node is ready for it (taint and cordon done, at their time).
+    void prepare(const forewarn::change& c, forewarn::approval_handle handle) {
+        if (s.on_prepare.empty()) {
+            // Nothing to drain: ready at once, and the policy decides.
+            if (approving) handle.ready();
+            return;
+        }
+        const auto approve_by = approve_by_of(c.event);
+        if (approve_by && *approve_by <= std::chrono::steady_clock::now())
+            log_line("hook prepare " + c.event.id +
+                     ": announced too close to NotBefore to approve after a hook; it runs, the event is not approved");
+        run_hook("prepare", c, prepare_deadline(approve_by), after_prepare(c.event.id, approve_by, std::move(handle), false));
+    }
+
     void make_handlers() {
         handlers.on_prepare = [this](const forewarn::change& c, forewarn::approval_handle handle) {
             emit(c);
-#if FOREWARN_WATCH_KUBERNETES
-            if (node) node->announced(c.event);
-#endif
             hooks.forget({"recover:" + c.event.id});  // an earlier occurrence of this id is over
-            if (s.on_prepare.empty()) {
-                // Nothing to drain: ready at once, and the policy decides.
-                if (approving) handle.ready();
+#if FOREWARN_WATCH_KUBERNETES
+            if (node) {  // the node first, then the hook and the approval (on the node's thread)
+                node->announced(c.event, [this, c, handle = std::move(handle)]() mutable { prepare(c, std::move(handle)); });
                 return;
             }
-            const auto approve_by = approve_by_of(c.event);
-            if (approve_by && *approve_by <= std::chrono::steady_clock::now())
-                log_line("hook prepare " + c.event.id +
-                         ": announced too close to NotBefore to approve after a hook; it runs, the event is not approved");
-            run_hook("prepare", c, prepare_deadline(approve_by), after_prepare(c.event.id, approve_by, std::move(handle), false));
+#endif
+            prepare(c, std::move(handle));
         };
         handlers.on_started = [this](const forewarn::change& c) {
             emit(c);

@@ -73,10 +73,11 @@ void node_actions::log(const std::string& line) const {
     if (options_.log) options_.log(line);
 }
 
-void node_actions::announced(const forewarn::event& e) {
+void node_actions::announced(const forewarn::event& e, std::function<void()> then) {
     {
         std::lock_guard<std::mutex> lock(m_);
-        tasks_.push_back({step::announce, e, {}, std::chrono::steady_clock::now()});
+        tasks_.push_back({step::announce, e, {}, std::chrono::steady_clock::now(),
+                          then ? std::make_shared<std::function<void()>>(std::move(then)) : nullptr});
     }
     cv_.notify_all();
 }
@@ -84,7 +85,7 @@ void node_actions::announced(const forewarn::event& e) {
 void node_actions::started(const forewarn::event& e) {
     {
         std::lock_guard<std::mutex> lock(m_);
-        tasks_.push_back({step::start, e, {}, std::chrono::steady_clock::now()});
+        tasks_.push_back({step::start, e, {}, std::chrono::steady_clock::now(), nullptr});
     }
     cv_.notify_all();
 }
@@ -96,7 +97,7 @@ void node_actions::over(const forewarn::event& e, const std::string& reason) {
         tasks_.erase(std::remove_if(tasks_.begin(), tasks_.end(),
                                     [&](const task& t) { return t.what == step::take_out && t.event.id == e.id; }),
                      tasks_.end());
-        tasks_.push_back({step::over, e, reason, std::chrono::steady_clock::now()});
+        tasks_.push_back({step::over, e, reason, std::chrono::steady_clock::now(), nullptr});
     }
     cv_.notify_all();
 }
@@ -129,6 +130,12 @@ void node_actions::run() {
             auto it = std::find_if(tasks_.begin(), tasks_.end(),
                                    [&](const task& x) { return x.what == t.what && x.event.id == t.event.id && x.due == t.due; });
             if (it != tasks_.end()) tasks_.erase(it);
+            // The node is ready for the event: after a take-out, or an announcement that needs none.
+            if (t.then && (t.what == step::take_out || (t.what == step::announce && !disruptive(t.event.type)))) {
+                lock.unlock();
+                (*t.then)();
+                lock.lock();
+            }
             if (failing) {
                 lock.unlock();
                 log("kubernetes: node " + node_.name() + " written again");
@@ -151,7 +158,7 @@ void node_actions::run() {
 
 result<void> node_actions::apply(const task& t) {
     switch (t.what) {
-    case step::announce: return announce(t.event);
+    case step::announce: return announce(t.event, t.then);
     case step::take_out: return take_out(t.event);
     case step::start: return mark_started(t.event);
     case step::over: return put_back(t.event, t.reason);
@@ -159,7 +166,7 @@ result<void> node_actions::apply(const task& t) {
     return {};
 }
 
-result<void> node_actions::announce(const forewarn::event& e) {
+result<void> node_actions::announce(const forewarn::event& e, const std::shared_ptr<std::function<void()>>& then) {
     const bool first_time = !on_.count(e.id);
     on_[e.id] = e;
     auto n = node_.get();
@@ -186,7 +193,7 @@ result<void> node_actions::announce(const forewarn::event& e) {
         std::lock_guard<std::mutex> lock(m_);
         const bool queued = std::any_of(tasks_.begin(), tasks_.end(),
                                         [&](const task& t) { return t.what == step::take_out && t.event.id == e.id; });
-        if (!queued) tasks_.push_back({step::take_out, e, {}, due});
+        if (!queued) tasks_.push_back({step::take_out, e, {}, due, then});
     }
     return {};
 }

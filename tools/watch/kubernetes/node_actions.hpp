@@ -61,7 +61,10 @@ public:
     node_actions& operator=(const node_actions&) = delete;
 
     /// Each queues its work and returns at once (called from the poller's handlers).
-    void announced(const forewarn::event& e);
+    /// `then` runs on this object's thread once the node is ready for the event: after the
+    /// announcement's writes, and for a disruptive type after its taint and cordon too (at
+    /// NotBefore less the drain lead). Never when the event is over first, or the agent stops.
+    void announced(const forewarn::event& e, std::function<void()> then = {});
     void started(const forewarn::event& e);
     void over(const forewarn::event& e, const std::string& reason);
 
@@ -78,10 +81,11 @@ private:
         forewarn::event event;
         std::string reason;
         std::chrono::steady_clock::time_point due;
+        std::shared_ptr<std::function<void()>> then;  // the node is ready for the event
     };
     void run();
     forewarn::result<void> apply(const task& t);
-    forewarn::result<void> announce(const forewarn::event& e);
+    forewarn::result<void> announce(const forewarn::event& e, const std::shared_ptr<std::function<void()>>& then);
     forewarn::result<void> take_out(const forewarn::event& e);
     forewarn::result<void> mark_started(const forewarn::event& e);
     forewarn::result<void> put_back(const forewarn::event& e, const std::string& reason);
