@@ -12,7 +12,8 @@ bound here to the verbs it needs. Each case waits on the node itself, with a bou
 - a Reboot two hours ahead under --drain-lead 900: condition and label, no taint or cordon yet
   (checked once a later event's announcement is done: the agent's writes are in order);
 - --approve own: that Reboot is not approved while a Freeze after it is; one 10 minutes ahead is,
-  once the node is tainted and cordoned.
+  once the node is tainted and cordoned;
+- check: without a role each missing permission is named with the fix; with it, every step passes.
 
 usage: check_agent_node.py FOREWARN_WATCH FOREWARN_EMULATOR
 """
@@ -108,6 +109,32 @@ def stop(p):
         check(False, "the agent stops within 15 s of SIGTERM")
 
 
+def check_run(node_name):
+    """forewarn-watch check's Kubernetes steps, by name: (result, saw, fix)."""
+    p = subprocess.run([WATCH, "check", "--cloud", "azure", "--endpoint", EMU, "--self", "vm-1", "--json",
+                        "--kubeconfig", os.environ["FOREWARN_TEST_KUBECONFIG"], "--node-name", node_name],
+                       stdout=subprocess.PIPE, stderr=sys.stderr, text=True, timeout=60)
+    report = json.loads(p.stdout)
+    return {s["step"]: (s["result"], s["saw"], s.get("fix", "")) for s in report["steps"] if s["step"].startswith("kubernetes")}
+
+
+emu = subprocess.Popen([EMULATOR, "--listen", "127.0.0.1:0", "--quiet", "--exit-with-parent", "--rate-limit", "0"],
+                       stdout=subprocess.PIPE, text=True)
+EMU = emu.stdout.readline().split()[-1]
+agent = None
+
+# --- check, before the agent's account has any role ------------------------------------------------
+assert api("POST", "/api/v1/nodes", {"metadata": {"name": "n-check"}})[0] == 201
+steps = check_run("n-check")
+check(steps.get("kubernetes", ("",))[0] == "ok", "check without a role: the API server reached, TLS verified, the token accepted")
+check(steps.get("kubernetes node", ("",))[0] == "fail" and "ClusterRole" in steps["kubernetes node"][2],
+      "check without a role: the node cannot be read, and the fix names the ClusterRole")
+access = steps.get("kubernetes access", ("", "", ""))
+check(access[0] == "fail" and "get nodes" in access[1] and "create events in namespace default" in access[1],
+      "check without a role: each missing permission named")
+steps = check_run("no-such-node")
+check(steps.get("kubernetes node", ("", "", ""))[0] == "fail", "check: a node name that does not exist fails")
+
 # --- the agent's verbs, and the nodes --------------------------------------------------------------
 role = {"metadata": {"name": "forewarn-test-agent"}, "rules": [
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
@@ -123,10 +150,9 @@ for name in ("n-reboot", "n-admin", "n-freeze", "n-ahead", "n-approve"):
     assert api("POST", "/api/v1/nodes", {"metadata": {"name": name}})[0] == 201
 assert api("PATCH", "/api/v1/nodes/n-admin", {"spec": {"unschedulable": True}}, "application/merge-patch+json")[0] == 200
 
-emu = subprocess.Popen([EMULATOR, "--listen", "127.0.0.1:0", "--quiet", "--exit-with-parent", "--rate-limit", "0"],
-                       stdout=subprocess.PIPE, text=True)
-EMU = emu.stdout.readline().split()[-1]
-agent = None
+steps = check_run("n-check")
+check(all(steps.get(k, ("",))[0] == "ok" for k in ("kubernetes", "kubernetes node", "kubernetes access")),
+      "check with the role: every Kubernetes step passes (%s)" % steps)
 try:
     # --- a Reboot ten minutes ahead: everything, then nothing --------------------------------------
     agent = start_agent("n-reboot")

@@ -17,6 +17,9 @@
 
 #include "agent.hpp"
 #include "check.hpp"
+#if FOREWARN_WATCH_KUBERNETES
+#include "kubernetes/access.hpp"
+#endif
 #include "options.hpp"
 #include "platform/arguments.hpp"
 #include "platform/service.hpp"
@@ -76,6 +79,21 @@ int check_main(std::vector<std::string> args) {
     check::metrics_port(rep, s);
     check::webhook_reachable(rep, s, overall);
     check::etcd_budget(rep, s, overall);
+    if (s.kubernetes || !s.kubeconfig.empty()) {
+#if FOREWARN_WATCH_KUBERNETES
+        auto c = s.kubeconfig.empty() ? watch::kubernetes::in_cluster(watch::kubernetes::process_environment())
+                                      : watch::kubernetes::from_kubeconfig(s.kubeconfig);
+        if (!c)
+            rep.add("kubernetes", check::outcome::fail, c.error().describe(), "the connection's settings cannot be used",
+                    s.kubeconfig.empty() ? "run in a pod with its service account mounted, or give --kubeconfig" : "correct the kubeconfig");
+        else
+            for (auto& f : watch::kubernetes::check_access(std::move(*c), s.node_name, overall.request(std::chrono::seconds(10))))
+                rep.add(f.step, f.ok ? check::outcome::ok : check::outcome::fail, f.saw, f.cause, f.fix);
+#else
+        rep.add("kubernetes", check::outcome::fail, "this forewarn-watch was built without its Kubernetes part",
+                "--kubernetes and --kubeconfig need the Linux build with yaml-cpp", "use the Linux package or image");
+#endif
+    }
     const std::string out = s.json ? rep.json(cf.bound) + "\n" : rep.text(cf.bound);
     std::fwrite(out.data(), 1, out.size(), watch::streams().lines);
     std::fflush(watch::streams().lines);
