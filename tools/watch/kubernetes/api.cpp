@@ -89,10 +89,11 @@ result<api_answer> api_client::call(http_method method, const std::string& path,
 }
 
 std::string status_message(std::string_view body) {
-    auto doc = parse_json(body);
+    const auto doc = parse_json(body);
     if (!doc || !doc->IsObject()) return {};
-    auto m = doc->FindMember("message");
-    if (m == doc->MemberEnd() || !m->value.IsString()) return {};
+    const rapidjson::Value& object = *doc;
+    const auto m = object.FindMember("message");
+    if (m == object.MemberEnd() || !m->value.IsString()) return {};
     return std::string(m->value.GetString(), m->value.GetStringLength());
 }
 
