@@ -62,13 +62,6 @@ void node_actions::stop() {
     if (thread_.joinable()) thread_.join();
 }
 
-bool node_actions::idle() const {
-    std::lock_guard<std::mutex> lock(m_);
-    if (busy_) return false;
-    const auto now = std::chrono::steady_clock::now();
-    return std::none_of(tasks_.begin(), tasks_.end(), [&](const task& t) { return t.due <= now; });
-}
-
 void node_actions::log(const std::string& line) const {
     if (options_.log) options_.log(line);
 }
@@ -118,11 +111,9 @@ void node_actions::run() {
             continue;
         }
         const task t = *due;
-        busy_ = true;
         lock.unlock();
         auto done = apply(t);
         lock.lock();
-        busy_ = false;
         if (stopping_) break;
         if (done) {
             // The task is still where it was (only this thread removes tasks, and over() removes

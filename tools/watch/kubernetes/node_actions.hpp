@@ -71,8 +71,6 @@ public:
     /// Ends the thread: the call under way is cancelled, what is queued is left (the next start
     /// reads the node again and does what is missing).
     void stop();
-    /// Tests: true once everything queued and due is done (false while a write fails).
-    bool idle() const;
 
 private:
     enum class step { announce, take_out, start, over };
@@ -94,12 +92,11 @@ private:
     node_actions_options options_;
     api_client api_;
     node_api node_;
-    mutable std::mutex m_;
+    std::mutex m_;
     std::condition_variable cv_;
     std::deque<task> tasks_;
     std::map<std::string, forewarn::event> on_;  // announced and not over, by id (the worker's)
     bool stopping_ = false;
-    bool busy_ = false;
     std::thread thread_;
 };
 
