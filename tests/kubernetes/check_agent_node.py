@@ -4,7 +4,8 @@
 
 Run under tests/kubernetes/control_plane.py (it gives the server, CA, tokens and kubeconfigs in
 FOREWARN_TEST_KUBE_* variables). forewarn-emulator plays Azure; the agent uses the agent's token,
-bound here to the verbs it needs. Each case waits on the node itself, with a bound:
+bound to examples/kubernetes/forewarn-watch.yaml's own ClusterRole, so the manifest's RBAC is what
+is tested. Each case waits on the node itself, with a bound:
 - a Reboot 10 minutes ahead: Event, condition, label, taint and cordon (recorded as forewarn's);
   over: all of it gone, and an Event says so;
 - a node an administrator cordoned: the taint comes and goes, the cordon stays;
@@ -25,7 +26,14 @@ import sys
 import time
 import urllib.request
 
+try:
+    import yaml
+except ImportError:
+    print("SKIPPED: python3-yaml is missing (./quickstart deps installs it)")
+    sys.exit(77)
+
 WATCH, EMULATOR = sys.argv[1], sys.argv[2]
+MANIFEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "kubernetes", "forewarn-watch.yaml")
 SERVER = os.environ["FOREWARN_TEST_KUBE_SERVER"]
 CTX = ssl.create_default_context(cafile=os.environ["FOREWARN_TEST_KUBE_CA"])
 ADMIN = os.environ["FOREWARN_TEST_KUBE_ADMIN_TOKEN"]
@@ -135,17 +143,14 @@ check(access[0] == "fail" and "get nodes" in access[1] and "create events in nam
 steps = check_run("no-such-node")
 check(steps.get("kubernetes node", ("", "", ""))[0] == "fail", "check: a node name that does not exist fails")
 
-# --- the agent's verbs, and the nodes --------------------------------------------------------------
-role = {"metadata": {"name": "forewarn-test-agent"}, "rules": [
-    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
-    {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]},
-    {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]}]}
-assert api("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", role)[0] == 201
-binding = {"metadata": {"name": "forewarn-test-agent"},
-           "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "forewarn-test-agent"},
-           "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io",
-                         "name": "system:serviceaccount:forewarn:forewarn-watch"}]}
-assert api("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", binding)[0] == 201
+# --- the manifest's own ClusterRole and binding, and the nodes ----------------------------------------
+# (the fixture's agent token is the user system:serviceaccount:forewarn:forewarn-watch, which the
+# binding's ServiceAccount subject names)
+with open(MANIFEST) as f:
+    manifest = {d["kind"]: d for d in yaml.safe_load_all(f) if d}
+for kind, path in (("ClusterRole", "clusterroles"), ("ClusterRoleBinding", "clusterrolebindings")):
+    status, answer = api("POST", "/apis/rbac.authorization.k8s.io/v1/" + path, manifest[kind])
+    assert status == 201, (kind, status, answer)
 for name in ("n-reboot", "n-admin", "n-freeze", "n-ahead", "n-approve"):
     assert api("POST", "/api/v1/nodes", {"metadata": {"name": name}})[0] == 201
 assert api("PATCH", "/api/v1/nodes/n-admin", {"spec": {"unschedulable": True}}, "application/merge-patch+json")[0] == 200
