@@ -14,7 +14,8 @@ is tested. Each case waits on the node itself, with a bound:
   (checked once a later event's announcement is done: the agent's writes are in order);
 - --approve own: that Reboot is not approved while a Freeze after it is; one 10 minutes ahead is,
   once the node is tainted and cordoned;
-- check: without a role each missing permission is named with the fix; with it, every step passes.
+- check: without a role each missing permission is named with the fix; with it, every step passes;
+- an API server that cannot be reached: /healthz names the failure and stays 200.
 
 usage: check_agent_node.py FOREWARN_WATCH FOREWARN_EMULATOR
 """
@@ -23,6 +24,7 @@ import os
 import ssl
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -245,6 +247,40 @@ try:
     wait_for("approve own: a Reboot 10 min ahead approved", lambda: emu_state(soon["EventId"]) != "Scheduled")
     n = node("n-approve")
     check(bool(ours(n)) and n["spec"].get("unschedulable") is True, "approve own: tainted and cordoned once approved")
+    stop(agent)
+
+    # --- an API server that cannot be reached: named on /healthz, which stays 200 ------------------
+    with open(os.environ["FOREWARN_TEST_KUBECONFIG"]) as f:
+        config = yaml.safe_load(f)
+    config["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:1"  # nothing listens there
+    broken = os.path.join(os.environ["FOREWARN_TEST_KUBE_DIR"], "unreachable.kubeconfig")
+    with open(broken, "w") as f:
+        yaml.safe_dump(config, f)
+    agent = subprocess.Popen([WATCH, "--cloud", "azure", "--endpoint", EMU, "--self", "vm-1", "--interval", "200",
+                              "--kubeconfig", broken, "--node-name", "n-reboot", "--metrics-listen", "127.0.0.1:0"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    metrics = None
+    for _ in range(50):  # the start lines, bounded
+        line = agent.stderr.readline()
+        if "metrics on " in line:
+            metrics = line.split("metrics on ")[1].split("/metrics")[0]
+            break
+    threading.Thread(target=agent.stderr.read, daemon=True).start()  # the rest of its log, never left to fill the pipe
+    check(metrics is not None, "unreachable API server: the agent starts and serves /healthz")
+    if metrics:
+        emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-1"], "notice": "10m"})
+
+        def healthz():
+            try:
+                with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(metrics + "/healthz", timeout=5) as r:
+                    return r.status, r.read().decode()
+            except urllib.error.HTTPError as e:
+                return e.code, e.read().decode()
+        wait_for("unreachable API server: /healthz names the failure", lambda: "failing kubernetes" in healthz()[1])
+        status, body = healthz()
+        check(status == 200, "unreachable API server: /healthz stays 200 (%d)" % status)
+        check("127.0.0.1:1" in body or "refused" in body or "connect" in body.lower(), "unreachable API server: the failure says why: " + body.strip())
+        check(agent.poll() is None, "unreachable API server: the agent keeps watching")
     stop(agent)
     agent = None
 finally:

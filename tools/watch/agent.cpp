@@ -384,6 +384,11 @@ struct agent {
                 // Still healthy (the other keys are heard), but a failing key is named.
                 std::string body = "ok\n";
                 for (const auto& e : health.key_errors) body += "failing key " + e.url + ": " + one_line(e.describe()) + "\n";
+#if FOREWARN_WATCH_KUBERNETES
+                // The API server's failure is named, never fatal: /healthz is the pod's liveness.
+                if (node)
+                    if (const std::string f = node->failing(); !f.empty()) body += "failing kubernetes " + one_line(f) + "\n";
+#endif
                 return {200, body};
             }
             return {503, "no successful poll for more than " + std::to_string(s.health_max_age.count()) + " s" +

@@ -62,6 +62,11 @@ void node_actions::stop() {
     if (thread_.joinable()) thread_.join();
 }
 
+std::string node_actions::failing() const {
+    std::lock_guard<std::mutex> lock(m_);
+    return failing_;
+}
+
 void node_actions::log(const std::string& line) const {
     if (options_.log) options_.log(line);
 }
@@ -133,6 +138,7 @@ void node_actions::run() {
                 lock.lock();
             }
             failing = false;
+            failing_.clear();
             pause = std::chrono::milliseconds(500);
             continue;
         }
@@ -142,6 +148,7 @@ void node_actions::run() {
             lock.lock();
         }
         failing = true;
+        failing_ = "node " + node_.name() + ": " + done.error().describe();
         cv_.wait_for(lock, pause, [this] { return stopping_; });
         pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::seconds(30));
     }

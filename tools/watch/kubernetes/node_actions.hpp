@@ -71,6 +71,9 @@ public:
     /// Ends the thread: the call under way is cancelled, what is queued is left (the next start
     /// reads the node again and does what is missing).
     void stop();
+    /// While the node's writes fail: the last failure ("" when they do not). /healthz names it
+    /// and stays 200: an API server outage must not restart every agent of the cluster.
+    std::string failing() const;
 
 private:
     enum class step { announce, take_out, start, over };
@@ -92,7 +95,8 @@ private:
     node_actions_options options_;
     api_client api_;
     node_api node_;
-    std::mutex m_;
+    mutable std::mutex m_;
+    std::string failing_;  // under m_
     std::condition_variable cv_;
     std::deque<task> tasks_;
     std::map<std::string, forewarn::event> on_;  // announced and not over, by id (the worker's)
