@@ -280,7 +280,10 @@ try:
         status, body = healthz()
         check(status == 200, "unreachable API server: /healthz stays 200 (%d)" % status)
         check("127.0.0.1:1" in body or "refused" in body or "connect" in body.lower(), "unreachable API server: the failure says why: " + body.strip())
-        check(agent.poll() is None, "unreachable API server: the agent keeps watching")
+        check(agent.poll() is None, "unreachable API server: the agent is still running")
+        polled = emulator("GET", "state")[1]["requests"]
+        wait_for("unreachable API server: the agent keeps polling the metadata service while its node writes fail",
+                 lambda: emulator("GET", "state")[1]["requests"] >= polled + 10)
     stop(agent)
     agent = None
 finally:

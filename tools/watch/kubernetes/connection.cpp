@@ -106,7 +106,7 @@ result<std::string> file_or_data(const YAML::Node& map, const char* file_key, co
 
 private_files::~private_files() {
     if (dir_.empty()) return;
-    for (const char* name : {"ca.crt", "client.crt", "client.key"}) std::remove((dir_ + "/" + name).c_str());
+    for (const auto& path : written_) std::remove(path.c_str());
     ::rmdir(dir_.c_str());
 }
 
@@ -121,6 +121,7 @@ result<std::string> private_files::write(const std::string& name, const std::str
     const std::string path = dir_ + "/" + name;
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) return error(errc::io_error, "cannot write " + path + ": " + std::strerror(errno));
+    written_.push_back(path);  // removed with the folder, even when the write below fails
     std::size_t done = 0;
     while (done < content.size()) {
         const ssize_t n = ::write(fd, content.data() + done, content.size() - done);

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace watch::kubernetes {
 
@@ -35,6 +36,7 @@ public:
 
 private:
     std::string dir_;
+    std::vector<std::string> written_;
 };
 
 /// The bearer token: given once (a kubeconfig's `token`), or read from a file that is read again

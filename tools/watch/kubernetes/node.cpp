@@ -109,14 +109,20 @@ result<void> validate_node_name(const std::string& name) {
 
 node_api::node_api(api_client& api, std::string node) : api_(api), node_(std::move(node)) {}
 
-result<node_view> node_api::get() {
-    if (auto v = validate_node_name(node_); !v) return std::move(v).error();
+result<rapidjson::Document> node_api::read() {
     auto a = api_.call(http_method::get, "/api/v1/nodes/" + node_);
     if (!a) return std::move(a).error();
     if (!a->ok()) return answer_error("GET node " + node_, *a);
     std::string why;
     auto doc = parse_json(a->body, &why);
     if (!doc || !doc->IsObject()) return error(errc::parse_error, "GET node " + node_ + ": " + (why.empty() ? "not an object" : why));
+    return std::move(*doc);
+}
+
+result<node_view> node_api::get() {
+    if (auto v = validate_node_name(node_); !v) return std::move(v).error();
+    auto doc = read();
+    if (!doc) return std::move(doc).error();
     node_view n;
     const rapidjson::Value* meta = member(*doc, "metadata");
     if (!meta || !meta->IsObject()) return error(errc::invalid_document, "GET node " + node_ + ": no metadata");
@@ -229,12 +235,8 @@ result<bool> node_api::write_taints(const std::string& key, const std::string& e
     api_answer refused;          // the last write refused, and the version it was tested against
     std::string refused_version;
     for (int round = 1;; ++round) {
-        auto a = api_.call(http_method::get, "/api/v1/nodes/" + node_);
-        if (!a) return std::move(a).error();
-        if (!a->ok()) return answer_error("GET node " + node_, *a);
-        std::string why;
-        auto doc = parse_json(a->body, &why);
-        if (!doc || !doc->IsObject()) return error(errc::parse_error, "GET node " + node_ + ": " + why);
+        auto doc = read();
+        if (!doc) return std::move(doc).error();
         const rapidjson::Value* meta = member(*doc, "metadata");
         const std::string version = meta ? member_string(*meta, "resourceVersion") : std::string();
         if (version.empty()) return error(errc::invalid_document, "GET node " + node_ + ": no resourceVersion");

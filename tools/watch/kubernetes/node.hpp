@@ -14,6 +14,8 @@
 
 #include "api.hpp"
 
+#include <rapidjson/document.h>
+
 #include <forewarn/result.hpp>
 
 #include <chrono>
@@ -97,6 +99,7 @@ public:
     void before_taint_write(std::function<void()> f) { before_taint_write_ = std::move(f); }
 
 private:
+    forewarn::result<rapidjson::Document> read();  // GET the node, parsed
     forewarn::result<bool> write_taints(const std::string& key, const std::string& effect, const taint* added);
     api_client& api_;
     std::string node_;
