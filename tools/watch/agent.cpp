@@ -249,10 +249,16 @@ struct agent {
 
     // An announced event's prepare hook and its readiness for approval: at the announcement, or
     // with --kubernetes once the node is ready for it (taint and cordon done, at their time).
-    void prepare(const forewarn::change& c, forewarn::approval_handle handle) {
+    // `may_approve` is false when the node's drain reached its deadline with pods left: the hook
+    // still runs, the event is not approved.
+    void prepare(const forewarn::change& c, forewarn::approval_handle handle, bool may_approve = true) {
         if (s.on_prepare.empty()) {
             // Nothing to drain: ready at once, and the policy decides.
-            if (approving) handle.ready();
+            if (approving && may_approve) handle.ready();
+            return;
+        }
+        if (!may_approve) {
+            run_hook("prepare", c, prepare_deadline(approve_by_of(c.event)), nullptr);
             return;
         }
         const auto approve_by = approve_by_of(c.event);
@@ -262,13 +268,23 @@ struct agent {
         run_hook("prepare", c, prepare_deadline(approve_by), after_prepare(c.event.id, approve_by, std::move(handle), false));
     }
 
+#if FOREWARN_WATCH_KUBERNETES
+    // An event the node acts on: one for this VM (an Azure document also lists its neighbours'
+    // events, which must never drain this node), or one that names no VM.
+    bool for_node(const forewarn::event& e) const {
+        return node && (e.resources.empty() || e.affects(s.self.empty() ? poller->self() : s.self));
+    }
+#endif
+
     void make_handlers() {
         handlers.on_prepare = [this](const forewarn::change& c, forewarn::approval_handle handle) {
             emit(c);
             hooks.forget({"recover:" + c.event.id});  // an earlier occurrence of this id is over
 #if FOREWARN_WATCH_KUBERNETES
-            if (node) {  // the node first, then the hook and the approval (on the node's thread)
-                node->announced(c.event, [this, c, handle = std::move(handle)]() mutable { prepare(c, std::move(handle)); });
+            if (for_node(c.event)) {  // the node first (its drain too), then the hook and the approval (on the node's thread)
+                node->announced(c.event, [this, c, handle = std::move(handle)](bool drained) mutable {
+                    prepare(c, std::move(handle), drained);
+                });
                 return;
             }
 #endif
@@ -277,7 +293,7 @@ struct agent {
         handlers.on_started = [this](const forewarn::change& c) {
             emit(c);
 #if FOREWARN_WATCH_KUBERNETES
-            if (node) node->started(c.event);
+            if (for_node(c.event)) node->started(c.event);
 #endif
             hooks.forget({"recover:" + c.event.id});
             if (!s.on_started.empty()) run_hook("started", c, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
@@ -286,7 +302,7 @@ struct agent {
             if (c.pause) counters.pause(forewarn::to_string(c.event.type), *c.pause, c.event.duration());
             emit(c);
 #if FOREWARN_WATCH_KUBERNETES
-            if (node) node->over(c.event, std::string(forewarn::to_string(c.reason)));
+            if (for_node(c.event)) node->over(c.event, std::string(forewarn::to_string(c.reason)));
 #endif
             if (!s.on_recover.empty()) run_hook("recover", c, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
             hooks.forget({"prepare:" + c.event.id, "started:" + c.event.id});  // a later occurrence runs them again
@@ -456,6 +472,9 @@ int run_agent(std::unique_ptr<source> src, const settings& s) {
         const std::string origin = c->origin;
         kubernetes::node_actions_options o;
         o.drain_lead = s.drain_lead;
+        o.hook_deadline = s.hook_deadline;
+        o.drain_margin = s.drain_margin;
+        o.drain_timeout = s.drain_timeout;
         o.cloud = a.cloud;
         o.log = [](const std::string& line) { log_line(one_line(line)); };
         a.node = std::make_unique<kubernetes::node_actions>(std::move(*c), s.node_name, std::move(o));

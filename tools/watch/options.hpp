@@ -65,6 +65,8 @@ struct settings {
     std::string kubeconfig;
     std::string node_name;                    // default: $NODE_NAME (the downward API's)
     std::chrono::seconds drain_lead{15 * 60};  // taint and cordon this long before NotBefore
+    std::chrono::seconds drain_margin{10};     // the drain ends this long before --hook-deadline
+    std::chrono::seconds drain_timeout{120};   // a drain's length for an event with no time
 };
 
 /// A comma-separated list of neutral event type names (event.hpp's to_string), or the error.
@@ -306,6 +308,12 @@ inline const std::vector<flag>& flags() {
         {"drain-lead", "SECONDS",
          "taint and cordon the node this long before an event's NotBefore, at once when less is left (default 900)",
          [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.drain_lead, "--drain-lead", false); }},
+        {"drain-margin", "SECONDS",
+         "the drain ends this long before the prepare hook's deadline (NotBefore less --hook-deadline): the time the "
+         "--on-prepare hook and the approval get after it (default 10)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.drain_margin, "--drain-margin", false); }},
+        {"drain-timeout", "SECONDS", "how long a drain may take for an event with no set time (Spot, Auto Scaling; default 120)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.drain_timeout, "--drain-timeout", true); }},
         {"etcd", "URL[,URL...]",
          "a fleet budget on this etcd cluster (its client URLs): approve early only while holding one of "
          "the group's slots (needs --fleet-group; docs/fleet.md)",

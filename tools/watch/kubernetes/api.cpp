@@ -41,7 +41,7 @@ void api_client::cancel() noexcept {
 }
 
 result<api_answer> api_client::call(http_method method, const std::string& path, const std::string& body,
-                                    std::string_view content_type) {
+                                    std::string_view content_type, bool answer_429) {
     std::lock_guard<std::mutex> lock(m_);
     const int attempts = std::max(1, options_.attempts);
     auto pause = options_.backoff;
@@ -67,7 +67,7 @@ result<api_answer> api_client::call(http_method method, const std::string& path,
             --attempt;
             continue;
         }
-        const bool again = r ? retried(r->status) : retried(r.error());
+        const bool again = r ? retried(r->status) && !(answer_429 && r->status == 429) : retried(r.error());
         if (!again || attempt >= attempts) {
             if (!r) return error(r.error().code, std::string(forewarn::to_string(method)) + " " + path + ": " + r.error().message);
             return api_answer{r->status, std::move(r->body)};

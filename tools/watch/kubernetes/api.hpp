@@ -50,8 +50,10 @@ public:
 
     /// One call: `path` from the server's root ("/api/v1/nodes/n1"), a body with its type (a
     /// patch type, or json_body). Transport failures left after the retries are the error.
+    /// `answer_429`: a 429 is the answer, not retried (an eviction's: a PodDisruptionBudget
+    /// forbids it now, and the drain decides when to ask again).
     forewarn::result<api_answer> call(forewarn::http_method method, const std::string& path, const std::string& body = {},
-                                      std::string_view content_type = {});
+                                      std::string_view content_type = {}, bool answer_429 = false);
 
     /// A stop from any thread: the call under way and every later one end with errc::cancelled.
     void cancel() noexcept;

@@ -2,9 +2,7 @@
 #include "node.hpp"
 
 #include "../json.hpp"
-
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+#include "fields.hpp"
 
 #include <ctime>
 
@@ -17,27 +15,10 @@ using forewarn::result;
 
 namespace {
 
-using writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-// Text that may come from the network (an event's id or description in a message): invalid UTF-8
-// becomes U+FFFD, so the API server always gets well-formed JSON.
-void put(writer& w, const std::string& s) {
-    const std::string json = forewarn::json_string(s, forewarn::invalid_utf8::replace).value_or("\"\"");
-    w.RawValue(json.data(), json.size(), rapidjson::kStringType);
-}
-
-std::string member_string(const rapidjson::Value& object, const char* name) {
-    if (!object.IsObject()) return {};
-    auto m = object.FindMember(name);
-    if (m == object.MemberEnd() || !m->value.IsString()) return {};
-    return std::string(m->value.GetString(), m->value.GetStringLength());
-}
-
-const rapidjson::Value* member(const rapidjson::Value& object, const char* name) {
-    if (!object.IsObject()) return nullptr;
-    auto m = object.FindMember(name);
-    return m == object.MemberEnd() ? nullptr : &m->value;
-}
+using fields::member;
+using fields::member_string;
+using fields::put;
+using fields::writer;
 
 std::vector<std::pair<std::string, std::string>> string_map(const rapidjson::Value* v) {
     std::vector<std::pair<std::string, std::string>> out;

@@ -4,6 +4,7 @@
 #include <forewarn/time.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 namespace watch::kubernetes {
@@ -45,7 +46,26 @@ std::string describe(const std::string& cloud, const forewarn::event& e) {
     return cloud + " " + std::string(forewarn::to_string(e.type)) + " " + e.id + " at " + not_before_text(e);
 }
 
+std::string seconds_text(double s) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f", s);
+    return text;
+}
+
+std::string list_of(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+    return out;
+}
+
 }  // namespace
+
+std::chrono::system_clock::time_point drain_deadline(const forewarn::event& e, std::chrono::system_clock::time_point start,
+                                                     std::chrono::seconds hook_deadline, std::chrono::seconds drain_margin,
+                                                     std::chrono::seconds drain_timeout) {
+    if (e.not_before) return *e.not_before - hook_deadline - drain_margin;
+    return start + drain_timeout;
+}
 
 node_actions::node_actions(connection c, std::string node, node_actions_options o)
     : options_(std::move(o)), api_(std::move(c), options_.api), node_(api_, std::move(node)), thread_([this] { run(); }) {}
@@ -67,15 +87,20 @@ std::string node_actions::failing() const {
     return failing_;
 }
 
+drain_stats node_actions::drains() const {
+    std::lock_guard<std::mutex> lock(m_);
+    return stats_;
+}
+
 void node_actions::log(const std::string& line) const {
     if (options_.log) options_.log(line);
 }
 
-void node_actions::announced(const forewarn::event& e, std::function<void()> then) {
+void node_actions::announced(const forewarn::event& e, std::function<void(bool)> then) {
     {
         std::lock_guard<std::mutex> lock(m_);
         tasks_.push_back({step::announce, e, {}, std::chrono::steady_clock::now(),
-                          then ? std::make_shared<std::function<void()>>(std::move(then)) : nullptr});
+                          then ? std::make_shared<std::function<void(bool)>>(std::move(then)) : nullptr});
     }
     cv_.notify_all();
 }
@@ -91,9 +116,12 @@ void node_actions::started(const forewarn::event& e) {
 void node_actions::over(const forewarn::event& e, const std::string& reason) {
     {
         std::lock_guard<std::mutex> lock(m_);
-        // A taint and cordon still waiting for their time are not needed any more.
+        // A taint and cordon still waiting for their time, or a drain's next round, are not
+        // needed any more.
         tasks_.erase(std::remove_if(tasks_.begin(), tasks_.end(),
-                                    [&](const task& t) { return t.what == step::take_out && t.event.id == e.id; }),
+                                    [&](const task& t) {
+                                        return (t.what == step::take_out || t.what == step::drain) && t.event.id == e.id;
+                                    }),
                      tasks_.end());
         tasks_.push_back({step::over, e, reason, std::chrono::steady_clock::now(), nullptr});
     }
@@ -108,11 +136,11 @@ void node_actions::run() {
         const auto now = std::chrono::steady_clock::now();
         auto due = std::find_if(tasks_.begin(), tasks_.end(), [&](const task& t) { return t.due <= now; });
         if (due == tasks_.end()) {
-            auto next = std::min_element(tasks_.begin(), tasks_.end(), [](const task& a, const task& b) { return a.due < b.due; });
-            if (next == tasks_.end())
+            auto soonest = std::min_element(tasks_.begin(), tasks_.end(), [](const task& a, const task& b) { return a.due < b.due; });
+            if (soonest == tasks_.end())
                 cv_.wait(lock);
             else
-                cv_.wait_until(lock, next->due);
+                cv_.wait_until(lock, soonest->due);
             continue;
         }
         const task t = *due;
@@ -121,15 +149,20 @@ void node_actions::run() {
         lock.lock();
         if (stopping_) break;
         if (done) {
-            // The task is still where it was (only this thread removes tasks, and over() removes
-            // take_out tasks, never the one being applied: it is copied out first).
+            // The task is where it was, unless over() removed it meanwhile (it removes take_out
+            // and drain tasks; the one being applied was copied out first): then it is not
+            // scheduled again.
             auto it = std::find_if(tasks_.begin(), tasks_.end(),
                                    [&](const task& x) { return x.what == t.what && x.event.id == t.event.id && x.due == t.due; });
-            if (it != tasks_.end()) tasks_.erase(it);
-            // The node is ready for the event: after a take-out, or an announcement that needs none.
-            if (t.then && (t.what == step::take_out || (t.what == step::announce && !disruptive(t.event.type)))) {
+            if (it != tasks_.end()) {
+                if (done->again)
+                    it->due = *done->again;
+                else
+                    tasks_.erase(it);
+            }
+            if (t.then && done->then) {
                 lock.unlock();
-                (*t.then)();
+                (*t.then)(*done->then);
                 lock.lock();
             }
             if (failing) {
@@ -154,17 +187,22 @@ void node_actions::run() {
     }
 }
 
-result<void> node_actions::apply(const task& t) {
+result<node_actions::next> node_actions::apply(const task& t) {
+    auto just = [](result<void> r) -> result<next> {
+        if (!r) return std::move(r).error();
+        return next{};
+    };
     switch (t.what) {
     case step::announce: return announce(t.event, t.then);
-    case step::take_out: return take_out(t.event);
-    case step::start: return mark_started(t.event);
-    case step::over: return put_back(t.event, t.reason);
+    case step::take_out: return take_out(t.event, t.then);
+    case step::drain: return drain_round(t.event);
+    case step::start: return just(mark_started(t.event));
+    case step::over: return just(put_back(t.event, t.reason));
     }
-    return {};
+    return next{};
 }
 
-result<void> node_actions::announce(const forewarn::event& e, const std::shared_ptr<std::function<void()>>& then) {
+result<node_actions::next> node_actions::announce(const forewarn::event& e, const then_fn& then) {
     const bool first_time = !on_.count(e.id);
     on_[e.id] = e;
     auto n = node_.get();
@@ -172,39 +210,104 @@ result<void> node_actions::announce(const forewarn::event& e, const std::shared_
     if (first_time)
         if (auto posted = node_.post_event({"MaintenanceScheduled", describe(options_.cloud, e), false}); !posted) {
             on_.erase(e.id);  // the whole step again
-            return posted;
+            return std::move(posted).error();
         }
     if (auto c = node_.set_condition({"MaintenancePlanned", "True", condition_reason(e.type), e.id + " at " + not_before_text(e)},
                                      &*n);
         !c)
-        return c;
+        return std::move(c).error();
     if (e.not_before) {
         const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(e.not_before->time_since_epoch()).count();
-        if (auto l = node_.patch_metadata({{maintenance_time_label, std::to_string(seconds)}}, {}); !l) return l;
+        if (auto l = node_.patch_metadata({{maintenance_time_label, std::to_string(seconds)}}, {}); !l) return std::move(l).error();
     }
-    if (disruptive(e.type)) {
-        auto due = std::chrono::steady_clock::now();
-        if (e.not_before) {
-            const auto left = *e.not_before - std::chrono::system_clock::now() - options_.drain_lead;
-            if (left > std::chrono::seconds(0)) due += std::chrono::duration_cast<std::chrono::steady_clock::duration>(left);
-        }
-        std::lock_guard<std::mutex> lock(m_);
-        const bool queued = std::any_of(tasks_.begin(), tasks_.end(),
-                                        [&](const task& t) { return t.what == step::take_out && t.event.id == e.id; });
-        if (!queued) tasks_.push_back({step::take_out, e, {}, due, then});
+    if (!disruptive(e.type)) return next{std::nullopt, true};  // nothing to take out: ready now
+    auto due = std::chrono::steady_clock::now();
+    if (e.not_before) {
+        const auto left = *e.not_before - std::chrono::system_clock::now() - options_.drain_lead;
+        if (left > std::chrono::seconds(0)) due += std::chrono::duration_cast<std::chrono::steady_clock::duration>(left);
     }
-    return {};
+    std::lock_guard<std::mutex> lock(m_);
+    const bool queued = std::any_of(tasks_.begin(), tasks_.end(), [&](const task& t) {
+        return (t.what == step::take_out || t.what == step::drain) && t.event.id == e.id;
+    });
+    if (!queued) tasks_.push_back({step::take_out, e, {}, due, then});
+    return next{};
 }
 
-result<void> node_actions::take_out(const forewarn::event& e) {
-    if (!on_.count(e.id)) return {};  // over before its time came
+result<node_actions::next> node_actions::take_out(const forewarn::event& e, const then_fn& then) {
+    if (!on_.count(e.id)) return next{};  // over before its time came
     if (auto t = node_.add_taint({maintenance_taint, std::string(forewarn::to_string(e.type)), "NoSchedule"}); !t)
         return std::move(t).error();
     auto n = node_.get();
     if (!n) return std::move(n).error();
-    if (n->annotation(cordoned_for_annotation)) return {};  // forewarn's cordon is there already
-    if (n->unschedulable) return {};                         // an administrator's: not ours to record or undo
-    return node_.patch_metadata({}, {{cordoned_for_annotation, e.id}}, true);
+    // The cordon, recorded as forewarn's only when forewarn makes it: a node already cordoned is
+    // an administrator's, not ours to record or undo.
+    if (!n->annotation(cordoned_for_annotation) && !n->unschedulable)
+        if (auto c = node_.patch_metadata({}, {{cordoned_for_annotation, e.id}}, true); !c) return std::move(c).error();
+    // Then the drain, round after round on this thread.
+    if (!drains_.count(e.id)) {
+        const auto deadline = drain_deadline(e, std::chrono::system_clock::now(), options_.hook_deadline, options_.drain_margin,
+                                             options_.drain_timeout);
+        drains_[e.id] = std::make_unique<drain_run>(drain_run{kubernetes::drain(api_, node_.name(), deadline),
+                                                              std::chrono::steady_clock::now(), false, std::nullopt});
+    }
+    std::lock_guard<std::mutex> lock(m_);
+    tasks_.push_back({step::drain, e, {}, std::chrono::steady_clock::now(), then});
+    return next{};
+}
+
+result<node_actions::next> node_actions::drain_round(const forewarn::event& e) {
+    auto found = drains_.find(e.id);
+    if (found == drains_.end() || !on_.count(e.id)) return next{};  // over meanwhile
+    drain_run& run = *found->second;
+    if (!run.marked) {
+        if (auto c = node_.set_condition({"DrainInProgress", "True", condition_reason(e.type),
+                                          e.id + ": evicting the node's pods until " +
+                                              forewarn::format_iso8601(run.drain.deadline())});
+            !c)
+            return std::move(c).error();
+        run.marked = true;
+    }
+    if (!run.ended) {
+        auto state = run.drain.step();
+        for (const auto& f : run.drain.take_failures()) log("kubernetes: drain of node " + node_.name() + ": " + f);
+        if (!state) {
+            // A round that fails is tried again; at the deadline the drain ends with what it has.
+            if (std::chrono::system_clock::now() < run.drain.deadline()) return std::move(state).error();
+            log("kubernetes: drain of node " + node_.name() + " at its deadline: " + state.error().describe());
+            state = drain::state::timed_out;
+        }
+        if (*state == drain::state::draining)
+            return next{std::chrono::steady_clock::now() + options_.drain_round, std::nullopt};
+        run.ended = *state;
+        const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - run.started).count();
+        std::lock_guard<std::mutex> lock(m_);
+        ++(*state == drain::state::drained ? stats_.drained : stats_.timed_out);
+        stats_.seconds += took;
+        stats_.refused += run.drain.refusals();
+        stats_.pods_left += run.drain.left().size();
+    }
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - run.started).count();
+    if (*run.ended == drain::state::drained) {
+        if (auto c = node_.set_condition({"Drained", "True", condition_reason(e.type),
+                                          e.id + ": " + std::to_string(run.drain.evicted()) + " pods evicted"});
+            !c)
+            return std::move(c).error();
+        if (auto c = node_.set_condition({"DrainInProgress", "False", "Drained", e.id}); !c) return std::move(c).error();
+        std::string message = e.id + ": " + std::to_string(run.drain.evicted()) + " pods evicted in " + seconds_text(took) + " s";
+        if (!run.drain.unowned().empty())
+            message += "; owned by no controller, not made again elsewhere: " + list_of(run.drain.unowned());
+        if (auto posted = node_.post_event({"Drained", message, false}); !posted) return std::move(posted).error();
+        return next{std::nullopt, true};
+    }
+    if (auto c = node_.set_condition({"DrainInProgress", "False", "DrainTimedOut", e.id}); !c) return std::move(c).error();
+    std::vector<std::string> left;
+    for (const auto& p : run.drain.left()) left.push_back(p.key + " (" + p.reason + ")");
+    const std::string message = e.id + ": the drain reached its deadline after " + seconds_text(took) + " s with " +
+                                std::to_string(left.size()) + " pods left: " + list_of(left) + "; the event is not approved";
+    if (auto posted = node_.post_event({"DrainTimedOut", message, true}); !posted) return std::move(posted).error();
+    log("kubernetes: " + message);
+    return next{std::nullopt, false};
 }
 
 result<void> node_actions::mark_started(const forewarn::event& e) {
@@ -213,6 +316,7 @@ result<void> node_actions::mark_started(const forewarn::event& e) {
 
 result<void> node_actions::put_back(const forewarn::event& e, const std::string& reason) {
     on_.erase(e.id);
+    drains_.erase(e.id);
     const bool others = !on_.empty();
     const bool others_disruptive = std::any_of(on_.begin(), on_.end(), [](const auto& kv) { return disruptive(kv.second.type); });
     auto n = node_.get();
@@ -225,8 +329,8 @@ result<void> node_actions::put_back(const forewarn::event& e, const std::string&
             if (auto u = node_.patch_metadata({}, {{cordoned_for_annotation, std::nullopt}}, false); !u) return u;
     }
     if (!others) {
-        for (const char* type : {"MaintenancePlanned", "MaintenanceInProgress"})
-            if (const auto* c = n->condition(type); c && c->status != "False")
+        for (const char* type : {"MaintenancePlanned", "MaintenanceInProgress", "DrainInProgress", "Drained"})
+            if (const auto* c = n->condition(type); c && (c->status != "False" || c->reason != "MaintenanceOver"))
                 if (auto w = node_.set_condition({type, "False", "MaintenanceOver", e.id + ": " + reason}, &*n); !w) return w;
         if (n->label(maintenance_time_label))
             if (auto l = node_.patch_metadata({{maintenance_time_label, std::nullopt}}, {}); !l) return l;

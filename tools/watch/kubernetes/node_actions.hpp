@@ -12,7 +12,11 @@
 // - Disruptive types (all but live migration, freeze and rebalance), at NotBefore less the drain
 //   lead, or at once: the taint `forewarn/maintenance=<type>:NoSchedule` and a cordon, recorded in
 //   the annotation `forewarn/cordoned-for` only when this agent made it (a node already cordoned
-//   is an administrator's).
+//   is an administrator's); then the drain (drain.hpp): `DrainInProgress`, the evictions, and
+//   `Drained` with an Event, or at its deadline a Warning Event `DrainTimedOut` naming each pod
+//   left. The deadline is NotBefore less the hook deadline and the drain margin (the time a
+//   prepare hook and the approval get after it), or the drain timeout from its start for an
+//   event with no time. A drain never holds up the other work: each round is one task.
 // - Started: `MaintenanceInProgress`.
 // - Over: the taint removed, the node uncordoned only if `forewarn/cordoned-for` says forewarn
 //   cordoned it, the conditions False with reason `MaintenanceOver`, the label removed, an Event
@@ -20,6 +24,7 @@
 //   stays.
 
 #include "connection.hpp"
+#include "drain.hpp"
 #include "node.hpp"
 
 #include <forewarn/event.hpp>
@@ -32,6 +37,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -46,8 +52,27 @@ bool disruptive(forewarn::event_type t) noexcept;
 /// The condition's reason for a type: a stable CamelCase word (`Reboot`, `LiveMigrate`, ...).
 std::string condition_reason(forewarn::event_type t);
 
+/// The drain's deadline: NotBefore less the hook deadline and the drain margin, or `start` plus
+/// the drain timeout for an event with no time.
+std::chrono::system_clock::time_point drain_deadline(const forewarn::event& e, std::chrono::system_clock::time_point start,
+                                                     std::chrono::seconds hook_deadline, std::chrono::seconds drain_margin,
+                                                     std::chrono::seconds drain_timeout);
+
+/// What the drains did, for /metrics.
+struct drain_stats {
+    std::size_t drained = 0;         ///< drains that ended with every evicted pod gone
+    std::size_t timed_out = 0;       ///< drains that reached their deadline with pods left
+    double seconds = 0;              ///< the ended drains' time, summed
+    std::size_t refused = 0;         ///< evictions a PodDisruptionBudget refused
+    std::size_t pods_left = 0;       ///< pods left at the deadlines
+};
+
 struct node_actions_options {
     std::chrono::seconds drain_lead{15 * 60};  ///< taint and cordon this long before NotBefore
+    std::chrono::seconds hook_deadline{15};    ///< the prepare hook's end, this long before NotBefore (--hook-deadline)
+    std::chrono::seconds drain_margin{10};     ///< the drain ends this long before the hook deadline
+    std::chrono::seconds drain_timeout{120};   ///< a drain's length for an event with no time
+    std::chrono::milliseconds drain_round{1000};  ///< between a drain's rounds
     std::string cloud;                         ///< named in the Events' messages
     std::function<void(const std::string&)> log;  ///< one line each (failures once per streak, recoveries)
     api_options api;
@@ -61,10 +86,12 @@ public:
     node_actions& operator=(const node_actions&) = delete;
 
     /// Each queues its work and returns at once (called from the poller's handlers).
-    /// `then` runs on this object's thread once the node is ready for the event: after the
-    /// announcement's writes, and for a disruptive type after its taint and cordon too (at
-    /// NotBefore less the drain lead). Never when the event is over first, or the agent stops.
-    void announced(const forewarn::event& e, std::function<void()> then = {});
+    /// `then` runs on this object's thread once the node's work for the event's announcement
+    /// has ended: after the announcement's writes, and for a disruptive type after its taint,
+    /// cordon and drain too (from NotBefore less the drain lead). Its argument says whether the
+    /// event may be approved: false when the drain reached its deadline with pods left. Never
+    /// when the event is over first, or the agent stops.
+    void announced(const forewarn::event& e, std::function<void(bool ready)> then = {});
     void started(const forewarn::event& e);
     void over(const forewarn::event& e, const std::string& reason);
 
@@ -74,20 +101,35 @@ public:
     /// While the node's writes fail: the last failure ("" when they do not). /healthz names it
     /// and stays 200: an API server outage must not restart every agent of the cluster.
     std::string failing() const;
+    drain_stats drains() const;
 
 private:
-    enum class step { announce, take_out, start, over };
+    enum class step { announce, take_out, drain, start, over };
+    using then_fn = std::shared_ptr<std::function<void(bool)>>;
     struct task {
         step what;
         forewarn::event event;
         std::string reason;
         std::chrono::steady_clock::time_point due;
-        std::shared_ptr<std::function<void()>> then;  // the node is ready for the event
+        then_fn then;  // the node's work for the announcement has ended
+    };
+    // What a task that worked asks for next: to run again at a time (a drain's next round), and
+    // whether `then` runs now, with what.
+    struct next {
+        std::optional<std::chrono::steady_clock::time_point> again;
+        std::optional<bool> then;
+    };
+    struct drain_run {
+        kubernetes::drain drain;
+        std::chrono::steady_clock::time_point started;
+        bool marked = false;                 // DrainInProgress written
+        std::optional<drain::state> ended;   // the outcome, once reached (its writes may be retried)
     };
     void run();
-    forewarn::result<void> apply(const task& t);
-    forewarn::result<void> announce(const forewarn::event& e, const std::shared_ptr<std::function<void()>>& then);
-    forewarn::result<void> take_out(const forewarn::event& e);
+    forewarn::result<next> apply(const task& t);
+    forewarn::result<next> announce(const forewarn::event& e, const then_fn& then);
+    forewarn::result<next> take_out(const forewarn::event& e, const then_fn& then);
+    forewarn::result<next> drain_round(const forewarn::event& e);
     forewarn::result<void> mark_started(const forewarn::event& e);
     forewarn::result<void> put_back(const forewarn::event& e, const std::string& reason);
     void log(const std::string& line) const;
@@ -100,6 +142,8 @@ private:
     std::condition_variable cv_;
     std::deque<task> tasks_;
     std::map<std::string, forewarn::event> on_;  // announced and not over, by id (the worker's)
+    std::map<std::string, std::unique_ptr<drain_run>> drains_;  // by event id (the worker's)
+    drain_stats stats_;  // under m_
     bool stopping_ = false;
     std::thread thread_;
 };

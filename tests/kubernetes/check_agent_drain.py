@@ -1,0 +1,322 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""forewarn-watch --kubeconfig drains its node through the Eviction API of a real kube-apiserver, with
+kube-controller-manager computing the PodDisruptionBudgets' status.
+
+Run under `tests/kubernetes/control_plane.py --controller-manager`. forewarn-emulator plays Azure;
+the agent's token is bound to examples/kubernetes/forewarn-watch.yaml's own ClusterRole;
+tests/kubernetes/kubelet_stand_in.py plays each node's kubelet (Running and Ready, a graceful
+deletion completed after its grace period, the grace period recorded). Cases:
+- a Reboot, --approve own: a budget refuses an eviction until more of its pods are Ready
+  elsewhere; forewarn asks again, the drain ends, and the event is approved only after the last
+  evicted pod is gone. The DaemonSet's pod and the mirror pod stay; a pod with an emptyDir and
+  no owner is evicted and named. The node shows, in order, the Event, MaintenancePlanned, the
+  label, the taint and the cordon, DrainInProgress, then Drained; a taint another client adds
+  during the drain survives the recover, after which the rest is gone;
+- a budget that never allows: at the deadline a Warning DrainTimedOut names the pod and the
+  budget, and the event is not approved (it starts at NotBefore);
+- grace capped: a pod with terminationGracePeriodSeconds 600 under a notice 75 s ahead is asked
+  for at most the time left to the drain's deadline (NotBefore less 15 s and 10 s).
+
+usage: check_agent_drain.py FOREWARN_WATCH FOREWARN_EMULATOR
+"""
+import json
+import os
+import ssl
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+try:
+    import yaml
+except ImportError:
+    print("SKIPPED: python3-yaml is missing (./quickstart deps installs it)")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kubelet_stand_in import KubeletStandIn  # noqa: E402
+
+WATCH, EMULATOR = sys.argv[1], sys.argv[2]
+MANIFEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "kubernetes", "forewarn-watch.yaml")
+SERVER = os.environ["FOREWARN_TEST_KUBE_SERVER"]
+CTX = ssl.create_default_context(cafile=os.environ["FOREWARN_TEST_KUBE_CA"])
+ADMIN = os.environ["FOREWARN_TEST_KUBE_ADMIN_TOKEN"]
+NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=CTX))
+failures = []
+
+
+def check(cond, what):
+    print(("ok: " if cond else "FAILED: ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def api(method, path, body=None, content_type="application/json", base=SERVER, token=ADMIN):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(base + path, data=data, method=method)
+    req.add_header("User-Agent", "forewarn-test")
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    if data is not None:
+        req.add_header("Content-Type", content_type)
+    try:
+        with NO_PROXY.open(req, timeout=10) as r:
+            text = r.read().decode()
+            return r.status, json.loads(text) if text else None
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def must(answer, what):
+    assert answer[0] in (200, 201), (what, answer)
+    return answer[1]
+
+
+def emulator(method, path, body=None):
+    return api(method, "/emulator/v1/" + path, body, base=EMU, token=None)
+
+
+def emu_event(eid):
+    for e in emulator("GET", "state")[1]["events"]:
+        if e["EventId"] == eid:
+            return e
+    return None
+
+
+def node(name):
+    return must(api("GET", "/api/v1/nodes/" + name), "get node " + name)
+
+
+def events(name):
+    items = must(api("GET", "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D" + name), "events")["items"]
+    return [(e["reason"], e["type"], e["message"]) for e in items]
+
+
+def condition(n, kind):
+    for c in n.get("status", {}).get("conditions", []):
+        if c["type"] == kind:
+            return c
+    return None
+
+
+def status_of(n, kind):
+    c = condition(n, kind)
+    return c["status"] if c else None
+
+
+def ours(n):
+    return [t for t in n.get("spec", {}).get("taints", []) if t["key"] == "forewarn/maintenance"]
+
+
+def pods(node_name):
+    items = must(api("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3D" + node_name), "pods")["items"]
+    return {p["metadata"]["namespace"] + "/" + p["metadata"]["name"] for p in items}
+
+
+def pod(name, node_name, labels=None, grace=3, owner=None, annotations=None, volumes=None, stops_after=None):
+    meta = {"name": name, "labels": labels or {}, "annotations": dict(annotations or {})}
+    if stops_after is not None:
+        meta["annotations"]["stand-in/stops-after"] = str(stops_after)
+    if owner:
+        meta["ownerReferences"] = [owner]
+    spec = {"nodeName": node_name, "terminationGracePeriodSeconds": grace, "containers": [{"name": "c", "image": "example/app"}]}
+    if volumes:
+        spec["volumes"] = volumes
+    must(api("POST", "/api/v1/namespaces/default/pods", {"metadata": meta, "spec": spec}), "create pod " + name)
+
+
+def budget(name, app, min_available):
+    must(api("POST", "/apis/policy/v1beta1/namespaces/default/poddisruptionbudgets",
+             {"metadata": {"name": name}, "spec": {"minAvailable": min_available, "selector": {"matchLabels": {"app": app}}}}),
+         "create budget " + name)
+
+
+def budget_allows(name):
+    s = must(api("GET", "/apis/policy/v1beta1/namespaces/default/poddisruptionbudgets/" + name), "budget").get("status", {})
+    return s.get("disruptionsAllowed", 0), s.get("currentHealthy", 0)
+
+
+def wait_for(what, test, seconds=30, agents=()):
+    end = time.time() + seconds
+    while time.time() < end:
+        if test():
+            return True
+        if any(a.poll() is not None for a in agents):
+            break
+        time.sleep(0.2)
+    check(False, what + " (waited %d s)" % seconds)
+    return False
+
+
+def start_agent(node_name, self_name, *extra):
+    return subprocess.Popen([WATCH, "--cloud", "azure", "--endpoint", EMU, "--self", self_name, "--interval", "200",
+                             "--kubeconfig", os.environ["FOREWARN_TEST_KUBECONFIG"], "--node-name", node_name] + list(extra),
+                            stdout=subprocess.DEVNULL, stderr=sys.stderr, env=dict(os.environ, NODE_NAME=""))
+
+
+def stop(p):
+    p.terminate()
+    try:
+        p.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        check(False, "the agent stops within 15 s of SIGTERM")
+
+
+emu = subprocess.Popen([EMULATOR, "--listen", "127.0.0.1:0", "--quiet", "--exit-with-parent", "--rate-limit", "0"],
+                       stdout=subprocess.PIPE, text=True)
+EMU = emu.stdout.readline().split()[-1]
+agents = []
+stand_ins = []
+
+with open(MANIFEST) as f:
+    manifest = {d["kind"]: d for d in yaml.safe_load_all(f) if d}
+for kind, path in (("ClusterRole", "clusterroles"), ("ClusterRoleBinding", "clusterrolebindings")):
+    must(api("POST", "/apis/rbac.authorization.k8s.io/v1/" + path, manifest[kind]), kind)
+for name in ("n-drain", "n-other", "n-stuck", "n-grace"):
+    must(api("POST", "/api/v1/nodes", {"metadata": {"name": name}}), "node " + name)
+    stand_ins.append(KubeletStandIn(api, name).start())
+
+try:
+    # --- the workloads -------------------------------------------------------------------------------
+    ds = must(api("POST", "/apis/apps/v1/namespaces/default/daemonsets", {
+        "metadata": {"name": "agent"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}},
+                 "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [{"name": "c", "image": "example/agent"}]}}}}),
+        "daemonset")
+    pod("agent-n-drain", "n-drain", {"app": "agent"},
+        owner={"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": ds["metadata"]["uid"], "controller": True})
+    pod("static-n-drain", "n-drain", annotations={"kubernetes.io/config.mirror": "0123456789abcdef"})
+    pod("scratch", "n-drain", volumes=[{"name": "tmp", "emptyDir": {}}], grace=2)
+    pod("web-0", "n-drain", {"app": "web"}, grace=3)
+    pod("web-1", "n-drain", {"app": "web"}, grace=3)
+    budget("web", "web", 2)
+    pod("db-0", "n-stuck", {"app": "db"}, grace=3)
+    budget("db", "db", 1)
+    pod("slow-0", "n-grace", grace=600, stops_after=1)
+    wait_for("the budgets counted (web 2 healthy, db 1)", lambda: budget_allows("web") == (0, 2) and budget_allows("db") == (0, 1), 60)
+
+    # --- a Reboot, --approve own: a budget that refuses, then allows --------------------------------
+    a = start_agent("n-drain", "vm-drain", "--approve", "own")
+    agents.append(a)
+    status, created = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-drain"], "notice": "10m"})
+    assert status == 200, (status, created)
+    rid = created["EventId"]
+    first = {}  # what the node showed, by when it was first seen
+
+    def observe():
+        n = node("n-drain")
+        seen = {
+            "event": any(r == "MaintenanceScheduled" for r, _, _ in events("n-drain")),
+            "planned": status_of(n, "MaintenancePlanned") == "True",
+            "label": "forewarn/scheduled-maintenance-time" in n["metadata"].get("labels", {}),
+            "taint": bool(ours(n)),
+            "cordon": n["spec"].get("unschedulable") is True,
+            "draining": status_of(n, "DrainInProgress") == "True",
+            "drained": status_of(n, "Drained") == "True",
+        }
+        for k, v in seen.items():
+            if v and k not in first:
+                first[k] = time.time()
+        return n
+
+    wait_for("Reboot: DrainInProgress", lambda: observe() and "draining" in first, 30, agents)
+    # The budget refuses: the web pods stay while the drain goes on.
+    wait_for("Reboot: the pod with an emptyDir and no owner evicted and gone", lambda: "default/scratch" not in pods("n-drain"), 30, agents)
+    time.sleep(3)  # a few of forewarn's rounds, each refused
+    observe()
+    check({"default/web-0", "default/web-1"} <= pods("n-drain"), "Reboot: the budget's pods stay while it refuses")
+    check(emu_event(rid)["state"] == "Scheduled", "Reboot: not approved while pods wait on a budget")
+    # Another client's taint, written during the drain.
+    must(api("PATCH", "/api/v1/nodes/n-drain", [
+        {"op": "add", "path": "/spec/taints/-", "value": {"key": "example.com/other", "effect": "NoSchedule"}}],
+        "application/json-patch+json"), "another client's taint")
+    # Two more of the budget's pods Ready elsewhere: it allows two disruptions.
+    pod("web-2", "n-other", {"app": "web"})
+    pod("web-3", "n-other", {"app": "web"})
+    approved_at = None
+    end = time.time() + 60
+    while time.time() < end and a.poll() is None:
+        observe()
+        e = emu_event(rid)
+        if e["state"] != "Scheduled" and approved_at is None:
+            approved_at = time.time()
+        if approved_at and "drained" in first:
+            break
+        time.sleep(0.2)
+    check(approved_at is not None, "Reboot: approved once the drain ended")
+    stand_in = stand_ins[0]
+    gone = [stand_in.gone_at.get(k) for k in ("default/web-0", "default/web-1", "default/scratch")]
+    check(all(gone), "Reboot: every evicted pod deleted for good by the stand-in (%s)" % gone)
+    if approved_at and all(gone):
+        check(approved_at >= max(gone), "Reboot: approved only after the last evicted pod was gone (%.1f s after)" % (approved_at - max(gone)))
+    left = pods("n-drain")
+    check(left == {"default/agent-n-drain", "default/static-n-drain"}, "Reboot: the DaemonSet's pod and the mirror pod stay (%s)" % sorted(left))
+    order = ["event", "planned", "label", "taint", "cordon", "draining", "drained"]
+    times = [first.get(k) for k in order]
+    check(all(times) and times == sorted(times), "Reboot: the node showed " + " → ".join(order) + " in that order (%s)" % first)
+    reasons = events("n-drain")
+    drained = [m for r, t, m in reasons if r == "Drained"]
+    check(len(drained) == 1 and "3 pods evicted" in drained[0], "Reboot: one Event Drained with the number of pods (%s)" % drained)
+    check(drained and "default/scratch" in drained[0], "Reboot: the Drained Event names the pod no controller owns")
+    check(stand_in.grace.get("default/web-0") == 3, "Reboot: a pod's own grace period when the deadline is far (%s)" % stand_in.grace)
+
+    # Over: everything forewarn did is undone, the other client's taint stays.
+    assert emulator("POST", "azure/events/%s/complete" % rid)[0] == 200
+    wait_for("Reboot: MaintenanceOver", lambda: any(r == "MaintenanceOver" for r, _, _ in events("n-drain")), 30, agents)
+    n = node("n-drain")
+    check(not ours(n), "over: forewarn's taint removed")
+    # (node.kubernetes.io/not-ready is the API server's own, on every node without a kubelet)
+    check([t["key"] for t in n["spec"].get("taints", []) if t["key"] != "node.kubernetes.io/not-ready"] == ["example.com/other"],
+          "over: the taint another client added during the drain survives (%s)" % n["spec"].get("taints"))
+    check(not n["spec"].get("unschedulable"), "over: uncordoned")
+    check("forewarn/scheduled-maintenance-time" not in n["metadata"].get("labels", {}), "over: the label removed")
+    for kind in ("MaintenancePlanned", "DrainInProgress", "Drained"):
+        c = condition(n, kind)
+        check(c is not None and c["status"] == "False" and c["reason"] == "MaintenanceOver", "over: %s False, MaintenanceOver" % kind)
+    stop(a)
+    agents.remove(a)
+
+    # --- a budget that never allows, and a grace period capped, side by side -----------------------
+    stuck = start_agent("n-stuck", "vm-stuck", "--approve", "own")
+    grace = start_agent("n-grace", "vm-grace", "--approve", "own")
+    agents += [stuck, grace]
+    status, s_event = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-stuck"], "notice": "45s"})
+    status, g_event = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-grace"], "notice": "75s"})
+    wait_for("grace: the slow pod evicted", lambda: "default/slow-0" in stand_ins[3].grace, 30, agents)
+    given = stand_ins[3].grace.get("default/slow-0")
+    check(given is not None and 40 <= given <= 50, "grace: 600 s capped at the time left to the drain's deadline, 50 s at most (%s)" % given)
+    wait_for("grace: drained and approved", lambda: status_of(node("n-grace"), "Drained") == "True"
+             and emu_event(g_event["EventId"])["state"] != "Scheduled", 30, agents)
+
+    wait_for("stuck: DrainTimedOut at the deadline", lambda: any(r == "DrainTimedOut" for r, _, _ in events("n-stuck")), 40, agents)
+    timed_out = [(t, m) for r, t, m in events("n-stuck") if r == "DrainTimedOut"]
+    check(len(timed_out) == 1 and timed_out[0][0] == "Warning", "stuck: one Warning Event DrainTimedOut")
+    check(timed_out and "default/db-0" in timed_out[0][1] and "disruption budget db" in timed_out[0][1],
+          "stuck: it names the pod and the budget (%s)" % (timed_out[0][1] if timed_out else ""))
+    n = node("n-stuck")
+    check(status_of(n, "DrainInProgress") == "False" and status_of(n, "Drained") != "True", "stuck: DrainInProgress False, not Drained")
+    check("default/db-0" in pods("n-stuck"), "stuck: the pod is still there")
+    e = emu_event(s_event["EventId"])
+    check(e["state"] == "Scheduled", "stuck: the event is not approved")
+    wait_for("stuck: the event starts at NotBefore, as without forewarn", lambda: emu_event(s_event["EventId"])["state"] != "Scheduled", 30)
+    e = emu_event(s_event["EventId"])
+    check(e.get("started_ms", 0) - e["appeared_ms"] >= 44000, "stuck: started at NotBefore, not before (%s ms)" % (e.get("started_ms", 0) - e["appeared_ms"]))
+    for s in stand_ins:
+        check(not s.errors, "the kubelet stand-in of %s worked (%s)" % (s.node, s.errors[:3]))
+finally:
+    for p in agents:
+        if p.poll() is None:
+            stop(p)
+    for s in stand_ins:
+        s.stop()
+    emu.terminate()
+    emu.wait(timeout=10)
+
+if failures:
+    print("%d check(s) failed" % len(failures))
+    sys.exit(1)
+print("all checks passed")
