@@ -25,6 +25,7 @@ import os
 import ssl
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -151,9 +152,28 @@ def wait_for(what, test, seconds=30, agents=()):
 
 
 def start_agent(node_name, self_name, *extra):
-    return subprocess.Popen([WATCH, "--cloud", "azure", "--endpoint", EMU, "--self", self_name, "--interval", "200",
-                             "--kubeconfig", os.environ["FOREWARN_TEST_KUBECONFIG"], "--node-name", node_name] + list(extra),
-                            stdout=subprocess.DEVNULL, stderr=sys.stderr, env=dict(os.environ, NODE_NAME=""))
+    """The agent, serving /metrics on a free port: (process, its base URL)."""
+    p = subprocess.Popen([WATCH, "--cloud", "azure", "--endpoint", EMU, "--self", self_name, "--interval", "200",
+                          "--kubeconfig", os.environ["FOREWARN_TEST_KUBECONFIG"], "--node-name", node_name,
+                          "--metrics-listen", "127.0.0.1:0"] + list(extra),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=dict(os.environ, NODE_NAME=""))
+    url = None
+    for _ in range(50):  # the start lines, bounded
+        line = p.stderr.readline()
+        sys.stderr.write(line)
+        if "metrics on " in line:
+            url = line.split("metrics on ")[1].split("/metrics")[0]
+            break
+    threading.Thread(target=lambda: [sys.stderr.write(l) for l in p.stderr], daemon=True).start()  # the rest of its log
+    assert url, "the agent did not say where /metrics is"
+    return p, url
+
+
+def metrics(url):
+    """/metrics' samples: {'name{labels}': value}."""
+    with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url + "/metrics", timeout=5) as r:
+        text = r.read().decode()
+    return {l.rsplit(" ", 1)[0]: float(l.rsplit(" ", 1)[1]) for l in text.splitlines() if l and not l.startswith("#")}
 
 
 def stop(p):
@@ -200,7 +220,7 @@ try:
     wait_for("the budgets counted (web 2 healthy, db 1)", lambda: budget_allows("web") == (0, 2) and budget_allows("db") == (0, 1), 60)
 
     # --- a Reboot, --approve own: a budget that refuses, then allows --------------------------------
-    a = start_agent("n-drain", "vm-drain", "--approve", "own")
+    a, a_url = start_agent("n-drain", "vm-drain", "--approve", "own")
     agents.append(a)
     status, created = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-drain"], "notice": "10m"})
     assert status == 200, (status, created)
@@ -264,6 +284,13 @@ try:
     check(drained and "default/scratch" in drained[0], "Reboot: the Drained Event names the pod no controller owns")
     check(stand_in.grace.get("default/web-0") == 3, "Reboot: a pod's own grace period when the deadline is far (%s)" % stand_in.grace)
 
+    m = metrics(a_url)
+    check(m.get('forewarn_kubernetes_drains_total{cloud="azure",outcome="drained"}') == 1
+          and m.get('forewarn_kubernetes_drains_total{cloud="azure",outcome="timed_out"}') == 0,
+          "Reboot: /metrics counts one drain, drained")
+    check(m.get('forewarn_kubernetes_evictions_refused_total{cloud="azure"}', 0) >= 2, "Reboot: /metrics counts the budget's refusals")
+    check(m.get('forewarn_kubernetes_drain_duration_seconds_sum{cloud="azure"}', 0) >= 3, "Reboot: /metrics has the drain's time")
+
     # Over: everything forewarn did is undone, the other client's taint stays.
     assert emulator("POST", "azure/events/%s/complete" % rid)[0] == 200
     wait_for("Reboot: MaintenanceOver", lambda: any(r == "MaintenanceOver" for r, _, _ in events("n-drain")), 30, agents)
@@ -281,8 +308,8 @@ try:
     agents.remove(a)
 
     # --- a budget that never allows, and a grace period capped, side by side -----------------------
-    stuck = start_agent("n-stuck", "vm-stuck", "--approve", "own")
-    grace = start_agent("n-grace", "vm-grace", "--approve", "own")
+    stuck, stuck_url = start_agent("n-stuck", "vm-stuck", "--approve", "own")
+    grace, grace_url = start_agent("n-grace", "vm-grace", "--approve", "own")
     agents += [stuck, grace]
     status, s_event = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-stuck"], "notice": "45s"})
     status, g_event = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-grace"], "notice": "75s"})
@@ -305,6 +332,9 @@ try:
     wait_for("stuck: the event starts at NotBefore, as without forewarn", lambda: emu_event(s_event["EventId"])["state"] != "Scheduled", 30)
     e = emu_event(s_event["EventId"])
     check(e.get("started_ms", 0) - e["appeared_ms"] >= 44000, "stuck: started at NotBefore, not before (%s ms)" % (e.get("started_ms", 0) - e["appeared_ms"]))
+    m = metrics(stuck_url)
+    check(m.get('forewarn_kubernetes_drains_total{cloud="azure",outcome="timed_out"}') == 1
+          and m.get('forewarn_kubernetes_pods_left_total{cloud="azure"}') == 1, "stuck: /metrics counts a drain timed out with 1 pod left")
     for s in stand_ins:
         check(not s.errors, "the kubelet stand-in of %s worked (%s)" % (s.node, s.errors[:3]))
 finally:

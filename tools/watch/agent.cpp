@@ -390,7 +390,13 @@ struct agent {
 
     std::pair<int, std::string> serve(std::string_view path) const {
         const auto health = poller->health();
-        if (path == "/metrics") return {200, counters.exposition(cloud, health, poller->last_document(), readiness_now().ready)};
+        if (path == "/metrics") {
+            std::string body = counters.exposition(cloud, health, poller->last_document(), readiness_now().ready);
+#if FOREWARN_WATCH_KUBERNETES
+            if (node) body += kubernetes::drain_metrics("cloud=\"" + cloud + "\"", node->drains());  // a cloud's name: no escaping
+#endif
+            return {200, body};
+        }
         if (path == "/readyz") {
             const auto r = readiness_now();
             return {r.ready ? 200 : 503, (r.ready ? "ready: " : "not ready: ") + one_line(r.why) + "\n"};

@@ -67,6 +67,30 @@ std::chrono::system_clock::time_point drain_deadline(const forewarn::event& e, s
     return start + drain_timeout;
 }
 
+std::string drain_metrics(const std::string& labels, const drain_stats& d) {
+    std::string o;
+    auto line = [&](const std::string& name, const std::string& extra, double v) {
+        char num[64];
+        std::snprintf(num, sizeof num, "%.17g", v);
+        o += name + "{" + labels + extra + "} " + num + "\n";
+    };
+    o += "# HELP forewarn_kubernetes_drains_total Drains of the node that ended, by outcome.\n"
+         "# TYPE forewarn_kubernetes_drains_total counter\n";
+    line("forewarn_kubernetes_drains_total", ",outcome=\"drained\"", double(d.drained));
+    line("forewarn_kubernetes_drains_total", ",outcome=\"timed_out\"", double(d.timed_out));
+    o += "# HELP forewarn_kubernetes_drain_duration_seconds Time the ended drains took.\n"
+         "# TYPE forewarn_kubernetes_drain_duration_seconds summary\n";
+    line("forewarn_kubernetes_drain_duration_seconds_sum", "", d.seconds);
+    line("forewarn_kubernetes_drain_duration_seconds_count", "", double(d.drained + d.timed_out));
+    o += "# HELP forewarn_kubernetes_evictions_refused_total Evictions a PodDisruptionBudget refused (each time).\n"
+         "# TYPE forewarn_kubernetes_evictions_refused_total counter\n";
+    line("forewarn_kubernetes_evictions_refused_total", "", double(d.refused));
+    o += "# HELP forewarn_kubernetes_pods_left_total Pods still on the node when a drain reached its deadline.\n"
+         "# TYPE forewarn_kubernetes_pods_left_total counter\n";
+    line("forewarn_kubernetes_pods_left_total", "", double(d.pods_left));
+    return o;
+}
+
 node_actions::node_actions(connection c, std::string node, node_actions_options o)
     : options_(std::move(o)), api_(std::move(c), options_.api), node_(api_, std::move(node)), thread_([this] { run(); }) {}
 
@@ -249,7 +273,7 @@ result<node_actions::next> node_actions::take_out(const forewarn::event& e, cons
         const auto deadline = drain_deadline(e, std::chrono::system_clock::now(), options_.hook_deadline, options_.drain_margin,
                                              options_.drain_timeout);
         drains_[e.id] = std::make_unique<drain_run>(drain_run{kubernetes::drain(api_, node_.name(), deadline),
-                                                              std::chrono::steady_clock::now(), false, std::nullopt});
+                                                              std::chrono::steady_clock::now(), false, std::nullopt, 0, {}, {}});
     }
     std::lock_guard<std::mutex> lock(m_);
     tasks_.push_back({step::drain, e, {}, std::chrono::steady_clock::now(), then});
@@ -270,11 +294,17 @@ result<node_actions::next> node_actions::drain_round(const forewarn::event& e) {
     }
     if (!run.ended) {
         auto state = run.drain.step();
-        for (const auto& f : run.drain.take_failures()) log("kubernetes: drain of node " + node_.name() + ": " + f);
+        for (const auto& f : run.drain.take_failures())  // each failure once, not once a round
+            if (run.logged.insert(f).second) log("kubernetes: drain of node " + node_.name() + ": " + f);
+        {
+            std::lock_guard<std::mutex> lock(m_);
+            stats_.refused += run.drain.refusals() - run.refusals_counted;
+        }
+        run.refusals_counted = run.drain.refusals();
         if (!state) {
             // A round that fails is tried again; at the deadline the drain ends with what it has.
             if (std::chrono::system_clock::now() < run.drain.deadline()) return std::move(state).error();
-            log("kubernetes: drain of node " + node_.name() + " at its deadline: " + state.error().describe());
+            run.last_error = state.error().describe();
             state = drain::state::timed_out;
         }
         if (*state == drain::state::draining)
@@ -284,7 +314,6 @@ result<node_actions::next> node_actions::drain_round(const forewarn::event& e) {
         std::lock_guard<std::mutex> lock(m_);
         ++(*state == drain::state::drained ? stats_.drained : stats_.timed_out);
         stats_.seconds += took;
-        stats_.refused += run.drain.refusals();
         stats_.pods_left += run.drain.left().size();
     }
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - run.started).count();
@@ -303,8 +332,10 @@ result<node_actions::next> node_actions::drain_round(const forewarn::event& e) {
     if (auto c = node_.set_condition({"DrainInProgress", "False", "DrainTimedOut", e.id}); !c) return std::move(c).error();
     std::vector<std::string> left;
     for (const auto& p : run.drain.left()) left.push_back(p.key + " (" + p.reason + ")");
-    const std::string message = e.id + ": the drain reached its deadline after " + seconds_text(took) + " s with " +
-                                std::to_string(left.size()) + " pods left: " + list_of(left) + "; the event is not approved";
+    std::string message = e.id + ": the drain reached its deadline after " + seconds_text(took) + " s with " +
+                          std::to_string(left.size()) + " pods left: " + list_of(left);
+    if (!run.last_error.empty()) message += "; its last round failed: " + run.last_error;
+    message += "; the event is not approved";
     if (auto posted = node_.post_event({"DrainTimedOut", message, true}); !posted) return std::move(posted).error();
     log("kubernetes: " + message);
     return next{std::nullopt, false};

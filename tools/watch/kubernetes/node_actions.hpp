@@ -38,6 +38,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -66,6 +67,10 @@ struct drain_stats {
     std::size_t refused = 0;         ///< evictions a PodDisruptionBudget refused
     std::size_t pods_left = 0;       ///< pods left at the deadlines
 };
+
+/// The drains in the text exposition format, for /metrics: `labels` are the agent's own
+/// (`cloud="azure"`), already escaped.
+std::string drain_metrics(const std::string& labels, const drain_stats& d);
 
 struct node_actions_options {
     std::chrono::seconds drain_lead{15 * 60};  ///< taint and cordon this long before NotBefore
@@ -124,6 +129,9 @@ private:
         std::chrono::steady_clock::time_point started;
         bool marked = false;                 // DrainInProgress written
         std::optional<drain::state> ended;   // the outcome, once reached (its writes may be retried)
+        std::size_t refusals_counted = 0;    // of drain.refusals(), in stats_ already
+        std::set<std::string> logged;        // eviction failures logged (each once)
+        std::string last_error;              // the round that failed at the deadline
     };
     void run();
     forewarn::result<next> apply(const task& t);
