@@ -21,6 +21,8 @@ const std::vector<permission>& needed_permissions() {
         {"patch", "nodes", "", ""},
         {"patch", "nodes", "status", ""},
         {"create", "events", "", "default"},
+        {"list", "pods", "", ""},              // the drain: the node's pods
+        {"create", "pods", "eviction", ""},    // and their evictions
     };
     return all;
 }
