@@ -55,7 +55,9 @@ def taken_out():
 role = {"metadata": {"name": "forewarn-bench"}, "rules": [
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
     {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]},
-    {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]}]}
+    {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},  # the drain (no pods here: one list)
+    {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]}]}
 call("POST", SERVER + "/apis/rbac.authorization.k8s.io/v1/clusterroles", role)
 call("POST", SERVER + "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
     "metadata": {"name": "forewarn-bench"},
