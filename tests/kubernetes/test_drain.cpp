@@ -58,7 +58,7 @@ TEST_CASE("a node's pods: DaemonSet, mirror and finished pods stay, every other 
     CHECK((*pods)[7].being_deleted);
 }
 
-TEST_CASE("a pod list that is not one is refused; members of the wrong type are absent, never a crash") {
+TEST_CASE("a pod list that is not one is refused, and members of the wrong type are absent, never a crash") {
     CHECK_FALSE(parse_pod_list(""));
     CHECK_FALSE(parse_pod_list("[]"));
     CHECK_FALSE(parse_pod_list(R"({"items":{}})"));
