@@ -13,8 +13,9 @@ deletion completed after its grace period, the grace period recorded). Cases:
   no owner is evicted and named. The node shows, in order, the Event, MaintenancePlanned, the
   label, the taint and the cordon, DrainInProgress, then Drained; a taint another client adds
   during the drain survives the recover, after which the rest is gone;
-- a budget that never allows: at the deadline a Warning DrainTimedOut names the pod and the
-  budget, and the event is not approved (it starts at NotBefore);
+- a budget that never allows: at the deadline (NotBefore less --hook-deadline and --drain-margin)
+  a Warning DrainTimedOut names the pod and the budget, and the event is not approved (it starts
+  at NotBefore);
 - grace capped: a pod with terminationGracePeriodSeconds 600 under a notice 75 s ahead is asked
   for at most the time left to the drain's deadline (NotBefore less 15 s and 10 s).
 
@@ -308,10 +309,11 @@ try:
     agents.remove(a)
 
     # --- a budget that never allows, and a grace period capped, side by side -----------------------
-    stuck, stuck_url = start_agent("n-stuck", "vm-stuck", "--approve", "own")
+    # (a shorter --hook-deadline and --drain-margin: its deadline 10 s after the notice, NotBefore 20 s)
+    stuck, stuck_url = start_agent("n-stuck", "vm-stuck", "--approve", "own", "--hook-deadline", "5", "--drain-margin", "5")
     grace, grace_url = start_agent("n-grace", "vm-grace", "--approve", "own")
     agents += [stuck, grace]
-    status, s_event = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-stuck"], "notice": "45s"})
+    status, s_event = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-stuck"], "notice": "20s"})
     status, g_event = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-grace"], "notice": "75s"})
     wait_for("grace: the slow pod evicted", lambda: "default/slow-0" in stand_ins[3].grace, 30, agents)
     given = stand_ins[3].grace.get("default/slow-0")
@@ -331,7 +333,7 @@ try:
     check(e["state"] == "Scheduled", "stuck: the event is not approved")
     wait_for("stuck: the event starts at NotBefore, as without forewarn", lambda: emu_event(s_event["EventId"])["state"] != "Scheduled", 30)
     e = emu_event(s_event["EventId"])
-    check(e.get("started_ms", 0) - e["appeared_ms"] >= 44000, "stuck: started at NotBefore, not before (%s ms)" % (e.get("started_ms", 0) - e["appeared_ms"]))
+    check(e.get("started_ms", 0) - e["appeared_ms"] >= 19000, "stuck: started at NotBefore, not before (%s ms)" % (e.get("started_ms", 0) - e["appeared_ms"]))
     m = metrics(stuck_url)
     check(m.get('forewarn_kubernetes_drains_total{cloud="azure",outcome="timed_out"}') == 1
           and m.get('forewarn_kubernetes_pods_left_total{cloud="azure"}') == 1, "stuck: /metrics counts a drain timed out with 1 pod left")

@@ -333,7 +333,7 @@ result<node_actions::next> node_actions::drain_round(const forewarn::event& e) {
     std::vector<std::string> left;
     for (const auto& p : run.drain.left()) left.push_back(p.key + " (" + p.reason + ")");
     std::string message = e.id + ": the drain reached its deadline after " + seconds_text(took) + " s with " +
-                          std::to_string(left.size()) + " pods left: " + list_of(left);
+                          std::to_string(left.size()) + (left.size() == 1 ? " pod" : " pods") + " left: " + list_of(left);
     if (!run.last_error.empty()) message += "; its last round failed: " + run.last_error;
     message += "; the event is not approved";
     if (auto posted = node_.post_event({"DrainTimedOut", message, true}); !posted) return std::move(posted).error();
