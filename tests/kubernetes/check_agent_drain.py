@@ -18,6 +18,9 @@ deletion completed after its grace period, the grace period recorded). Cases:
   at NotBefore);
 - grace capped: a pod with terminationGracePeriodSeconds 600 under a notice 75 s ahead is asked
   for at most the time left to the drain's deadline (NotBefore less 15 s and 10 s).
+- kill -9 during the drain (a budget refusing), then a restart with the same state file: the
+  drain resumes from what the node records (the annotation forewarn/events) and ends, the event
+  is approved; one taint, one cordon record, one MaintenanceScheduled Event across both runs.
 
 usage: check_agent_drain.py FOREWARN_WATCH FOREWARN_EMULATOR
 """
@@ -197,7 +200,7 @@ with open(MANIFEST) as f:
     manifest = {d["kind"]: d for d in yaml.safe_load_all(f) if d}
 for kind, path in (("ClusterRole", "clusterroles"), ("ClusterRoleBinding", "clusterrolebindings")):
     must(api("POST", "/apis/rbac.authorization.k8s.io/v1/" + path, manifest[kind]), kind)
-for name in ("n-drain", "n-other", "n-stuck", "n-grace"):
+for name in ("n-drain", "n-other", "n-stuck", "n-grace", "n-kill"):
     must(api("POST", "/api/v1/nodes", {"metadata": {"name": name}}), "node " + name)
     stand_ins.append(KubeletStandIn(api, name).start())
 
@@ -218,7 +221,10 @@ try:
     pod("db-0", "n-stuck", {"app": "db"}, grace=3)
     budget("db", "db", 1)
     pod("slow-0", "n-grace", grace=600, stops_after=1)
-    wait_for("the budgets counted (web 2 healthy, db 1)", lambda: budget_allows("web") == (0, 2) and budget_allows("db") == (0, 1), 60)
+    pod("kill-0", "n-kill", {"app": "kill"}, grace=2)
+    budget("kill", "kill", 1)
+    wait_for("the budgets counted (web 2 healthy, db 1, kill 1)",
+             lambda: budget_allows("web") == (0, 2) and budget_allows("db") == (0, 1) and budget_allows("kill") == (0, 1), 60)
 
     # --- a Reboot, --approve own: a budget that refuses, then allows --------------------------------
     a, a_url = start_agent("n-drain", "vm-drain", "--approve", "own")
@@ -334,6 +340,36 @@ try:
     wait_for("stuck: the event starts at NotBefore, as without forewarn", lambda: emu_event(s_event["EventId"])["state"] != "Scheduled", 30)
     e = emu_event(s_event["EventId"])
     check(e.get("started_ms", 0) - e["appeared_ms"] >= 19000, "stuck: started at NotBefore, not before (%s ms)" % (e.get("started_ms", 0) - e["appeared_ms"]))
+    # --- kill -9 during the drain, then a restart with the same state file ---------------------------
+    state = os.path.join(os.environ["FOREWARN_TEST_KUBE_DIR"], "kill-state.json")
+    killed, killed_url = start_agent("n-kill", "vm-kill", "--approve", "own", "--state-file", state)
+    agents.append(killed)
+    status, k_event = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-kill"], "notice": "10m"})
+    kid = k_event["EventId"]
+    wait_for("kill: the budget refused an eviction", lambda: metrics(killed_url).get(
+        'forewarn_kubernetes_evictions_refused_total{cloud="azure"}', 0) >= 1, 30, agents)
+    killed.kill()
+    killed.wait()
+    agents.remove(killed)
+    check(status_of(node("n-kill"), "DrainInProgress") == "True", "kill: killed with its drain in progress")
+    restarted, _ = start_agent("n-kill", "vm-kill", "--approve", "own", "--state-file", state)
+    agents.append(restarted)
+    pod("kill-1", "n-other", {"app": "kill"})  # the budget allows one disruption now
+    wait_for("kill: after the restart, the drain resumed and ended", lambda: status_of(node("n-kill"), "Drained") == "True", 40, agents)
+    wait_for("kill: and the event is approved", lambda: emu_event(kid)["state"] != "Scheduled", 20, agents)
+    n = node("n-kill")
+    check(len(ours(n)) == 1, "kill: one taint (%s)" % ours(n))
+    check(n["metadata"]["annotations"].get("forewarn/cordoned-for") == kid, "kill: the cordon recorded once, as the event's")
+    reasons = [r for r, _, _ in events("n-kill")]
+    check(reasons.count("MaintenanceScheduled") == 1 and reasons.count("Drained") == 1,
+          "kill: one Event MaintenanceScheduled and one Drained across both runs (%s)" % reasons)
+    check("default/kill-0" not in pods("n-kill"), "kill: the pod the budget held is gone")
+    assert emulator("POST", "azure/events/%s/complete" % kid)[0] == 200
+    wait_for("kill: over after the restart", lambda: any(r == "MaintenanceOver" for r, _, _ in events("n-kill")), 30, agents)
+    n = node("n-kill")
+    check(not ours(n) and not n["spec"].get("unschedulable") and "forewarn/events" not in n["metadata"].get("annotations", {}),
+          "kill: over: untainted, uncordoned, the record removed")
+
     m = metrics(stuck_url)
     check(m.get('forewarn_kubernetes_drains_total{cloud="azure",outcome="timed_out"}') == 1
           and m.get('forewarn_kubernetes_pods_left_total{cloud="azure"}') == 1, "stuck: /metrics counts a drain timed out with 1 pod left")

@@ -8,6 +8,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 using forewarn::event_type;
 using watch::kubernetes::condition_reason;
@@ -33,4 +34,24 @@ TEST_CASE("every event type is disruptive but live migration, freeze and rebalan
     CHECK(reasons.size() == sizeof all / sizeof all[0]);  // no two types share a reason
     CHECK(condition_reason(event_type::live_migrate) == "LiveMigrate");
     CHECK(condition_reason(event_type::reboot) == "Reboot");
+}
+
+TEST_CASE("the node's record of events: set, kept beside others, removed, and started afresh when malformed") {
+    using watch::kubernetes::records_of;
+    using watch::kubernetes::with_record;
+    const std::string one = with_record(nullptr, "A", std::string(R"({"kind":"prepare","event":{"id":"A"}})"));
+    CHECK(records_of(one) == std::vector<std::string>{R"({"kind":"prepare","event":{"id":"A"}})"});
+    const std::string two = with_record(&one, "B", std::string(R"({"kind":"prepare","event":{"id":"B"}})"));
+    CHECK(records_of(two).size() == 2);
+    // Set again: replaced, not doubled.
+    CHECK(records_of(with_record(&two, "A", std::string(R"({"kind":"prepare","event":{"id":"A","x":1}})"))).size() == 2);
+    const std::string back = with_record(&two, "B", std::nullopt);
+    CHECK(back == one);
+    CHECK(with_record(&one, "A", std::nullopt).empty());  // none left: the annotation goes
+    // Someone else's value, or a record that is not an object: never a crash.
+    const std::string junk = "not json";
+    CHECK(records_of(junk).empty());
+    CHECK(records_of(with_record(&junk, "C", std::string(R"({"event":{"id":"C"}})"))).size() == 1);
+    CHECK(records_of(R"({"A":"text","B":{"event":{"id":"B"}}})").size() == 1);
+    CHECK(with_record(nullptr, "D", std::string("[1,2]")).empty());
 }

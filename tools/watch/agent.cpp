@@ -25,6 +25,7 @@
 #include "platform/etcd_transport.hpp"
 #include "platform/stop_signal.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -282,7 +283,7 @@ struct agent {
             hooks.forget({"recover:" + c.event.id});  // an earlier occurrence of this id is over
 #if FOREWARN_WATCH_KUBERNETES
             if (for_node(c.event)) {  // the node first (its drain too), then the hook and the approval (on the node's thread)
-                node->announced(c.event, [this, c, handle = std::move(handle)](bool drained) mutable {
+                node->announced(c, [this, c, handle = std::move(handle)](bool drained) mutable {
                     prepare(c, std::move(handle), drained);
                 });
                 return;
@@ -440,6 +441,26 @@ struct agent {
         });
     }
 
+#if FOREWARN_WATCH_KUBERNETES
+    // The events an earlier run recorded on the node (killed mid-drain, or stopped): their work
+    // again, the drain resumed, the prepare hook and the approval after it through approval(id),
+    // as resume_hooks() does for a hook. An event the service no longer lists is put back.
+    void resume_node() {
+        if (!node) return;
+        auto recorded = node->recorded();
+        if (!recorded) {  // the node's writes will say more; the poller's own announcements still come
+            log_line("kubernetes: the node's record of earlier events could not be read: " + one_line(recorded.error().describe()));
+            return;
+        }
+        for (auto& c : *recorded) {
+            if (!for_node(c.event)) continue;
+            log_line("kubernetes: resuming " + c.event.id + " (recorded on the node by an earlier run)");
+            const std::string id = c.event.id;
+            node->resumed(c, [this, c, id](bool drained) mutable { prepare(c, poller->approval(id), drained); });
+        }
+    }
+#endif
+
     // What reaches the poller, stopped (the poller itself is stopped by its owner).
     void stop_around() {
         if (server) server->stop();
@@ -483,6 +504,12 @@ int run_agent(std::unique_ptr<source> src, const settings& s) {
         o.drain_timeout = s.drain_timeout;
         o.cloud = a.cloud;
         o.log = [](const std::string& line) { log_line(one_line(line)); };
+        // A resumed event is over when the service's document no longer lists it (once there is one).
+        o.still_on = [&a](const std::string& id) -> std::optional<bool> {
+            if (!a.poller || !a.poller->health().last_success) return std::nullopt;
+            const auto doc = a.poller->latest_document();
+            return std::any_of(doc.events.begin(), doc.events.end(), [&](const forewarn::event& e) { return e.id == id; });
+        };
         a.node = std::make_unique<kubernetes::node_actions>(std::move(*c), s.node_name, std::move(o));
         log_line("kubernetes: node " + s.node_name + " through " + one_line(origin));
 #else
@@ -494,6 +521,9 @@ int run_agent(std::unique_ptr<source> src, const settings& s) {
     forewarn::poller<any_source> p(any_source(std::move(src)), a.handlers, a.options);
     a.poller = &p;
     a.resume_hooks();
+#if FOREWARN_WATCH_KUBERNETES
+    a.resume_node();
+#endif
 
     if (!s.metrics_listen.empty()) {
         a.server.emplace([&a](std::string_view path) { return a.serve(path); });

@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "node_actions.hpp"
 
+#include <forewarn/json.hpp>
 #include <forewarn/time.hpp>
+
+#include "../json.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -67,6 +73,43 @@ std::chrono::system_clock::time_point drain_deadline(const forewarn::event& e, s
     return start + drain_timeout;
 }
 
+std::string with_record(const std::string* annotation, const std::string& id, const std::optional<std::string>& record) {
+    rapidjson::Document doc;
+    if (annotation) {
+        if (auto parsed = parse_json(*annotation); parsed && parsed->IsObject()) doc = std::move(*parsed);
+    }
+    if (!doc.IsObject()) doc.SetObject();
+    doc.RemoveMember(rapidjson::StringRef(id.data(), id.size()));
+    if (record) {
+        auto value = parse_json(*record);
+        if (value && value->IsObject()) {
+            rapidjson::Value key(id.data(), static_cast<rapidjson::SizeType>(id.size()), doc.GetAllocator());
+            rapidjson::Value copy(*value, doc.GetAllocator());
+            doc.AddMember(key, copy, doc.GetAllocator());
+        }
+    }
+    if (doc.MemberCount() == 0) return {};
+    rapidjson::StringBuffer out;
+    rapidjson::Writer<rapidjson::StringBuffer> w(out);
+    doc.Accept(w);
+    return out.GetString();
+}
+
+std::vector<std::string> records_of(const std::string& annotation) {
+    std::vector<std::string> out;
+    auto doc = parse_json(annotation);
+    if (!doc || !doc->IsObject()) return out;
+    const rapidjson::Value& object = *doc;
+    for (auto it = object.MemberBegin(); it != object.MemberEnd(); ++it) {
+        if (!it->value.IsObject()) continue;
+        rapidjson::StringBuffer text;
+        rapidjson::Writer<rapidjson::StringBuffer> w(text);
+        it->value.Accept(w);
+        out.emplace_back(text.GetString(), text.GetSize());
+    }
+    return out;
+}
+
 std::string drain_metrics(const std::string& labels, const drain_stats& d) {
     std::string o;
     auto line = [&](const std::string& name, const std::string& extra, double v) {
@@ -120,19 +163,41 @@ void node_actions::log(const std::string& line) const {
     if (options_.log) options_.log(line);
 }
 
-void node_actions::announced(const forewarn::event& e, std::function<void(bool)> then) {
+void node_actions::queue(task t) {
     {
         std::lock_guard<std::mutex> lock(m_);
-        tasks_.push_back({step::announce, e, {}, std::chrono::steady_clock::now(),
-                          then ? std::make_shared<std::function<void(bool)>>(std::move(then)) : nullptr});
+        tasks_.push_back(std::move(t));
     }
     cv_.notify_all();
+}
+
+void node_actions::announced(const forewarn::change& c, std::function<void(bool)> then) {
+    queue({step::announce, c.event, {}, std::chrono::steady_clock::now(),
+           then ? std::make_shared<std::function<void(bool)>>(std::move(then)) : nullptr,
+           forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()), false});
+}
+
+void node_actions::resumed(const forewarn::change& c, std::function<void(bool)> then) {
+    const auto now = std::chrono::steady_clock::now();
+    queue({step::announce, c.event, {}, now, then ? std::make_shared<std::function<void(bool)>>(std::move(then)) : nullptr,
+           forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()), true});
+    queue({step::reconcile, c.event, {}, now, nullptr, {}, false});
+}
+
+result<std::vector<forewarn::change>> node_actions::recorded() {
+    auto n = node_.get();
+    if (!n) return std::move(n).error();
+    std::vector<forewarn::change> out;
+    if (const std::string* a = n->annotation(events_annotation))
+        for (const auto& text : records_of(*a))
+            if (auto c = forewarn::change_from_json(text); c && !c->event.id.empty()) out.push_back(std::move(*c));
+    return out;
 }
 
 void node_actions::started(const forewarn::event& e) {
     {
         std::lock_guard<std::mutex> lock(m_);
-        tasks_.push_back({step::start, e, {}, std::chrono::steady_clock::now(), nullptr});
+        tasks_.push_back({step::start, e, {}, std::chrono::steady_clock::now(), nullptr, {}, false});
     }
     cv_.notify_all();
 }
@@ -147,7 +212,7 @@ void node_actions::over(const forewarn::event& e, const std::string& reason) {
                                         return (t.what == step::take_out || t.what == step::drain) && t.event.id == e.id;
                                     }),
                      tasks_.end());
-        tasks_.push_back({step::over, e, reason, std::chrono::steady_clock::now(), nullptr});
+        tasks_.push_back({step::over, e, reason, std::chrono::steady_clock::now(), nullptr, {}, false});
     }
     cv_.notify_all();
 }
@@ -217,7 +282,8 @@ result<node_actions::next> node_actions::apply(const task& t) {
         return next{};
     };
     switch (t.what) {
-    case step::announce: return announce(t.event, t.then);
+    case step::announce: return announce(t);
+    case step::reconcile: return reconcile(t.event);
     case step::take_out: return take_out(t.event, t.then);
     case step::drain: return drain_round(t.event);
     case step::start: return just(mark_started(t.event));
@@ -226,11 +292,26 @@ result<node_actions::next> node_actions::apply(const task& t) {
     return next{};
 }
 
-result<node_actions::next> node_actions::announce(const forewarn::event& e, const then_fn& then) {
-    const bool first_time = !on_.count(e.id);
+result<node_actions::next> node_actions::announce(const task& t) {
+    const forewarn::event& e = t.event;
+    const then_fn& then = t.then;
+    const bool first_time = !on_.count(e.id) && !t.resumed;
     on_[e.id] = e;
+    put_back_.erase(e.id);
     auto n = node_.get();
     if (!n) return std::move(n).error();
+    // Recorded first: an agent killed after any of the writes below resumes the event.
+    if (!t.record.empty()) {
+        const std::string* was = n->annotation(events_annotation);
+        const bool there = was && [&] {
+            for (const auto& r : records_of(*was))
+                if (auto c = forewarn::change_from_json(r); c && c->event.id == e.id) return true;
+            return false;
+        }();
+        if (!there)
+            if (auto a = node_.patch_metadata({}, {{events_annotation, with_record(was, e.id, t.record)}}); !a)
+                return std::move(a).error();
+    }
     if (first_time)
         if (auto posted = node_.post_event({"MaintenanceScheduled", describe(options_.cloud, e), false}); !posted) {
             on_.erase(e.id);  // the whole step again
@@ -251,10 +332,10 @@ result<node_actions::next> node_actions::announce(const forewarn::event& e, cons
         if (left > std::chrono::seconds(0)) due += std::chrono::duration_cast<std::chrono::steady_clock::duration>(left);
     }
     std::lock_guard<std::mutex> lock(m_);
-    const bool queued = std::any_of(tasks_.begin(), tasks_.end(), [&](const task& t) {
-        return (t.what == step::take_out || t.what == step::drain) && t.event.id == e.id;
+    const bool queued = std::any_of(tasks_.begin(), tasks_.end(), [&](const task& x) {
+        return (x.what == step::take_out || x.what == step::drain) && x.event.id == e.id;
     });
-    if (!queued) tasks_.push_back({step::take_out, e, {}, due, then});
+    if (!queued) tasks_.push_back({step::take_out, e, {}, due, then, {}, false});
     return next{};
 }
 
@@ -276,7 +357,7 @@ result<node_actions::next> node_actions::take_out(const forewarn::event& e, cons
                                                               std::chrono::steady_clock::now(), false, std::nullopt, 0, {}, {}});
     }
     std::lock_guard<std::mutex> lock(m_);
-    tasks_.push_back({step::drain, e, {}, std::chrono::steady_clock::now(), then});
+    tasks_.push_back({step::drain, e, {}, std::chrono::steady_clock::now(), then, {}, false});
     return next{};
 }
 
@@ -345,7 +426,16 @@ result<void> node_actions::mark_started(const forewarn::event& e) {
     return node_.set_condition({"MaintenanceInProgress", "True", condition_reason(e.type), e.id});
 }
 
+result<node_actions::next> node_actions::reconcile(const forewarn::event& e) {
+    if (!on_.count(e.id)) return next{};  // over already
+    const std::optional<bool> on = options_.still_on ? options_.still_on(e.id) : std::optional<bool>(true);
+    if (!on) return next{std::chrono::steady_clock::now() + std::chrono::milliseconds(500), std::nullopt};
+    if (!*on) over(e, "gone while forewarn-watch was stopped");
+    return next{};
+}
+
 result<void> node_actions::put_back(const forewarn::event& e, const std::string& reason) {
+    if (put_back_.count(e.id)) return {};  // a second over of the same event: nothing left to do
     on_.erase(e.id);
     drains_.erase(e.id);
     const bool others = !on_.empty();
@@ -366,7 +456,17 @@ result<void> node_actions::put_back(const forewarn::event& e, const std::string&
         if (n->label(maintenance_time_label))
             if (auto l = node_.patch_metadata({{maintenance_time_label, std::nullopt}}, {}); !l) return l;
     }
-    return node_.post_event({"MaintenanceOver", describe(options_.cloud, e) + ": " + reason, false});
+    if (const std::string* a = n->annotation(events_annotation)) {
+        const std::string rest = with_record(a, e.id, std::nullopt);
+        if (rest != *a)
+            if (auto w = node_.patch_metadata({}, {{events_annotation, rest.empty() ? std::nullopt : std::optional<std::string>(rest)}});
+                !w)
+                return w;
+    }
+    if (auto posted = node_.post_event({"MaintenanceOver", describe(options_.cloud, e) + ": " + reason, false}); !posted)
+        return posted;
+    put_back_.insert(e.id);
+    return {};
 }
 
 }  // namespace watch::kubernetes

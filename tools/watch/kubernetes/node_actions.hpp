@@ -27,6 +27,7 @@
 #include "drain.hpp"
 #include "node.hpp"
 
+#include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
 
 #include <chrono>
@@ -41,12 +42,22 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace watch::kubernetes {
 
 inline constexpr const char* maintenance_taint = "forewarn/maintenance";
 inline constexpr const char* maintenance_time_label = "forewarn/scheduled-maintenance-time";
 inline constexpr const char* cordoned_for_annotation = "forewarn/cordoned-for";
+/// The events this agent acts on now (announced, not over), each as its change's JSON line, by
+/// id: what a restarted agent resumes, even when its state file is lost.
+inline constexpr const char* events_annotation = "forewarn/events";
+
+/// The annotation's value with `id` set to `record` (a change's JSON object) or removed (nullopt):
+/// "" when no event is left. A value that is not a JSON object is started afresh.
+std::string with_record(const std::string* annotation, const std::string& id, const std::optional<std::string>& record);
+/// Each record in the annotation's value (a change's JSON object as text); none when malformed.
+std::vector<std::string> records_of(const std::string& annotation);
 
 /// Whether the event's type takes the node out of service (taint, cordon, later the drain).
 bool disruptive(forewarn::event_type t) noexcept;
@@ -80,6 +91,9 @@ struct node_actions_options {
     std::chrono::milliseconds drain_round{1000};  ///< between a drain's rounds
     std::string cloud;                         ///< named in the Events' messages
     std::function<void(const std::string&)> log;  ///< one line each (failures once per streak, recoveries)
+    /// Whether the metadata service's document still lists the event (nullopt: no document yet):
+    /// a resumed event that is gone is over.
+    std::function<std::optional<bool>(const std::string& id)> still_on;
     api_options api;
 };
 
@@ -96,7 +110,14 @@ public:
     /// cordon and drain too (from NotBefore less the drain lead). Its argument says whether the
     /// event may be approved: false when the drain reached its deadline with pods left. Never
     /// when the event is over first, or the agent stops.
-    void announced(const forewarn::event& e, std::function<void(bool ready)> then = {});
+    void announced(const forewarn::change& c, std::function<void(bool ready)> then = {});
+    /// An event an earlier run recorded on the node (recorded()): its work again, without a second
+    /// Event, the drain resumed where the node shows it; then checked against the service's
+    /// document once there is one (`still_on`), and put back if it is gone.
+    void resumed(const forewarn::change& c, std::function<void(bool ready)> then = {});
+    /// The changes an earlier run recorded on the node (the annotation `forewarn/events`), read now
+    /// on the caller's thread.
+    forewarn::result<std::vector<forewarn::change>> recorded();
     void started(const forewarn::event& e);
     void over(const forewarn::event& e, const std::string& reason);
 
@@ -109,7 +130,7 @@ public:
     drain_stats drains() const;
 
 private:
-    enum class step { announce, take_out, drain, start, over };
+    enum class step { announce, take_out, drain, start, over, reconcile };
     using then_fn = std::shared_ptr<std::function<void(bool)>>;
     struct task {
         step what;
@@ -117,6 +138,8 @@ private:
         std::string reason;
         std::chrono::steady_clock::time_point due;
         then_fn then;  // the node's work for the announcement has ended
+        std::string record;    // announce: the change's JSON, recorded on the node
+        bool resumed = false;  // announce: an earlier run's (no second Event)
     };
     // What a task that worked asks for next: to run again at a time (a drain's next round), and
     // whether `then` runs now, with what.
@@ -135,7 +158,9 @@ private:
     };
     void run();
     forewarn::result<next> apply(const task& t);
-    forewarn::result<next> announce(const forewarn::event& e, const then_fn& then);
+    forewarn::result<next> announce(const task& t);
+    forewarn::result<next> reconcile(const forewarn::event& e);
+    void queue(task t);
     forewarn::result<next> take_out(const forewarn::event& e, const then_fn& then);
     forewarn::result<next> drain_round(const forewarn::event& e);
     forewarn::result<void> mark_started(const forewarn::event& e);
@@ -151,6 +176,7 @@ private:
     std::deque<task> tasks_;
     std::map<std::string, forewarn::event> on_;  // announced and not over, by id (the worker's)
     std::map<std::string, std::unique_ptr<drain_run>> drains_;  // by event id (the worker's)
+    std::set<std::string> put_back_;  // ids already put back by this run (a second over is nothing)
     drain_stats stats_;  // under m_
     bool stopping_ = false;
     std::thread thread_;
