@@ -18,6 +18,8 @@ deletion completed after its grace period, the grace period recorded). Cases:
   at NotBefore);
 - grace capped: a pod with terminationGracePeriodSeconds 600 under a notice 75 s ahead is asked
   for at most the time left to the drain's deadline (NotBefore less 15 s and 10 s).
+- other clouds: a GCE live migration gets the condition and the Event only (no taint, cordon or
+  drain); an AWS Spot notice drains within its two minutes, a 600 s grace period capped;
 - kill -9 during the drain (a budget refusing), then a restart with the same state file: the
   drain resumes from what the node records (the annotation forewarn/events) and ends, the event
   is approved; one taint, one cordon record, one MaintenanceScheduled Event across both runs.
@@ -155,9 +157,9 @@ def wait_for(what, test, seconds=30, agents=()):
     return False
 
 
-def start_agent(node_name, self_name, *extra):
+def start_agent(node_name, self_name, *extra, cloud="azure"):
     """The agent, serving /metrics on a free port: (process, its base URL)."""
-    p = subprocess.Popen([WATCH, "--cloud", "azure", "--endpoint", EMU, "--self", self_name, "--interval", "200",
+    p = subprocess.Popen([WATCH, "--cloud", cloud, "--endpoint", EMU, "--self", self_name, "--interval", "200",
                           "--kubeconfig", os.environ["FOREWARN_TEST_KUBECONFIG"], "--node-name", node_name,
                           "--metrics-listen", "127.0.0.1:0"] + list(extra),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=dict(os.environ, NODE_NAME=""))
@@ -200,7 +202,7 @@ with open(MANIFEST) as f:
     manifest = {d["kind"]: d for d in yaml.safe_load_all(f) if d}
 for kind, path in (("ClusterRole", "clusterroles"), ("ClusterRoleBinding", "clusterrolebindings")):
     must(api("POST", "/apis/rbac.authorization.k8s.io/v1/" + path, manifest[kind]), kind)
-for name in ("n-drain", "n-other", "n-stuck", "n-grace", "n-kill"):
+for name in ("n-drain", "n-other", "n-stuck", "n-grace", "n-kill", "n-gce", "n-spot"):
     must(api("POST", "/api/v1/nodes", {"metadata": {"name": name}}), "node " + name)
     stand_ins.append(KubeletStandIn(api, name).start())
 
@@ -222,6 +224,8 @@ try:
     budget("db", "db", 1)
     pod("slow-0", "n-grace", grace=600, stops_after=1)
     pod("kill-0", "n-kill", {"app": "kill"}, grace=2)
+    pod("gce-0", "n-gce")
+    pod("spot-0", "n-spot", grace=600, stops_after=1)
     budget("kill", "kill", 1)
     wait_for("the budgets counted (web 2 healthy, db 1, kill 1)",
              lambda: budget_allows("web") == (0, 2) and budget_allows("db") == (0, 1) and budget_allows("kill") == (0, 1), 60)
@@ -369,6 +373,25 @@ try:
     n = node("n-kill")
     check(not ours(n) and not n["spec"].get("unschedulable") and "forewarn/events" not in n["metadata"].get("annotations", {}),
           "kill: over: untainted, uncordoned, the record removed")
+
+    # --- other clouds: a GCE live migration, an AWS Spot notice ---------------------------------------
+    gce, _ = start_agent("n-gce", "vm-gce", cloud="gce")
+    aws, _ = start_agent("n-spot", "vm-spot", cloud="aws")
+    agents += [gce, aws]
+    assert emulator("POST", "gce", {"instance/maintenance-event": "MIGRATE_ON_HOST_MAINTENANCE"})[0] == 200
+    assert emulator("POST", "aws/spot", {"action": "terminate", "in": "2m"})[0] == 200
+    wait_for("GCE live migration: MaintenancePlanned", lambda: status_of(node("n-gce"), "MaintenancePlanned") == "True", 30, agents)
+    wait_for("AWS Spot: drained", lambda: status_of(node("n-spot"), "Drained") == "True", 60, agents)
+    n = node("n-gce")
+    check(condition(n, "MaintenancePlanned")["reason"] == "LiveMigrate", "GCE live migration: reason LiveMigrate")
+    check(any(r == "MaintenanceScheduled" for r, _, _ in events("n-gce")), "GCE live migration: an Event")
+    check(not ours(n) and not n["spec"].get("unschedulable") and condition(n, "DrainInProgress") is None,
+          "GCE live migration: no taint, no cordon, no drain")
+    check("default/gce-0" in pods("n-gce"), "GCE live migration: its pod stays")
+    given = stand_ins[6].grace.get("default/spot-0")
+    check(given is not None and 85 <= given <= 95,
+          "AWS Spot: a 600 s grace period capped at the time left in its two minutes less 25 s (%s)" % given)
+    check("default/spot-0" not in pods("n-spot"), "AWS Spot: the pod is gone within the notice")
 
     m = metrics(stuck_url)
     check(m.get('forewarn_kubernetes_drains_total{cloud="azure",outcome="timed_out"}') == 1
