@@ -26,9 +26,7 @@ deletion completed after its grace period, the grace period recorded). Cases:
 
 usage: check_agent_drain.py FOREWARN_WATCH FOREWARN_EMULATOR
 """
-import json
 import os
-import ssl
 import subprocess
 import sys
 import threading
@@ -43,14 +41,12 @@ except ImportError:
     sys.exit(77)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kube  # noqa: E402
+from kube import api, condition, events, must, node, ours, pods, status_of  # noqa: E402
 from kubelet_stand_in import KubeletStandIn  # noqa: E402
 
 WATCH, EMULATOR = sys.argv[1], sys.argv[2]
 MANIFEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "kubernetes", "forewarn-watch.yaml")
-SERVER = os.environ["FOREWARN_TEST_KUBE_SERVER"]
-CTX = ssl.create_default_context(cafile=os.environ["FOREWARN_TEST_KUBE_CA"])
-ADMIN = os.environ["FOREWARN_TEST_KUBE_ADMIN_TOKEN"]
-NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=CTX))
 failures = []
 
 
@@ -60,29 +56,8 @@ def check(cond, what):
         failures.append(what)
 
 
-def api(method, path, body=None, content_type="application/json", base=SERVER, token=ADMIN):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(base + path, data=data, method=method)
-    req.add_header("User-Agent", "forewarn-test")
-    if token:
-        req.add_header("Authorization", "Bearer " + token)
-    if data is not None:
-        req.add_header("Content-Type", content_type)
-    try:
-        with NO_PROXY.open(req, timeout=10) as r:
-            text = r.read().decode()
-            return r.status, json.loads(text) if text else None
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-
-
-def must(answer, what):
-    assert answer[0] in (200, 201), (what, answer)
-    return answer[1]
-
-
 def emulator(method, path, body=None):
-    return api(method, "/emulator/v1/" + path, body, base=EMU, token=None)
+    return api(method, "/emulator/v1/" + path, body, base=EMU)
 
 
 def emu_event(eid):
@@ -90,36 +65,6 @@ def emu_event(eid):
         if e["EventId"] == eid:
             return e
     return None
-
-
-def node(name):
-    return must(api("GET", "/api/v1/nodes/" + name), "get node " + name)
-
-
-def events(name):
-    items = must(api("GET", "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D" + name), "events")["items"]
-    return [(e["reason"], e["type"], e["message"]) for e in items]
-
-
-def condition(n, kind):
-    for c in n.get("status", {}).get("conditions", []):
-        if c["type"] == kind:
-            return c
-    return None
-
-
-def status_of(n, kind):
-    c = condition(n, kind)
-    return c["status"] if c else None
-
-
-def ours(n):
-    return [t for t in n.get("spec", {}).get("taints", []) if t["key"] == "forewarn/maintenance"]
-
-
-def pods(node_name):
-    items = must(api("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3D" + node_name), "pods")["items"]
-    return {p["metadata"]["namespace"] + "/" + p["metadata"]["name"] for p in items}
 
 
 def pod(name, node_name, labels=None, grace=3, owner=None, annotations=None, volumes=None, stops_after=None):
@@ -199,9 +144,7 @@ agents = []
 stand_ins = []
 
 with open(MANIFEST) as f:
-    manifest = {d["kind"]: d for d in yaml.safe_load_all(f) if d}
-for kind, path in (("ClusterRole", "clusterroles"), ("ClusterRoleBinding", "clusterrolebindings")):
-    must(api("POST", "/apis/rbac.authorization.k8s.io/v1/" + path, manifest[kind]), kind)
+    kube.apply_manifest_rbac({d["kind"]: d for d in yaml.safe_load_all(f) if d})
 for name in ("n-drain", "n-other", "n-stuck", "n-grace", "n-kill", "n-gce", "n-spot"):
     must(api("POST", "/api/v1/nodes", {"metadata": {"name": name}}), "node " + name)
     stand_ins.append(KubeletStandIn(api, name).start())

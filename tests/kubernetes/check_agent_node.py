@@ -21,7 +21,6 @@ usage: check_agent_node.py FOREWARN_WATCH FOREWARN_EMULATOR
 """
 import json
 import os
-import ssl
 import subprocess
 import sys
 import threading
@@ -34,12 +33,12 @@ except ImportError:
     print("SKIPPED: python3-yaml is missing (./quickstart deps installs it)")
     sys.exit(77)
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kube  # noqa: E402
+from kube import api, condition, node, ours  # noqa: E402
+
 WATCH, EMULATOR = sys.argv[1], sys.argv[2]
 MANIFEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "kubernetes", "forewarn-watch.yaml")
-SERVER = os.environ["FOREWARN_TEST_KUBE_SERVER"]
-CTX = ssl.create_default_context(cafile=os.environ["FOREWARN_TEST_KUBE_CA"])
-ADMIN = os.environ["FOREWARN_TEST_KUBE_ADMIN_TOKEN"]
-NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=CTX))
 failures = []
 
 
@@ -49,46 +48,12 @@ def check(cond, what):
         failures.append(what)
 
 
-def api(method, path, body=None, content_type="application/json", base=SERVER, token=ADMIN):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(base + path, data=data, method=method)
-    if token:
-        req.add_header("Authorization", "Bearer " + token)
-    if data is not None:
-        req.add_header("Content-Type", content_type)
-    try:
-        with NO_PROXY.open(req, timeout=10) as r:
-            text = r.read().decode()
-            return r.status, json.loads(text) if text else None
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-
-
 def emulator(method, path, body=None):
-    return api(method, "/emulator/v1/" + path, body, base=EMU, token=None)
-
-
-def node(name):
-    status, n = api("GET", "/api/v1/nodes/" + name)
-    assert status == 200, (status, n)
-    return n
+    return api(method, "/emulator/v1/" + path, body, base=EMU)
 
 
 def events(name):
-    status, l = api("GET", "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D" + name)
-    assert status == 200, (status, l)
-    return [e["reason"] for e in l["items"]]
-
-
-def condition(n, kind):
-    for c in n.get("status", {}).get("conditions", []):
-        if c["type"] == kind:
-            return c
-    return None
-
-
-def ours(n):
-    return [t for t in n.get("spec", {}).get("taints", []) if t["key"] == "forewarn/maintenance"]
+    return [reason for reason, _, _ in kube.events(name)]
 
 
 def wait_for(what, test, seconds=30):
