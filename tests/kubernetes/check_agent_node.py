@@ -15,6 +15,8 @@ is tested. Each case waits on the node itself, with a bound:
 - --approve own: that Reboot is not approved while a Freeze after it is; one 10 minutes ahead is,
   once the node is tainted and cordoned;
 - check: without a role each missing permission is named with the fix; with it, every step passes;
+- --kubernetes-rules: a Freeze tainted PreferNoSchedule and not cordoned, as a file says; a file
+  with a mistake stops the agent at start (exit 2), naming it;
 - an API server that cannot be reached: /healthz names the failure and stays 200.
 
 usage: check_agent_node.py FOREWARN_WATCH FOREWARN_EMULATOR
@@ -142,7 +144,7 @@ status, answer = api("PUT", "/apis/rbac.authorization.k8s.io/v1/clusterroles/" +
                      manifest["ClusterRole"])
 assert status == 200, (status, answer)
 access_when(lambda a: a[0] == "ok")
-for name in ("n-reboot", "n-admin", "n-freeze", "n-ahead", "n-approve"):
+for name in ("n-reboot", "n-admin", "n-freeze", "n-ahead", "n-approve", "n-rules"):
     assert api("POST", "/api/v1/nodes", {"metadata": {"name": name}})[0] == 201
 assert api("PATCH", "/api/v1/nodes/n-admin", {"spec": {"unschedulable": True}}, "application/merge-patch+json")[0] == 200
 
@@ -237,6 +239,27 @@ try:
     n = node("n-approve")
     check(bool(ours(n)) and n["spec"].get("unschedulable") is True, "approve own: tainted and cordoned once approved")
     stop(agent)
+
+    # --- --kubernetes-rules: a Freeze tainted PreferNoSchedule, not cordoned; a bad file refused ----
+    rules = os.path.join(os.environ["FOREWARN_TEST_KUBE_DIR"], "rules.json")
+    with open(rules, "w") as f:
+        json.dump({"freeze": {"taint": True, "effect": "PreferNoSchedule"}}, f)
+    agent = start_agent("n-rules", "--kubernetes-rules", rules, "--self", "vm-rules")  # vm-1's events are other cases'
+    status, created = emulator("POST", "azure/events", {"EventType": "Freeze", "Resources": ["vm-rules"], "notice": "10m"})
+    wait_for("rules: the Freeze tainted", lambda: ours(node("n-rules")))
+    n = node("n-rules")
+    check([(t["value"], t["effect"]) for t in ours(n)] == [("freeze", "PreferNoSchedule")], "rules: freeze:PreferNoSchedule as the file says")
+    check(not n["spec"].get("unschedulable"), "rules: not cordoned (the file's freeze leaves cordon at its default, off)")
+    emulator("POST", "azure/events/%s/complete" % created["EventId"])
+    wait_for("rules: the Freeze over, untainted", lambda: not ours(node("n-rules")))
+    stop(agent)
+    with open(rules, "w") as f:
+        f.write('{"freeze": {"drain": "yes"}}')
+    bad = subprocess.run([WATCH, "--cloud", "azure", "--endpoint", EMU, "--self", "vm-1", "--kubernetes-rules", rules,
+                          "--kubeconfig", os.environ["FOREWARN_TEST_KUBECONFIG"], "--node-name", "n-rules"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=30)
+    check(bad.returncode == 2 and "freeze.drain is not true or false" in bad.stderr,
+          "rules: a bad file stops the agent at start, naming the mistake (%d: %s)" % (bad.returncode, bad.stderr.strip()))
 
     # --- an API server that cannot be reached: named on /healthz, which stays 200 ------------------
     with open(os.environ["FOREWARN_TEST_KUBECONFIG"]) as f:

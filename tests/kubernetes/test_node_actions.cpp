@@ -55,3 +55,45 @@ TEST_CASE("the node's record of events: set, kept beside others, removed, and st
     CHECK(records_of(R"({"A":"text","B":{"event":{"id":"B"}}})").size() == 1);
     CHECK(with_record(nullptr, "D", std::string("[1,2]")).empty());
 }
+
+TEST_CASE("the rules: defaults per type, a rules document on top of them, and every mistake in it named") {
+    using watch::kubernetes::node_rules;
+    const node_rules defaults;
+    CHECK(defaults.of(event_type::reboot).taint);
+    CHECK(defaults.of(event_type::reboot).cordon);
+    CHECK(defaults.of(event_type::reboot).drain);
+    CHECK(defaults.of(event_type::reboot).effect == "NoSchedule");
+    CHECK_FALSE(defaults.of(event_type::freeze).takes_out());
+    CHECK_FALSE(defaults.of(event_type::live_migrate).takes_out());
+
+    auto r = node_rules::parse(R"({"freeze":{"taint":true,"effect":"PreferNoSchedule"},"reboot":{"drain":false},
+                                   "preempted":{"taint":false,"cordon":false,"drain":false}})");
+    REQUIRE(r);
+    CHECK(r->of(event_type::freeze).taint);
+    CHECK_FALSE(r->of(event_type::freeze).cordon);  // left out: the type's default
+    CHECK(r->of(event_type::freeze).effect == "PreferNoSchedule");
+    CHECK(r->of(event_type::reboot).cordon);
+    CHECK_FALSE(r->of(event_type::reboot).drain);
+    CHECK_FALSE(r->of(event_type::preempted).takes_out());
+    CHECK(r->of(event_type::redeploy).drain);  // not named: untouched
+
+    for (const char* bad : {"", "[]", R"({"reboot":true})", R"({"rebot":{}})", R"({"reboot":{"drain":"yes"}})",
+                            R"({"reboot":{"effect":"NoWay"}})", R"({"reboot":{"evict":true}})"}) {
+        INFO(bad);
+        auto e = node_rules::parse(bad);
+        REQUIRE_FALSE(e);
+        CHECK(e.error().message.find("the Kubernetes rules") != std::string::npos);
+    }
+    CHECK(node_rules::parse(R"({"rebot":{}})").error().message.find("\"rebot\" is not an event type") != std::string::npos);
+    CHECK(node_rules::parse(R"({"reboot":{"evict":true}})").error().message.find("\"evict\"") != std::string::npos);
+
+    node_rules flags;
+    flags.drain_also({event_type::freeze});
+    CHECK(flags.of(event_type::freeze).drain);
+    CHECK(flags.of(event_type::freeze).cordon);
+    flags.no_drain();
+    CHECK_FALSE(flags.of(event_type::freeze).drain);
+    CHECK_FALSE(flags.of(event_type::reboot).drain);
+    CHECK(flags.of(event_type::reboot).cordon);
+    CHECK(node_rules::from_file("/nonexistent/rules.json").error().code == forewarn::errc::io_error);
+}

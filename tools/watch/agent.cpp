@@ -502,6 +502,17 @@ int run_agent(std::unique_ptr<source> src, const settings& s) {
         o.hook_deadline = s.hook_deadline;
         o.drain_margin = s.drain_margin;
         o.drain_timeout = s.drain_timeout;
+        if (!s.kubernetes_rules.empty()) {
+            auto rules = kubernetes::node_rules::from_file(s.kubernetes_rules);
+            if (!rules) {
+                log_line("--kubernetes-rules: " + one_line(rules.error().describe()));
+                return 2;
+            }
+            o.rules = std::move(*rules);
+        }
+        o.rules.drain_also({s.drain_also.begin(), s.drain_also.end()});
+        if (s.no_drain) o.rules.no_drain();
+        const std::string rules_said = o.rules.describe();
         o.cloud = a.cloud;
         o.log = [](const std::string& line) { log_line(one_line(line)); };
         // A resumed event is over when the service's document no longer lists it (once there is one).
@@ -511,7 +522,7 @@ int run_agent(std::unique_ptr<source> src, const settings& s) {
             return std::any_of(doc.events.begin(), doc.events.end(), [&](const forewarn::event& e) { return e.id == id; });
         };
         a.node = std::make_unique<kubernetes::node_actions>(std::move(*c), s.node_name, std::move(o));
-        log_line("kubernetes: node " + s.node_name + " through " + one_line(origin));
+        log_line("kubernetes: node " + s.node_name + " through " + one_line(origin) + "; out of service: " + rules_said);
 #else
         log_line("--kubernetes and --kubeconfig: this forewarn-watch was built without its Kubernetes part (Linux, with yaml-cpp)");
         return 2;

@@ -67,6 +67,9 @@ struct settings {
     std::chrono::seconds drain_lead{15 * 60};  // taint and cordon this long before NotBefore
     std::chrono::seconds drain_margin{10};     // the drain ends this long before --hook-deadline
     std::chrono::seconds drain_timeout{120};   // a drain's length for an event with no time
+    std::string kubernetes_rules;              // a rules file (JSON), read at start
+    std::set<forewarn::event_type> drain_also;  // these types drained too
+    bool no_drain = false;                     // taint and cordon only
 };
 
 /// A comma-separated list of neutral event type names (event.hpp's to_string), or the error.
@@ -312,6 +315,21 @@ inline const std::vector<flag>& flags() {
          "the drain ends this long before the prepare hook's deadline (NotBefore less --hook-deadline): the time the "
          "--on-prepare hook and the approval get after it (default 10)",
          [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.drain_margin, "--drain-margin", false); }},
+        {"kubernetes-rules", "FILE",
+         "what each event type does to the node: a JSON object of types, each with taint, cordon, drain (true or false) "
+         "and effect (docs/kubernetes.md, \"The rules\")",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.empty()) return "--kubernetes-rules needs a file";
+             s.kubernetes_rules = std::string(v);
+             return {};
+         }},
+        {"drain-also", "TYPES", "these types take the node out of service and drain it too (comma-separated, e.g. freeze)",
+         [](settings& s, std::string_view v) -> std::string { return type_list(v, s.drain_also, "--drain-also"); }},
+        {"no-drain", "", "taint and cordon the node as the rules say, never evict its pods",
+         [](settings& s, std::string_view) -> std::string {
+             s.no_drain = true;
+             return {};
+         }},
         {"drain-timeout", "SECONDS", "how long a drain may take for an event with no set time (Spot, Auto Scaling; default 120)",
          [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.drain_timeout, "--drain-timeout", true); }},
         {"etcd", "URL[,URL...]",

@@ -18,10 +18,6 @@ namespace watch::kubernetes {
 using forewarn::event_type;
 using forewarn::result;
 
-bool disruptive(event_type t) noexcept {
-    return t != event_type::live_migrate && t != event_type::freeze && t != event_type::rebalance;
-}
-
 std::string condition_reason(event_type t) {
     switch (t) {
     case event_type::freeze: return "Freeze";
@@ -325,7 +321,7 @@ result<node_actions::next> node_actions::announce(const task& t) {
         const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(e.not_before->time_since_epoch()).count();
         if (auto l = node_.patch_metadata({{maintenance_time_label, std::to_string(seconds)}}, {}); !l) return std::move(l).error();
     }
-    if (!disruptive(e.type)) return next{std::nullopt, true};  // nothing to take out: ready now
+    if (!options_.rules.of(e.type).takes_out()) return next{std::nullopt, true};  // nothing to take out: ready now
     auto due = std::chrono::steady_clock::now();
     if (e.not_before) {
         const auto left = *e.not_before - std::chrono::system_clock::now() - options_.drain_lead;
@@ -341,14 +337,19 @@ result<node_actions::next> node_actions::announce(const task& t) {
 
 result<node_actions::next> node_actions::take_out(const forewarn::event& e, const then_fn& then) {
     if (!on_.count(e.id)) return next{};  // over before its time came
-    if (auto t = node_.add_taint({maintenance_taint, std::string(forewarn::to_string(e.type)), "NoSchedule"}); !t)
-        return std::move(t).error();
-    auto n = node_.get();
-    if (!n) return std::move(n).error();
-    // The cordon, recorded as forewarn's only when forewarn makes it: a node already cordoned is
-    // an administrator's, not ours to record or undo.
-    if (!n->annotation(cordoned_for_annotation) && !n->unschedulable)
-        if (auto c = node_.patch_metadata({}, {{cordoned_for_annotation, e.id}}, true); !c) return std::move(c).error();
+    const node_rule& rule = options_.rules.of(e.type);
+    if (rule.taint)
+        if (auto t = node_.add_taint({maintenance_taint, std::string(forewarn::to_string(e.type)), rule.effect}); !t)
+            return std::move(t).error();
+    if (rule.cordon) {
+        auto n = node_.get();
+        if (!n) return std::move(n).error();
+        // The cordon, recorded as forewarn's only when forewarn makes it: a node already cordoned
+        // is an administrator's, not ours to record or undo.
+        if (!n->annotation(cordoned_for_annotation) && !n->unschedulable)
+            if (auto c = node_.patch_metadata({}, {{cordoned_for_annotation, e.id}}, true); !c) return std::move(c).error();
+    }
+    if (!rule.drain) return next{std::nullopt, true};
     // Then the drain, round after round on this thread.
     if (!drains_.count(e.id)) {
         const auto deadline = drain_deadline(e, std::chrono::system_clock::now(), options_.hook_deadline, options_.drain_margin,
@@ -439,7 +440,8 @@ result<void> node_actions::put_back(const forewarn::event& e, const std::string&
     on_.erase(e.id);
     drains_.erase(e.id);
     const bool others = !on_.empty();
-    const bool others_disruptive = std::any_of(on_.begin(), on_.end(), [](const auto& kv) { return disruptive(kv.second.type); });
+    const bool others_disruptive =
+        std::any_of(on_.begin(), on_.end(), [&](const auto& kv) { return options_.rules.of(kv.second.type).takes_out(); });
     auto n = node_.get();
     if (!n) return std::move(n).error();
     if (!others_disruptive) {

@@ -9,8 +9,8 @@
 // - Announced, every event: an Event `MaintenanceScheduled`, the condition `MaintenancePlanned`
 //   (reason from the event's type), the label `forewarn/scheduled-maintenance-time` (NotBefore in
 //   Unix seconds; none without a time).
-// - Disruptive types (all but live migration, freeze and rebalance), at NotBefore less the drain
-//   lead, or at once: the taint `forewarn/maintenance=<type>:NoSchedule` and a cordon, recorded in
+// - The types whose rules take the node out of service (rules.hpp; by default all but live
+//   migration, freeze and rebalance), at NotBefore less the drain lead, or at once, as the rules say: the taint `forewarn/maintenance=<type>:NoSchedule` and a cordon, recorded in
 //   the annotation `forewarn/cordoned-for` only when this agent made it (a node already cordoned
 //   is an administrator's); then the drain (drain.hpp): `DrainInProgress`, the evictions, and
 //   `Drained` with an Event, or at its deadline a Warning Event `DrainTimedOut` naming each pod
@@ -26,6 +26,7 @@
 #include "connection.hpp"
 #include "drain.hpp"
 #include "node.hpp"
+#include "rules.hpp"
 
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
@@ -59,8 +60,6 @@ std::string with_record(const std::string* annotation, const std::string& id, co
 /// Each record in the annotation's value (a change's JSON object as text); none when malformed.
 std::vector<std::string> records_of(const std::string& annotation);
 
-/// Whether the event's type takes the node out of service (taint, cordon, later the drain).
-bool disruptive(forewarn::event_type t) noexcept;
 /// The condition's reason for a type: a stable CamelCase word (`Reboot`, `LiveMigrate`, ...).
 std::string condition_reason(forewarn::event_type t);
 
@@ -89,6 +88,7 @@ struct node_actions_options {
     std::chrono::seconds drain_margin{10};     ///< the drain ends this long before the hook deadline
     std::chrono::seconds drain_timeout{120};   ///< a drain's length for an event with no time
     std::chrono::milliseconds drain_round{1000};  ///< between a drain's rounds
+    node_rules rules;                          ///< per event type: taint, cordon, drain
     std::string cloud;                         ///< named in the Events' messages
     std::function<void(const std::string&)> log;  ///< one line each (failures once per streak, recoveries)
     /// Whether the metadata service's document still lists the event (nullopt: no document yet):
