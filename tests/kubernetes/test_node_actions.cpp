@@ -6,6 +6,8 @@
 
 #include "catch.hpp"
 
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -96,4 +98,23 @@ TEST_CASE("the rules: defaults per type, a rules document on top of them, and ev
     CHECK_FALSE(flags.of(event_type::reboot).drain);
     CHECK(flags.of(event_type::reboot).cordon);
     CHECK(node_rules::from_file("/nonexistent/rules.json").error().code == forewarn::errc::io_error);
+}
+
+TEST_CASE("docs/kubernetes.md's rules example is a rules document the agent takes, and means what the page says") {
+    std::ifstream in(FOREWARN_DOCS_DIR "/kubernetes.md");
+    REQUIRE(in);
+    const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto section = page.find("## The rules");
+    REQUIRE(section != std::string::npos);
+    const auto open = page.find("```json\n", section);
+    REQUIRE(open != std::string::npos);
+    const auto close = page.find("```", open + 8);
+    REQUIRE(close != std::string::npos);
+    auto rules = watch::kubernetes::node_rules::parse(page.substr(open + 8, close - open - 8));
+    REQUIRE(rules);
+    CHECK(rules->of(event_type::freeze).taint);
+    CHECK(rules->of(event_type::freeze).effect == "PreferNoSchedule");
+    CHECK_FALSE(rules->of(event_type::retirement).drain);
+    CHECK(rules->of(event_type::retirement).cordon);
+    CHECK_FALSE(rules->of(event_type::preempted).takes_out());
 }

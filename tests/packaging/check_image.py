@@ -1,26 +1,28 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The container image as the DaemonSet of examples/kubernetes runs it (docs/kubernetes.md).
+"""The container image as the DaemonSet of examples/kubernetes runs it (docs/kubernetes.md), against a
+real control plane.
 
-Reads examples/kubernetes/forewarn-watch.yaml and runs, with podman on the host's network, what a
-kubelet would: the init container with its command, user and capabilities on a root-owned state
-folder (a hostPath as Kubernetes creates it), then the agent container with the manifest's exact
-arguments, environment (NODE_NAME from spec.nodeName), user, read-only root, capabilities and
-volumes (the state, the drain hook as the ConfigMap mounts it, /tmp). Only the metadata service
-differs: FOREWARN_CLOUD and FOREWARN_ENDPOINT point the agent at forewarn-emulator on loopback, and
-kubectl is a recording stub (tests/packaging/kubectl-stub.sh) built in as the manifest's image
-builds it (packaging/container/Containerfile.kubectl). Then, through the agent as a node lives it:
-/healthz answers 200 (the probes' path); an event naming this node is prepared, the drain hook
-cordons and drains through kubectl, the event is approved and starts, /readyz answers 503 until
-it is over; then the hook uncordons and /readyz answers 200; the state file belongs to the agent's
-user.
+Run under `tests/kubernetes/control_plane.py --controller-manager` (a kube-apiserver, etcd and
+kube-controller-manager on loopback). Applies the manifest's ServiceAccount, ClusterRole and
+binding to that server, then runs with podman on the host's network what a kubelet would: the init
+containers with their commands, users and capabilities on a root-owned state folder (a hostPath as
+Kubernetes creates it), twice (a pod's first and a later start), then the agent container with the
+manifest's exact arguments (`--kubernetes`), environment (NODE_NAME from spec.nodeName), user,
+read-only root, capabilities and volumes, and what the kubelet adds to every container: the service
+account's token, CA and namespace at /var/run/secrets/kubernetes.io/serviceaccount and
+KUBERNETES_SERVICE_HOST/PORT (here the loopback server). Only the metadata service differs:
+FOREWARN_CLOUD and FOREWARN_ENDPOINT point the agent at forewarn-emulator on loopback.
+tests/kubernetes/kubelet_stand_in.py plays the node's kubelet for its one pod. Then, through the
+agent as a node lives it: /healthz answers 200 (the probes' path); the init container's check passes
+every step, the Kubernetes ones included; an event naming this node is prepared, the node tainted,
+cordoned and drained through the Eviction API, the event approved only after that and started,
+/readyz answers 503 until it is over; then the node is put back and /readyz answers 200; the state
+file belongs to the agent's user.
 
-usage: check_image.py SOURCE_DIR EMULATOR_PROGRAM IMAGE
-IMAGE stands in for the one the manifest names (forewarn-watch:<version>-kubectl): the same build
-with the stub as its kubectl, under a tag of its own (tests/packaging/run.sh), so that a test never
-leaves a stub under the tag operators push. The agent's image forewarn-watch:<version> must exist
-too (its labels are checked), and the port the manifest names (9464) be free. Prints one line per
-check and "N passed, N failed".
+usage: control_plane.py --controller-manager -- check_image.py SOURCE_DIR EMULATOR_PROGRAM IMAGE
+IMAGE stands in for the one the manifest names (forewarn-watch:<version>). The port the manifest
+names (9464) must be free. Prints one line per check and "N passed, N failed".
 """
 import json
 import os
@@ -37,7 +39,10 @@ import yaml
 
 SOURCE = os.path.abspath(sys.argv[1])
 sys.path.insert(0, os.path.join(SOURCE, "tests", "clients"))
+sys.path.insert(0, os.path.join(SOURCE, "tests", "kubernetes"))
 from emulator import Emulator  # noqa: E402
+import kube  # noqa: E402
+from kubelet_stand_in import KubeletStandIn  # noqa: E402
 
 results = {"passed": 0, "failed": 0}
 NODE = "aks-nodepool1-0"
@@ -105,11 +110,18 @@ def main():
         docs = {d["kind"]: d for d in yaml.safe_load_all(f)}
     pod = docs["DaemonSet"]["spec"]["template"]["spec"]
     agent = pod["containers"][0]
-    named = "forewarn-watch:%s-kubectl" % version
+    named = "forewarn-watch:%s" % version
     image = sys.argv[3]
     check(agent["image"] == named, "the DaemonSet names the image ./quickstart image builds (%s)" % named, agent["image"])
     inits = pod.get("initContainers", [])
     check(len(inits) > 0 and all(c["image"] == named for c in inits), "an init container, of the same image")
+    check("--kubernetes" in agent.get("args", []) and not any(a.startswith("--on-") for a in agent.get("args", [])),
+          "the agent acts on its node itself (--kubernetes), with no hook")
+    check(not any("configMap" in v for v in pod["volumes"]), "no ConfigMap to fill by hand")
+    if not kube.under_control_plane():
+        print("FAILED no control plane: run under tests/kubernetes/control_plane.py --controller-manager "
+              "(./quickstart kubernetes builds it)")
+        return 1
     for needed in (image, "forewarn-watch:" + version):
         if podman("image", "exists", needed, check_rc=False).returncode != 0:
             print("FAILED no image %s (tests/packaging/run.sh builds it)" % needed)
@@ -133,6 +145,7 @@ def main():
     work = tempfile.mkdtemp(prefix="forewarn-image-check.")
     os.chmod(work, 0o755)
     emu = None
+    stand_in = None
     try:
         # The volumes, as the kubelet lays them out.
         mounts = {}
@@ -141,18 +154,31 @@ def main():
             if "hostPath" in v:  # DirectoryOrCreate: made by root, 0755
                 os.makedirs(path, mode=0o755)
                 mounts[v["name"]] = ["-v", "%s:%s" % (path, "{}")]
-            elif "configMap" in v:  # the hook, as the ConfigMap comment says to fill it
-                os.makedirs(path)
-                shutil.copy(os.path.join(SOURCE, "examples", "kubernetes", "forewarn-drain.sh"),
-                            os.path.join(path, "forewarn-drain.sh"))
-                os.chmod(os.path.join(path, "forewarn-drain.sh"), v["configMap"].get("defaultMode", 0o644))
-                mounts[v["name"]] = ["-v", "%s:%s:ro" % (path, "{}")]
             elif "emptyDir" in v:
                 mounts[v["name"]] = ["--tmpfs", "{}:rw,mode=1777"]
         state_dir = os.path.join(work, "state")
-        stub_dir = os.path.join(work, "stub")
-        os.makedirs(stub_dir)
-        os.chmod(stub_dir, 0o777)
+        # What the kubelet mounts into every container of a pod with a service account: its token
+        # (readable by the pod's user), the cluster's CA and the namespace.
+        account = os.path.join(work, "serviceaccount")
+        os.makedirs(account, mode=0o755)
+        for name, text in (("token", os.environ["FOREWARN_TEST_KUBE_AGENT_TOKEN"]),
+                           ("ca.crt", open(os.environ["FOREWARN_TEST_KUBE_CA"]).read()), ("namespace", "forewarn")):
+            with open(os.path.join(account, name), "w") as f:
+                f.write(text)
+            os.chmod(os.path.join(account, name), 0o644)
+        account_flags = ["-v", account + ":/var/run/secrets/kubernetes.io/serviceaccount:ro"]
+        host, port_text = kube.SERVER[len("https://"):].rsplit(":", 1)
+        account_flags += ["-e", "KUBERNETES_SERVICE_HOST=" + host, "-e", "KUBERNETES_SERVICE_PORT=" + port_text]
+
+        # The cluster: the manifest's account and role, this node, one pod on it, its kubelet.
+        with open(os.path.join(SOURCE, "examples", "kubernetes", "forewarn-watch.yaml")) as f:
+            kube.apply_manifest_rbac({d["kind"]: d for d in yaml.safe_load_all(f) if d})
+        kube.must(kube.api("POST", "/api/v1/nodes", {"metadata": {"name": NODE}}), "the node")
+        kube.must(kube.api("POST", "/api/v1/namespaces/default/pods", {
+            "metadata": {"name": "app-0"},
+            "spec": {"nodeName": NODE, "terminationGracePeriodSeconds": 2, "containers": [{"name": "c", "image": "example/app"}]}}),
+            "a pod on the node")
+        stand_in = KubeletStandIn(kube.api, NODE).start()
 
         def volume_flags(container):
             flags = []
@@ -182,7 +208,7 @@ def main():
             for init in inits:
                 podman("rm", "-f", "--ignore", CONTAINER + "-init", check_rc=False)
                 r = podman("run", "--rm", "--name", CONTAINER + "-init", "--network", "host", *security_flags(init["securityContext"]), *volume_flags(init),
-                           *(env if init.get("env") else []),
+                           *account_flags, *(env if init.get("env") else []),
                            "--entrypoint", init["command"][0], image, *init["command"][1:], *init.get("args", []),
                            check_rc=False)
                 check(r.returncode == 0, "init container %s exits 0 at the pod's %s start" % (init["name"], start),
@@ -191,6 +217,9 @@ def main():
                     report = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
                     check(report.get("ok") is True and report.get("failed") == 0,
                           "the check init container finds the chain whole, as the agent's user (%s start)" % start, r.stdout)
+                    steps = {x["step"]: x["result"] for x in report.get("steps", [])}
+                    check(all(steps.get(k) == "ok" for k in ("kubernetes", "kubernetes node", "kubernetes access")),
+                          "its Kubernetes steps pass: the in-cluster server, token, node and the role's permissions", repr(steps))
                     check(init.get("args") == agent.get("args") and init.get("env") == agent.get("env") and
                           init.get("securityContext") == agent.get("securityContext"),
                           "the check runs with the agent's settings, environment and user")
@@ -200,7 +229,7 @@ def main():
 
         podman("rm", "-f", "--ignore", CONTAINER, check_rc=False)
         podman("run", "-d", "--name", CONTAINER, "--network", "host", *security_flags(agent["securityContext"]),
-               *volume_flags(agent), "-v", "%s:/stub" % stub_dir, *env, image, *agent["args"])
+               *volume_flags(agent), *account_flags, *env, image, *agent["args"])
 
         def logs():
             r = podman("logs", CONTAINER, check_rc=False)
@@ -223,18 +252,28 @@ def main():
         check(eventually(lambda: has_out(r'"change":"prepare".*"id":"IMG-REBOOT-1"'), 30), "the agent prints the prepare",
               repr(logs()))
         check(eventually(lambda: http_get(readyz)[0] == 503, 10), "/readyz answers 503 during this node's event")
-        check(eventually(lambda: has_err(r"approved IMG-REBOOT-1"), 30), "the event is approved once the drain hook succeeded",
+        drained_at = []
+
+        def drained():
+            n = kube.node(NODE)
+            if kube.status_of(n, "Drained") == "True" and not drained_at:
+                drained_at.append((time.monotonic(), n))
+            return drained_at
+
+        check(eventually(drained, 30), "the node is drained (the condition Drained)", repr(logs()))
+        if drained_at:
+            n = drained_at[0][1]
+            check(bool(kube.ours(n)) and n["spec"].get("unschedulable") is True, "the node tainted and cordoned")
+        check("default/app-0" not in kube.pods(NODE) and "default/app-0" in stand_in.gone_at, "its pod evicted and gone")
+        check(eventually(lambda: has_err(r"approved IMG-REBOOT-1"), 30), "the event is approved once the node is drained",
               repr(logs()))
-        calls = open(os.path.join(stub_dir, "calls.log")).read().splitlines() if os.path.exists(
-            os.path.join(stub_dir, "calls.log")) else []
-        check(any(c == "cordon " + NODE for c in calls) and any(c.startswith("drain " + NODE + " ") for c in calls),
-              "the drain hook cordoned and drained this node through kubectl in the image", repr(calls))
         check(eventually(lambda: has_out(r'"change":"started".*"id":"IMG-REBOOT-1"'), 20), "the event starts")
         check(http_get(readyz)[0] == 503, "/readyz still answers 503 while it runs")
         check(eventually(lambda: has_out(r'"change":"recover".*"id":"IMG-REBOOT-1"'), 30), "the event is over: the recover")
-        check(eventually(lambda: os.path.exists(os.path.join(stub_dir, "calls.log")) and
-                         ("uncordon " + NODE) in open(os.path.join(stub_dir, "calls.log")).read(), 20),
-              "the drain hook uncordoned the node at recover")
+        check(eventually(lambda: any(r == "MaintenanceOver" for r, _, _ in kube.events(NODE)), 20), "the node is put back")
+        n = kube.node(NODE)
+        check(not kube.ours(n) and not n["spec"].get("unschedulable"), "untainted and uncordoned")
+        check(not stand_in.errors, "the kubelet stand-in worked", repr(stand_in.errors[:3]))
         check(eventually(lambda: http_get(readyz)[0] == 200, 10), "/readyz answers 200 again")
         state = os.path.join(state_dir, "state.json")
         check(os.path.exists(state) and os.stat(state).st_uid == 65532, "the state file is written by the agent's user")
@@ -243,6 +282,8 @@ def main():
             out, err = logs()
             print("--- agent stdout\n" + out + "--- agent stderr\n" + err)
     finally:
+        if stand_in:
+            stand_in.stop()
         for name in (CONTAINER, CONTAINER + "-init"):  # one by one: a missing one fails the whole call
             podman("rm", "-f", "--ignore", name, check_rc=False)
         if emu:

@@ -3,11 +3,10 @@
 # The packaging checks, as CI's "package" stage runs them (docs/building.md, "Packages"):
 #   1. ./quickstart package: the Debian packages into build/packages;
 #   2. check_debian_root.sh: lintian, then install, use and purge them in a clean Debian root;
-#   3. ./quickstart image with FOREWARN_KUBECTL_IMAGE naming a recording kubectl stub (an image of
-#      one file, tests/packaging/kubectl-stub.sh as /bin/kubectl, as Kubernetes' kubectl image
-#      holds it) and FOREWARN_KUBECTL_TAG a tag of the test's own: forewarn-watch:<version>, :latest
-#      and :<version>-kubectl-stub-test (never the -kubectl tag operators push);
-#   4. check_image.py: that image as examples/kubernetes' DaemonSet runs it, against the emulator;
+#   3. ./quickstart image: forewarn-watch:<version> and :latest;
+#   4. check_image.py: that image as examples/kubernetes' DaemonSet runs it, against the emulator
+#      and a real control plane (tests/kubernetes/control_plane.py --controller-manager; built by
+#      ./quickstart kubernetes, which CI's kubernetes stage runs first: without it this part fails);
 #   5. ./quickstart package-windows and check_windows_zip.sh: the zip under Wine.
 # A check is skipped (and the run fails) when what it checks could not be built.
 # Root only. Prints each part's closing line; exits 1 when a part failed.
@@ -36,25 +35,11 @@ skipped() {  # skipped NAME WHY
     failed=1
 }
 
-kubectl_stub() {
-    local dir
-    dir="$(mktemp -d)"
-    cp tests/packaging/kubectl-stub.sh "$dir/kubectl"
-    printf 'FROM scratch\nCOPY kubectl /bin/kubectl\n' >"$dir/Containerfile"
-    buildah bud --quiet --isolation chroot --pull=never -f "$dir/Containerfile" -t localhost/forewarn-kubectl-stub:test "$dir"
-    local rc=$?
-    rm -rf "$dir"
-    return $rc
-}
-
-stub_tag="$version-kubectl-stub-test"
 if part "the Debian packages (./quickstart package)" ./quickstart package; then
     part "the packages on a clean Debian" tests/packaging/check_debian_root.sh build/packages
-    if part "the kubectl stub's image" kubectl_stub &&
-        part "the images (./quickstart image)" env FOREWARN_KUBECTL_IMAGE=localhost/forewarn-kubectl-stub:test \
-            FOREWARN_KUBECTL_TAG="$stub_tag" ./quickstart image; then
-        part "the image as the DaemonSet runs it" "$python" tests/packaging/check_image.py "$root" \
-            build/package/tools/emulator/forewarn-emulator "forewarn-watch:$stub_tag"
+    if part "the images (./quickstart image)" ./quickstart image; then
+        part "the image as the DaemonSet runs it" "$python" tests/kubernetes/control_plane.py --controller-manager -- \
+            "$python" tests/packaging/check_image.py "$root" build/package/tools/emulator/forewarn-emulator "forewarn-watch:$version"
     else
         skipped "the image as the DaemonSet runs it" "no image"
     fi
