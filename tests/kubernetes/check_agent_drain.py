@@ -18,8 +18,9 @@ deletion completed after its grace period, the grace period recorded). Cases:
   at NotBefore);
 - grace capped: a pod with terminationGracePeriodSeconds 600 under a notice 75 s ahead is asked
   for at most the time left to the drain's deadline (NotBefore less 15 s and 10 s).
-- other clouds: a GCE live migration gets the condition and the Event only (no taint, cordon or
-  drain); an AWS Spot notice drains within its two minutes, a 600 s grace period capped;
+- other clouds: an AWS scheduled reboot two days out gets the condition and the label at once and
+  no taint, cordon or eviction (--drain-lead); a GCE live migration gets the condition and the
+  Event only; an AWS Spot notice drains within its two minutes, a 600 s grace period capped;
 - kill -9 during the drain (a budget refusing), then a restart with the same state file: the
   drain resumes from what the node records (the annotation forewarn/events) and ends, the event
   is approved; one taint, one cordon record, one MaintenanceScheduled Event across both runs.
@@ -321,9 +322,23 @@ try:
     gce, _ = start_agent("n-gce", "vm-gce", cloud="gce")
     aws, _ = start_agent("n-spot", "vm-spot", cloud="aws")
     agents += [gce, aws]
+    # AWS first: a scheduled reboot two days out gets the condition and the label at once, and
+    # nothing more until --drain-lead before it.
+    status, scheduled = emulator("POST", "aws/events", {"Code": "system-reboot", "in": "48h"})
+    assert status == 200, (status, scheduled)
+    wait_for("AWS, 2 days ahead: labelled", lambda: "forewarn/scheduled-maintenance-time" in node("n-spot")["metadata"].get("labels", {}),
+             30, agents)
+    # A GCE live migration after it: once its Event is there, the AWS agent has long had its turn.
     assert emulator("POST", "gce", {"instance/maintenance-event": "MIGRATE_ON_HOST_MAINTENANCE"})[0] == 200
-    assert emulator("POST", "aws/spot", {"action": "terminate", "in": "2m"})[0] == 200
     wait_for("GCE live migration: MaintenancePlanned", lambda: status_of(node("n-gce"), "MaintenancePlanned") == "True", 30, agents)
+    n = node("n-spot")
+    label = int(n["metadata"]["labels"]["forewarn/scheduled-maintenance-time"])
+    check(abs(label - (time.time() + 48 * 3600)) < 120, "AWS, 2 days ahead: the label is NotBefore")
+    check(status_of(n, "MaintenancePlanned") == "True" and condition(n, "MaintenancePlanned")["reason"] == "Reboot",
+          "AWS, 2 days ahead: MaintenancePlanned at once, reason Reboot")
+    check(not ours(n) and not n["spec"].get("unschedulable") and condition(n, "DrainInProgress") is None
+          and "default/spot-0" in pods("n-spot"), "AWS, 2 days ahead: no taint, no cordon, no eviction yet")
+    assert emulator("POST", "aws/spot", {"action": "terminate", "in": "2m"})[0] == 200
     wait_for("AWS Spot: drained", lambda: status_of(node("n-spot"), "Drained") == "True", 60, agents)
     n = node("n-gce")
     check(condition(n, "MaintenancePlanned")["reason"] == "LiveMigrate", "GCE live migration: reason LiveMigrate")
