@@ -17,6 +17,8 @@ is tested. Each case waits on the node itself, with a bound:
 - check: without a role each missing permission is named with the fix; with it, every step passes;
 - --kubernetes-rules: a Freeze tainted PreferNoSchedule and not cordoned, as a file says; a file
   with a mistake stops the agent at start (exit 2), naming it;
+- the token file (kubeconfig tokenFile) replaced while the agent runs: refused (401) before, the
+  node written after the swap;
 - an API server that cannot be reached: /healthz names the failure and stays 200.
 
 usage: check_agent_node.py FOREWARN_WATCH FOREWARN_EMULATOR
@@ -27,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 
 try:
@@ -144,7 +147,7 @@ status, answer = api("PUT", "/apis/rbac.authorization.k8s.io/v1/clusterroles/" +
                      manifest["ClusterRole"])
 assert status == 200, (status, answer)
 access_when(lambda a: a[0] == "ok")
-for name in ("n-reboot", "n-admin", "n-freeze", "n-ahead", "n-approve", "n-rules"):
+for name in ("n-reboot", "n-admin", "n-freeze", "n-ahead", "n-approve", "n-rules", "n-token"):
     assert api("POST", "/api/v1/nodes", {"metadata": {"name": name}})[0] == 201
 assert api("PATCH", "/api/v1/nodes/n-admin", {"spec": {"unschedulable": True}}, "application/merge-patch+json")[0] == 200
 
@@ -260,6 +263,46 @@ try:
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=30)
     check(bad.returncode == 2 and "freeze.drain is not true or false" in bad.stderr,
           "rules: a bad file stops the agent at start, naming the mistake (%d: %s)" % (bad.returncode, bad.stderr.strip()))
+
+    # --- the token file replaced while the agent runs: the next call carries the new token -----------
+    # (a projected token rotates so: the kubelet swaps the file; here a wrong token is swapped for
+    # the right one, and the node is written only after the swap)
+    with open(os.environ["FOREWARN_TEST_KUBECONFIG"]) as f:
+        config = yaml.safe_load(f)
+    token_file = os.path.join(os.environ["FOREWARN_TEST_KUBE_DIR"], "rotating-token")
+    with open(token_file, "w") as f:
+        f.write("not-the-agents-token")
+    user = config["users"][0]["user"]
+    right_token = user.pop("token")
+    user["tokenFile"] = token_file
+    rotating = os.path.join(os.environ["FOREWARN_TEST_KUBE_DIR"], "rotating.kubeconfig")
+    with open(rotating, "w") as f:
+        yaml.safe_dump(config, f)
+    agent = subprocess.Popen([WATCH, "--cloud", "azure", "--endpoint", EMU, "--self", "vm-token", "--interval", "200",
+                              "--kubeconfig", rotating, "--node-name", "n-token", "--metrics-listen", "127.0.0.1:0"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    token_metrics = None
+    for _ in range(50):  # the start lines, bounded
+        line = agent.stderr.readline()
+        if "metrics on " in line:
+            token_metrics = line.split("metrics on ")[1].split("/metrics")[0]
+            break
+    threading.Thread(target=agent.stderr.read, daemon=True).start()
+    emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-token"], "notice": "10m"})
+
+    def token_healthz():
+        try:
+            with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(token_metrics + "/healthz", timeout=5) as r:
+                return r.read().decode()
+        except (urllib.error.URLError, OSError):
+            return ""
+    wait_for("token file: the wrong token's 401 named on /healthz", lambda: "401" in token_healthz())
+    check(not ours(node("n-token")), "token file: nothing written with the wrong token")
+    with open(token_file + ".new", "w") as f:
+        f.write(right_token)
+    os.replace(token_file + ".new", token_file)  # the swap, as the kubelet's atomic writer does it
+    wait_for("token file: after the swap the node is tainted (the new token used)", lambda: ours(node("n-token")))
+    stop(agent)
 
     # --- an API server that cannot be reached: named on /healthz, which stays 200 ------------------
     with open(os.environ["FOREWARN_TEST_KUBECONFIG"]) as f:
