@@ -168,9 +168,10 @@ result<drain::state> drain::step(std::chrono::system_clock::time_point now) {
 
     // Evicted pods still here: the same name with the same UID.
     std::vector<std::string> waiting;
-    for (const auto& [key, uid] : evicted_) {
-        const bool here = std::any_of(pods->begin(), pods->end(), [&](const pod_view& p) { return p.key() == key && p.uid == uid; });
-        if (here) waiting.push_back(key);
+    for (const auto& entry : evicted_) {  // (no structured binding: clang 14 cannot capture one)
+        const bool here = std::any_of(pods->begin(), pods->end(),
+                                      [&](const pod_view& p) { return p.key() == entry.first && p.uid == entry.second; });
+        if (here) waiting.push_back(entry.first);
     }
     const auto left_seconds = std::chrono::duration_cast<std::chrono::seconds>(deadline_ - now);
     const bool past = now >= deadline_;
