@@ -16,59 +16,32 @@ most the grace period + 2 s = 7 s) and the API requests per event as the API ser
 
 usage: control_plane.py --controller-manager -- python3 tests/bench/kubernetes_drain.py FOREWARN_WATCH FOREWARN_EMULATOR [RUNS]
 """
-import json
 import os
-import ssl
 import statistics
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kubernetes"))
+import kube  # noqa: E402
 from kubelet_stand_in import KubeletStandIn  # noqa: E402
 
 WATCH, EMULATOR = sys.argv[1], sys.argv[2]
 RUNS = int(sys.argv[3]) if len(sys.argv) > 3 else 5
 PODS, GRACE = 20, 5
-SERVER = os.environ["FOREWARN_TEST_KUBE_SERVER"]
-ADMIN = os.environ["FOREWARN_TEST_KUBE_ADMIN_TOKEN"]
-OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(
-    context=ssl.create_default_context(cafile=os.environ["FOREWARN_TEST_KUBE_CA"])))
 own = 0  # requests this script and the stand-in sent to the API server
 
 
-def api(method, path, body=None, content_type="application/json", base=SERVER, token=ADMIN):
+def api(method, path, body=None, content_type="application/json", base=None, token=None):
+    """kube.api, counting this script's own requests to the API server."""
     global own
-    if base == SERVER:
+    if base is None:
         own += 1
-    req = urllib.request.Request(base + path, data=json.dumps(body).encode() if body is not None else None, method=method)
-    req.add_header("User-Agent", "forewarn-bench")
-    if token:
-        req.add_header("Authorization", "Bearer " + token)
-    if body is not None:
-        req.add_header("Content-Type", content_type)
-    try:
-        with OPENER.open(req, timeout=10) as r:
-            text = r.read().decode()
-            return r.status, json.loads(text) if text else None
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
+    return kube.api(method, path, body, content_type, base, token)
 
 
 def requests_so_far():
-    """The API server's own count of requests on nodes, events and pods (apiserver_request_total)."""
-    status, _ = 0, None
-    req = urllib.request.Request(SERVER + "/metrics")
-    req.add_header("Authorization", "Bearer " + ADMIN)
-    with OPENER.open(req, timeout=10) as r:
-        text = r.read().decode()
-    total = 0
-    for line in text.splitlines():
-        if line.startswith("apiserver_request_total{") and any('resource="%s"' % r in line for r in ("nodes", "events", "pods")):
-            total += int(float(line.rsplit(" ", 1)[1]))
-    return total
+    return kube.requests_so_far(("nodes", "events", "pods"))
 
 
 def condition(n, kind):
@@ -104,7 +77,7 @@ try:
             time.sleep(0.1)
         before, own_before = requests_so_far(), own
         eid = api("POST", "/emulator/v1/azure/events", {"EventType": "Reboot", "Resources": ["vm-1"], "notice": "10m"},
-                  base=EMU, token=None)[1]["EventId"]
+                  base=EMU)[1]["EventId"]
         t0 = time.monotonic()
         started = None
         while True:
@@ -118,7 +91,7 @@ try:
                 sys.exit("run %d: not drained within 60 s" % i)
             time.sleep(0.05)
         samples.append(now - (started if started is not None else t0))
-        api("POST", "/emulator/v1/azure/events/%s/complete" % eid, {}, base=EMU, token=None)
+        api("POST", "/emulator/v1/azure/events/%s/complete" % eid, {}, base=EMU)
         end = time.monotonic() + 30
         while True:
             n = api("GET", "/api/v1/nodes/bench-node")[1]

@@ -22,6 +22,9 @@ import sys
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kubernetes"))
+import kube  # noqa: E402
+
 WATCH, EMULATOR = sys.argv[1], sys.argv[2]
 RUNS = int(sys.argv[3]) if len(sys.argv) > 3 else 20
 SERVER = os.environ["FOREWARN_TEST_KUBE_SERVER"]
@@ -73,15 +76,7 @@ agent = subprocess.Popen([WATCH, "--cloud", "azure", "--endpoint", EMU, "--self"
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 def requests_so_far():
     """The API server's own count of requests on nodes and events (apiserver_request_total)."""
-    req = urllib.request.Request(SERVER + "/metrics")
-    req.add_header("Authorization", "Bearer " + ADMIN)
-    with OPENER.open(req, timeout=10) as r:
-        text = r.read().decode()
-    total = 0
-    for line in text.splitlines():
-        if line.startswith("apiserver_request_total{") and ('resource="nodes"' in line or 'resource="events"' in line):
-            total += int(float(line.rsplit(" ", 1)[1]))
-    return total
+    return kube.requests_so_far(("nodes", "events"))
 
 
 samples = []

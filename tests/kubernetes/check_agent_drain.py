@@ -30,10 +30,7 @@ usage: check_agent_drain.py FOREWARN_WATCH FOREWARN_EMULATOR
 import os
 import subprocess
 import sys
-import threading
 import time
-import urllib.error
-import urllib.request
 
 try:
     import yaml
@@ -105,26 +102,16 @@ def wait_for(what, test, seconds=30, agents=()):
 
 def start_agent(node_name, self_name, *extra, cloud="azure"):
     """The agent, serving /metrics on a free port: (process, its base URL)."""
-    p = subprocess.Popen([WATCH, "--cloud", cloud, "--endpoint", EMU, "--self", self_name, "--interval", "200",
-                          "--kubeconfig", os.environ["FOREWARN_TEST_KUBECONFIG"], "--node-name", node_name,
-                          "--metrics-listen", "127.0.0.1:0"] + list(extra),
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=dict(os.environ, NODE_NAME=""))
-    url = None
-    for _ in range(50):  # the start lines, bounded
-        line = p.stderr.readline()
-        sys.stderr.write(line)
-        if "metrics on " in line:
-            url = line.split("metrics on ")[1].split("/metrics")[0]
-            break
-    threading.Thread(target=lambda: [sys.stderr.write(l) for l in p.stderr], daemon=True).start()  # the rest of its log
+    p, url = kube.started_with_metrics([WATCH, "--cloud", cloud, "--endpoint", EMU, "--self", self_name, "--interval", "200",
+                                        "--kubeconfig", os.environ["FOREWARN_TEST_KUBECONFIG"], "--node-name", node_name,
+                                        "--metrics-listen", "127.0.0.1:0"] + list(extra))
     assert url, "the agent did not say where /metrics is"
     return p, url
 
 
 def metrics(url):
     """/metrics' samples: {'name{labels}': value}."""
-    with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url + "/metrics", timeout=5) as r:
-        text = r.read().decode()
+    text = kube.http_text(url + "/metrics")[1]
     return {l.rsplit(" ", 1)[0]: float(l.rsplit(" ", 1)[1]) for l in text.splitlines() if l and not l.startswith("#")}
 
 

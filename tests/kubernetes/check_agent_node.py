@@ -27,10 +27,7 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
-import urllib.error
-import urllib.request
 
 try:
     import yaml
@@ -278,24 +275,13 @@ try:
     rotating = os.path.join(os.environ["FOREWARN_TEST_KUBE_DIR"], "rotating.kubeconfig")
     with open(rotating, "w") as f:
         yaml.safe_dump(config, f)
-    agent = subprocess.Popen([WATCH, "--cloud", "azure", "--endpoint", EMU, "--self", "vm-token", "--interval", "200",
-                              "--kubeconfig", rotating, "--node-name", "n-token", "--metrics-listen", "127.0.0.1:0"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    token_metrics = None
-    for _ in range(50):  # the start lines, bounded
-        line = agent.stderr.readline()
-        if "metrics on " in line:
-            token_metrics = line.split("metrics on ")[1].split("/metrics")[0]
-            break
-    threading.Thread(target=agent.stderr.read, daemon=True).start()
+    agent, token_metrics = kube.started_with_metrics([WATCH, "--cloud", "azure", "--endpoint", EMU, "--self", "vm-token",
+                                                      "--interval", "200", "--kubeconfig", rotating, "--node-name", "n-token",
+                                                      "--metrics-listen", "127.0.0.1:0"])
     emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-token"], "notice": "10m"})
 
     def token_healthz():
-        try:
-            with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(token_metrics + "/healthz", timeout=5) as r:
-                return r.read().decode()
-        except (urllib.error.URLError, OSError):
-            return ""
+        return kube.http_text(token_metrics + "/healthz")[1] if token_metrics else ""
     wait_for("token file: the wrong token's 401 named on /healthz", lambda: "401" in token_healthz())
     check(not ours(node("n-token")), "token file: nothing written with the wrong token")
     with open(token_file + ".new", "w") as f:
@@ -311,26 +297,14 @@ try:
     broken = os.path.join(os.environ["FOREWARN_TEST_KUBE_DIR"], "unreachable.kubeconfig")
     with open(broken, "w") as f:
         yaml.safe_dump(config, f)
-    agent = subprocess.Popen([WATCH, "--cloud", "azure", "--endpoint", EMU, "--self", "vm-1", "--interval", "200",
-                              "--kubeconfig", broken, "--node-name", "n-reboot", "--metrics-listen", "127.0.0.1:0"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    metrics = None
-    for _ in range(50):  # the start lines, bounded
-        line = agent.stderr.readline()
-        if "metrics on " in line:
-            metrics = line.split("metrics on ")[1].split("/metrics")[0]
-            break
-    threading.Thread(target=agent.stderr.read, daemon=True).start()  # the rest of its log, never left to fill the pipe
+    agent, metrics = kube.started_with_metrics([WATCH, "--cloud", "azure", "--endpoint", EMU, "--self", "vm-1", "--interval", "200",
+                                                "--kubeconfig", broken, "--node-name", "n-reboot", "--metrics-listen", "127.0.0.1:0"])
     check(metrics is not None, "unreachable API server: the agent starts and serves /healthz")
     if metrics:
         emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-1"], "notice": "10m"})
 
         def healthz():
-            try:
-                with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(metrics + "/healthz", timeout=5) as r:
-                    return r.status, r.read().decode()
-            except urllib.error.HTTPError as e:
-                return e.code, e.read().decode()
+            return kube.http_text(metrics + "/healthz")
         wait_for("unreachable API server: /healthz names the failure", lambda: "failing kubernetes" in healthz()[1])
         status, body = healthz()
         check(status == 200, "unreachable API server: /healthz stays 200 (%d)" % status)

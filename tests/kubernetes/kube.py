@@ -91,3 +91,51 @@ def apply_manifest_rbac(manifest):
                        ("ClusterRoleBinding", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings")):
         status, answer = api("POST", path, manifest[kind])
         assert status == 201 or (status == 409 and kind == "ServiceAccount"), (kind, status, answer)
+
+
+def started_with_metrics(argv):
+    """forewarn-watch started with `--metrics-listen 127.0.0.1:0` among `argv`: (process, its base URL
+    or None). Its start lines are read (bounded) for the port, and the rest of its log is passed on
+    to this process's stderr by a thread, never left to fill the pipe."""
+    import subprocess
+    import sys
+    import threading
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = None
+    for _ in range(50):
+        line = p.stderr.readline()
+        sys.stderr.write(line)
+        if "metrics on " in line:
+            url = line.split("metrics on ")[1].split("/metrics")[0]
+            break
+    threading.Thread(target=lambda: [sys.stderr.write(l) for l in p.stderr], daemon=True).start()
+    return p, url
+
+
+def http_text(url):
+    """(status, body) of a plain-HTTP GET on loopback, (None, "") when nothing answers."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(url, timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except OSError:
+        return None, ""
+
+
+def requests_so_far(resources=("nodes", "events")):
+    """The API server's own count of requests on these resources (apiserver_request_total)."""
+    text = _OPENER.open(_metrics_request(), timeout=10).read().decode()
+    total = 0
+    for line in text.splitlines():
+        if line.startswith("apiserver_request_total{") and any('resource="%s"' % r in line for r in resources):
+            total += int(float(line.rsplit(" ", 1)[1]))
+    return total
+
+
+def _metrics_request():
+    req = urllib.request.Request(SERVER + "/metrics")
+    req.add_header("Authorization", "Bearer " + ADMIN)
+    req.add_header("User-Agent", "forewarn-test")
+    return req
