@@ -32,8 +32,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
 import yaml
 
@@ -73,17 +71,6 @@ def podman(*args, check_rc=True, timeout=120):
     if check_rc and r.returncode != 0:
         raise RuntimeError("podman %s: %s" % (" ".join(args), r.stderr.strip()))
     return r
-
-
-def http_get(url):
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
-        with opener.open(url, timeout=5) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-    except OSError:
-        return None, ""
 
 
 def security_flags(ctx):
@@ -138,7 +125,7 @@ def main():
     check(agent["securityContext"].get("runAsNonRoot") is True and agent["securityContext"].get("runAsUser") == 65532,
           "the agent runs as the image's own user, not root")
     port = agent["livenessProbe"]["httpGet"]["port"]
-    if http_get("http://127.0.0.1:%d/healthz" % port)[0] is not None:
+    if kube.http_text("http://127.0.0.1:%d/healthz" % port)[0] is not None:
         print("FAILED port %d is taken: the manifest's --metrics-listen needs it" % port)
         return 1
 
@@ -237,8 +224,8 @@ def main():
 
         healthz = "http://127.0.0.1:%d/healthz" % port
         readyz = "http://127.0.0.1:%d/readyz" % port
-        check(eventually(lambda: http_get(healthz)[0] == 200, 30), "/healthz answers 200 (the probes)", repr(logs()))
-        check(http_get(readyz)[0] == 200, "/readyz answers 200 before any event")
+        check(eventually(lambda: kube.http_text(healthz)[0] == 200, 30), "/healthz answers 200 (the probes)", repr(logs()))
+        check(kube.http_text(readyz)[0] == 200, "/readyz answers 200 before any event")
 
         emu.control("azure/events", {"EventId": "IMG-REBOOT-1", "EventType": "Reboot", "Resources": [NODE],
                                      "notice": "15m", "impact": "6s"})
@@ -251,7 +238,7 @@ def main():
 
         check(eventually(lambda: has_out(r'"change":"prepare".*"id":"IMG-REBOOT-1"'), 30), "the agent prints the prepare",
               repr(logs()))
-        check(eventually(lambda: http_get(readyz)[0] == 503, 10), "/readyz answers 503 during this node's event")
+        check(eventually(lambda: kube.http_text(readyz)[0] == 503, 10), "/readyz answers 503 during this node's event")
         drained_at = []
 
         def drained():
@@ -268,16 +255,16 @@ def main():
         check(eventually(lambda: has_err(r"approved IMG-REBOOT-1"), 30), "the event is approved once the node is drained",
               repr(logs()))
         check(eventually(lambda: has_out(r'"change":"started".*"id":"IMG-REBOOT-1"'), 20), "the event starts")
-        check(http_get(readyz)[0] == 503, "/readyz still answers 503 while it runs")
+        check(kube.http_text(readyz)[0] == 503, "/readyz still answers 503 while it runs")
         check(eventually(lambda: has_out(r'"change":"recover".*"id":"IMG-REBOOT-1"'), 30), "the event is over: the recover")
         check(eventually(lambda: any(r == "MaintenanceOver" for r, _, _ in kube.events(NODE)), 20), "the node is put back")
         n = kube.node(NODE)
         check(not kube.ours(n) and not n["spec"].get("unschedulable"), "untainted and uncordoned")
         check(not stand_in.errors, "the kubelet stand-in worked", repr(stand_in.errors[:3]))
-        check(eventually(lambda: http_get(readyz)[0] == 200, 10), "/readyz answers 200 again")
+        check(eventually(lambda: kube.http_text(readyz)[0] == 200, 10), "/readyz answers 200 again")
         state = os.path.join(state_dir, "state.json")
         check(os.path.exists(state) and os.stat(state).st_uid == 65532, "the state file is written by the agent's user")
-        check(eventually(lambda: http_get(healthz)[0] == 200, 5), "/healthz still answers 200")
+        check(eventually(lambda: kube.http_text(healthz)[0] == 200, 5), "/healthz still answers 200")
         if results["failed"]:
             out, err = logs()
             print("--- agent stdout\n" + out + "--- agent stderr\n" + err)
