@@ -67,6 +67,14 @@ struct event {
     std::string raw_source;
     /// Azure DurationInSeconds as sent: -1 means the platform does not know; absent in api-versions that predate it.
     std::optional<std::int64_t> duration_in_seconds;
+    /**
+     * Whether this event can be approved (started early) through its source: set by the source
+     * (Azure: every Scheduled event; AWS and GCE: none yet), absent when a source does not say.
+     * The poller fills in an absent one from the source's can_approve() before anything sees the
+     * document. An event that cannot be approved never waits for an approval, never asks a
+     * coordinator for a slot and never joins an approval request. Not content: not compared by ==.
+     */
+    std::optional<bool> approvable;
 
     /// The expected impact, or nothing when absent or unknown (-1).
     std::optional<std::chrono::seconds> duration() const {

@@ -235,6 +235,8 @@ private:
             auto& ev = fetched->events;
             ev.erase(std::remove_if(ev.begin(), ev.end(), [&](const event& e) { return !options_.filter(e); }), ev.end());
         }
+        for (auto& e : fetched->events)  // the source's word on each event, else on all of them
+            if (!e.approvable) e.approvable = source_.can_approve();
         const auto now = c.now();
         const auto wall = c.wall_now();
         auto changes = ledger_.track(*fetched, {now, wall});

@@ -109,6 +109,28 @@ TEST_CASE("approval_policy: Started and unknown-status events are never approved
     CHECK(p.due(d, at(0s)).empty());
 }
 
+TEST_CASE("approval_policy: an event that says it cannot be approved is never due, nor waited for", "[approval]") {
+    approval_options o;
+    o.scope = approval_scope::own;
+    o.window = forewarn::approval_window::parse("02:00-03:00").value();
+    approval_policy p(o);
+    p.set_self("vm_0");
+    auto spot = make_event("S", {"vm_0"}, event_source::user);
+    spot.approvable = false;
+    auto asg = make_event("T", {"vm_0"});
+    asg.approvable = true;
+    auto plain = make_event("P", {"vm_0"});  // not said: approvable
+    const auto d = make_doc({spot, asg, plain});
+    p.observe(d, at(0s));
+    for (const char* id : {"S", "T", "P"}) p.mark_ready(id);
+    const auto inside = std::chrono::system_clock::time_point{} + 2h + 30min;
+    CHECK(p.due(d, at(0s), inside) == ids{"T", "P"});
+    // Outside the window only T and P wait for its opening; S alone would not set a deadline.
+    const auto outside = std::chrono::system_clock::time_point{} + 4h;
+    CHECK(p.next_deadline(d, at(0s), outside).has_value());
+    CHECK_FALSE(p.next_deadline(make_doc({spot}), at(0s), outside).has_value());
+}
+
 TEST_CASE("approval_policy: several due events go out together, in document order", "[approval]") {
     auto p = make_policy(approval_scope::own, "vm_0");
     const auto d = make_doc({make_event("C", {"vm_0"}), make_event("A", {"vm_0"}), make_event("B", {"vm_1"})});

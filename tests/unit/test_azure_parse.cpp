@@ -129,12 +129,14 @@ TEST_CASE("the Linux seed's DocumentIncarnation 1..4 sequence, verbatim", "[azur
     CHECK(e.raw_source == "Platform");
     CHECK(e.duration_in_seconds == 5);
     CHECK(e.duration() == std::chrono::seconds(5));
+    CHECK(e.approvable == true);  // StartRequests starts a Scheduled event
 
     const auto d3 = parsed(seed("linux_incarnation_3.json"));
     CHECK(d3.incarnation == "3");
     REQUIRE(d3.events.size() == 1);
     CHECK(d3.events[0].id == e.id);
     CHECK(d3.events[0].status == event_status::started);
+    CHECK(d3.events[0].approvable == false);  // it started: nothing to approve
     CHECK_FALSE(d3.events[0].not_before.has_value());  // "NotBefore": "" once started
 
     const auto d4 = parsed(seed("linux_incarnation_4.json"));

@@ -607,6 +607,54 @@ TEST_CASE("poller: a coordinator decides when an approval may go, and never on i
     CHECK(coord->observed.back().at(0).approved);
 }
 
+TEST_CASE("poller: events that cannot be approved never wait, never ask the coordinator, never join a batch",
+          "[poller][coordinator]") {
+    manual_clock clock;
+    fake_source src(source_options(clock));
+    auto coord = std::make_shared<scripted_coordinator>();
+    poller_options o;
+    o.coordinator = coord;
+    recorder rec;
+    poller p(src, rec.handlers(), o);
+    auto spot = make_event("S");
+    spot.type = event_type::preempt;
+    spot.approvable = false;  // the source says so (a Spot notice, a rebalance recommendation)
+    auto rebalance = make_event("R");
+    rebalance.type = event_type::rebalance;
+    rebalance.approvable = false;
+    auto asg = make_event("T");
+    asg.type = event_type::terminate;
+    asg.approvable = true;
+    src.set(make_doc("1", {spot, make_event("A"), rebalance, asg}));  // A: not said, the source can approve
+
+    src.fail_approve(error(errc::http_status, "refused", 500));
+    REQUIRE(p.poll_once());
+    CHECK(coord->admitted == ids{"A", "T"});  // S and R never asked for a slot
+    // The failed request named A and T: only they failed; S and R were settled at once.
+    for (std::size_t i : {0, 2}) {
+        const auto st = rec.handle(i).status();
+        CHECK(st.state == approval_state::not_approved);
+        CHECK(st.why == "its source cannot approve this event");
+    }
+    CHECK(rec.handle(1).status().state == approval_state::failed);
+    CHECK(rec.handle(3).status().state == approval_state::failed);
+    CHECK(p.health().awaiting_approval == ids{"A", "T"});
+    REQUIRE_FALSE(coord->observed.empty());
+    for (const auto& le : coord->observed.back()) CHECK(le.ready == (le.event.id == "A" || le.event.id == "T"));
+    // The poller filled in what the source did not say, for every reader of the document.
+    const auto latest = p.latest_document();
+    CHECK(latest.find("A")->approvable == true);
+    CHECK(latest.find("S")->approvable == false);
+
+    REQUIRE(p.poll_once());  // the next request goes through
+    CHECK(src.approvals() == std::vector<ids>{{"A", "T"}});
+    CHECK(p.health().awaiting_approval.empty());
+    std::vector<approval_status> outcomes;
+    rec.handle(0).ready([&](const approval_status& st) { outcomes.push_back(st); });  // final already: at once
+    REQUIRE(outcomes.size() == 1);
+    CHECK(outcomes[0].state == approval_state::not_approved);
+}
+
 TEST_CASE("poller: health says when it last had a document, and what waits for approval", "[poller][health]") {
     manual_clock clock;
     fake_source src(source_options(clock));

@@ -57,6 +57,7 @@ FOREWARN_INLINE result<event> azure_parse_event(const rapidjson::Value& v, std::
     if (!status) return std::move(status).error();
     e.raw_status = std::move(*status);
     e.status = azure::event_status_of(e.raw_status);
+    e.approvable = e.status == event_status::scheduled;  // StartRequests starts any Scheduled event
 
     if (const auto* m = azure_optional_member(v, "ResourceType")) {
         if (!m->IsString()) return json_type_error(azure_event_field(i, "ResourceType"), "string", *m);

@@ -90,7 +90,7 @@ FOREWARN_INLINE std::vector<std::string> approval_policy::due(const document& d,
     std::vector<std::string> out;
     if (!in_window(wall)) return out;
     for (const auto& e : d.events) {
-        if (e.status != event_status::scheduled) continue;
+        if (e.status != event_status::scheduled || !e.approvable.value_or(true)) continue;
         auto it = entries_.find(e.id);
         if (it == entries_.end() || it->second.approved || it->second.withheld) continue;
         if (std::find(out.begin(), out.end(), e.id) != out.end()) continue;
@@ -107,7 +107,8 @@ FOREWARN_INLINE std::optional<clock::time_point> approval_policy::next_deadline(
         // Closed: the next chance is the opening, if anything waits for it.
         for (const auto& e : d.events) {
             auto it = entries_.find(e.id);
-            if (it == entries_.end() || it->second.approved || it->second.withheld || e.status != event_status::scheduled)
+            if (it == entries_.end() || it->second.approved || it->second.withheld || e.status != event_status::scheduled ||
+                !e.approvable.value_or(true))
                 continue;
             if (!it->second.ready && !approves_at_once(e)) continue;
             return now + std::chrono::duration_cast<clock::duration>(options_.window->next_open(*wall) - *wall) +
@@ -119,7 +120,8 @@ FOREWARN_INLINE std::optional<clock::time_point> approval_policy::next_deadline(
     std::optional<clock::time_point> best;
     for (const auto& e : d.events) {
         auto it = entries_.find(e.id);
-        if (it == entries_.end() || it->second.approved || it->second.withheld || e.status != event_status::scheduled)
+        if (it == entries_.end() || it->second.approved || it->second.withheld || e.status != event_status::scheduled ||
+            !e.approvable.value_or(true))
             continue;
         if (e.source != event_source::user || !e.affects(self_) || election_.is_leader(e, self_)) continue;
         if (!it->second.ready && !approves_at_once(e)) continue;
@@ -180,21 +182,23 @@ FOREWARN_INLINE void approver::set_can_approve(bool can) {
     shared_->can_approve = can;
 }
 
-FOREWARN_INLINE approval_handle approver::handle(const std::string& id) {
+FOREWARN_INLINE approval_handle approver::handle(const std::string& id, const event* e) {
     {
         std::lock_guard<std::mutex> lock(shared_->mutex);
-        shared_->status.insert_or_assign(id, approval_status{});
+        shared_->status.insert_or_assign(id, e && can_approve_ && !approvable(*e) ? not_approvable() : approval_status{});
     }
     return approval_handle(shared_, id);
 }
 
-FOREWARN_INLINE approval_handle approver::handle_for_known(const std::string& id) {
+FOREWARN_INLINE approval_handle approver::handle_for_known(const std::string& id, const event* e) {
     const bool approved = policy_.was_approved(id);
     {
         std::lock_guard<std::mutex> lock(shared_->mutex);
         auto it = shared_->status.try_emplace(id).first;
         if (approved && !is_final(it->second.state))
             it->second = approval_status{approval_state::approved, "approved before this restart", {}};
+        else if (e && can_approve_ && !approvable(*e) && !is_final(it->second.state))
+            it->second = not_approvable();
     }
     return approval_handle(shared_, id);
 }
@@ -327,8 +331,8 @@ FOREWARN_INLINE std::vector<std::string> approver::awaiting(const document& d) c
     std::vector<std::string> out;
     if (!can_approve_) return out;
     for (const auto& e : d.events)
-        if (e.status == event_status::scheduled && !policy_.was_approved(e.id) && !policy_.was_withheld(e.id) &&
-            policy_.wanted(e))
+        if (e.status == event_status::scheduled && approvable(e) && !policy_.was_approved(e.id) &&
+            !policy_.was_withheld(e.id) && policy_.wanted(e))
             out.push_back(e.id);
     return out;
 }
@@ -362,6 +366,7 @@ FOREWARN_INLINE void approver::restore(const poller_state& st, clock::time_point
 FOREWARN_INLINE void approver::status_not_due(const event& e, clock::time_point now,
                                               std::optional<std::chrono::system_clock::time_point> wall) {
     if (!can_approve_) return update(e.id, {approval_state::not_approved, "this source cannot approve", {}});
+    if (!approvable(e)) return update(e.id, not_approvable());
     const auto& o = policy_.options();
     if (o.scope == approval_scope::never)
         return update(e.id, {approval_state::not_approved, "approval is off (scope never)", {}});
@@ -405,7 +410,8 @@ FOREWARN_INLINE void approver::settle(const std::string& id, approval_status st)
 FOREWARN_INLINE std::vector<local_event> approver::local_events(const document& d) const {
     std::vector<local_event> out;
     out.reserve(d.events.size());
-    for (const auto& e : d.events) out.push_back(local_event{e, policy_.wanted(e), policy_.was_approved(e.id)});
+    for (const auto& e : d.events)
+        out.push_back(local_event{e, approvable(e) && policy_.wanted(e), policy_.was_approved(e.id)});
     return out;
 }
 

@@ -265,8 +265,11 @@ public:
     void set_self(std::string name) { policy_.set_self(std::move(name)); }
     bool needs_identity() const noexcept { return can_approve_ && policy_.needs_identity(); }
 
-    /// A handle for a prepare change of `id` (a new life of the id: GCE and AWS ids recur).
-    approval_handle handle(const std::string& id);
+    /**
+     * A handle for a prepare change of `id` (a new life of the id: GCE and AWS ids recur). Given
+     * the event, one that cannot be approved (event::approvable false) reads not_approved at once.
+     */
+    approval_handle handle(const std::string& id, const event* e = nullptr);
 
     /// The coordinator starts once this VM's name is known (again after a failed start).
     result<void> start_coordinator(const clock& c, const logger& log);
@@ -312,7 +315,10 @@ public:
      * not finished): unlike handle(), it keeps a status already known, and one restored as
      * approved reads approved.
      */
-    approval_handle handle_for_known(const std::string& id);
+    approval_handle handle_for_known(const std::string& id, const event* e = nullptr);
+
+    /// Whether `e` can be approved: the source can approve, and the event does not say otherwise.
+    bool approvable(const event& e) const noexcept { return can_approve_ && e.approvable.value_or(true); }
 
     /// Adds readiness to a state about to be saved, and the coordinator's own.
     void save(poller_state& st) const;
@@ -324,6 +330,10 @@ private:
     void status_not_due(const event& e, clock::time_point now, std::optional<std::chrono::system_clock::time_point> wall);
 
     void update(const std::string& id, approval_status st);
+
+    static approval_status not_approvable() {
+        return {approval_state::not_approved, "its source cannot approve this event", {}};
+    }
 
     void settle(const std::string& id, approval_status st);
 

@@ -46,12 +46,12 @@ FOREWARN_INLINE document poller_ledger::delivered_document() const {
 
 FOREWARN_INLINE approval_handle poller_ledger::handle(const std::string& id) {
     std::lock_guard<std::mutex> lock(mutex_);
-    return approver_.handle(id);
+    return approver_.handle(id, tracker_.latest().find(id));
 }
 
 FOREWARN_INLINE approval_handle poller_ledger::handle_for_known(const std::string& id) {
     std::lock_guard<std::mutex> lock(mutex_);
-    return approver_.handle_for_known(id);
+    return approver_.handle_for_known(id, tracker_.latest().find(id));
 }
 
 FOREWARN_INLINE std::string poller_ledger::self() const {
