@@ -13,6 +13,7 @@
 #include "temp_dir.hpp"
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
@@ -653,6 +654,106 @@ TEST_CASE("poller: events that cannot be approved never wait, never ask the coor
     rec.handle(0).ready([&](const approval_status& st) { outcomes.push_back(st); });  // final already: at once
     REQUIRE(outcomes.size() == 1);
     CHECK(outcomes[0].state == approval_state::not_approved);
+}
+
+namespace {
+
+// A coordinator that reads the poller from inside admit() and observe(), as a user's may.
+struct reading_coordinator : forewarn::approval_coordinator {
+    poller* p = nullptr;
+    std::vector<std::string> seen;  // what each call read
+
+    result<void> start(const forewarn::coordinator_context&) override { return {}; }
+    void stop() noexcept override {}
+    void read(const char* from) {
+        const auto latest = p->latest_document();
+        const auto last = p->last_document();
+        const auto st = p->approval("A").status();
+        const auto h = p->health();
+        seen.push_back(std::string(from) + " " + std::to_string(latest.events.size()) + " " +
+                       std::string(forewarn::to_string(st.state)) + " " + p->self() + " " +
+                       std::to_string(h.awaiting_approval.size()) + " " + std::to_string(last.events.size()));
+    }
+    void observe(const std::vector<forewarn::local_event>&) override { read("observe"); }
+    result<bool> admit(const event&) override {
+        read("admit");
+        return true;
+    }
+};
+
+// A coordinator whose admit() blocks until the test says, at most 10 s: how long a network call
+// to a scheduling service may take.
+struct blocking_coordinator : forewarn::approval_coordinator {
+    std::mutex m;
+    std::condition_variable cv;
+    bool in_admit = false;
+    bool released = false;
+    bool released_in_time = false;
+
+    result<void> start(const forewarn::coordinator_context&) override { return {}; }
+    void stop() noexcept override {}
+    void observe(const std::vector<forewarn::local_event>&) override {}
+    result<bool> admit(const event&) override {
+        std::unique_lock<std::mutex> lock(m);
+        in_admit = true;
+        cv.notify_all();
+        released_in_time = cv.wait_for(lock, 10s, [&] { return released; });
+        return true;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("poller: a coordinator may read the poller from admit() and observe() (no lock is held)",
+          "[poller][coordinator]") {
+    manual_clock clock;
+    fake_source src(source_options(clock));
+    auto coord = std::make_shared<reading_coordinator>();
+    poller_options o;
+    o.coordinator = coord;
+    recorder rec;
+    poller p(src, rec.handlers(), o);
+    coord->p = &p;
+    src.set(make_doc("1", {make_event("A")}));
+    REQUIRE(p.poll_once());  // a deadlock before: the ledger's lock was held around both calls
+    CHECK(src.approvals() == std::vector<ids>{{"A"}});
+    // observe() after the document (nothing delivered yet), admit() and observe() after the
+    // prepare said ready, observe() after the approval.
+    CHECK(coord->seen == ids{"observe 1 pending vm_0 0 0", "admit 1 pending vm_0 0 1", "observe 1 pending vm_0 0 1",
+                             "observe 1 approved vm_0 1 1"});  // health catches up after the call
+}
+
+TEST_CASE("poller: a coordinator that blocks in admit() holds up no reader on another thread",
+          "[poller][coordinator]") {
+    manual_clock clock;
+    fake_source src(source_options(clock));
+    auto coord = std::make_shared<blocking_coordinator>();
+    poller_options o;
+    o.coordinator = coord;
+    recorder rec;
+    poller p(src, rec.handlers(), o);
+    src.set(make_doc("1", {make_event("A")}));
+    std::thread cycle([&] { (void)p.poll_once(); });
+    {
+        std::unique_lock<std::mutex> lock(coord->m);
+        REQUIRE(coord->cv.wait_for(lock, 30s, [&] { return coord->in_admit; }));
+    }
+    // While admit() blocks: each read answers (before, each waited for the ledger's lock, which
+    // admit() was called under, so admit() ran out its 10 s first).
+    const auto latest = p.latest_document();
+    const auto st = p.approval("A").status();
+    const auto h = p.health();
+    {
+        std::lock_guard<std::mutex> lock(coord->m);
+        coord->released = true;
+    }
+    coord->cv.notify_all();
+    cycle.join();
+    CHECK(coord->released_in_time);
+    CHECK(latest.events.size() == 1);
+    CHECK(st.state == approval_state::pending);  // ready, being decided
+    CHECK(h.self == "vm_0");
+    CHECK(src.approvals() == std::vector<ids>{{"A"}});
 }
 
 TEST_CASE("poller: health says when it last had a document, and what waits for approval", "[poller][health]") {

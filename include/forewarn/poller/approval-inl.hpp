@@ -231,6 +231,11 @@ FOREWARN_INLINE void approver::stop_coordinator() noexcept {
 }
 
 FOREWARN_INLINE void approver::observe(const document& d, clock::time_point now) {
+    note(d, now);
+    tell_coordinator(coordinator_view(d));
+}
+
+FOREWARN_INLINE void approver::note(const document& d, clock::time_point now) {
     policy_.observe(d, now);
     drain();
     std::vector<std::string> gone;
@@ -251,7 +256,6 @@ FOREWARN_INLINE void approver::observe(const document& d, clock::time_point now)
                     {}});
     // Final statuses stay (a handle may read its outcome long after): one small entry per
     // prepare, and prepares are rare.
-    if (coordinator_ && coordinator_started_) coordinator_->observe(local_events(d));
 }
 
 FOREWARN_INLINE void approver::drain() {
@@ -266,45 +270,80 @@ FOREWARN_INLINE void approver::drain() {
 FOREWARN_INLINE std::vector<std::string> approver::due(const document& d, clock::time_point now,
                                                        std::vector<error>& problems,
                                                        std::optional<std::chrono::system_clock::time_point> wall) {
+    const auto asked = candidates(d, now, wall);
+    auto out = admitted(asked, ask_coordinator(asked), problems);
+    tell_coordinator(coordinator_view(d));
+    return out;
+}
+
+FOREWARN_INLINE std::vector<event> approver::candidates(const document& d, clock::time_point now,
+                                                        std::optional<std::chrono::system_clock::time_point> wall) {
     drain();
-    std::vector<std::string> out;
-    const auto candidates = can_approve_ ? policy_.due(d, now, wall) : std::vector<std::string>{};
+    std::vector<event> out;
+    const auto allowed = can_approve_ ? policy_.due(d, now, wall) : std::vector<std::string>{};
     for (const auto& e : d.events) {
         if (e.status != event_status::scheduled || policy_.was_approved(e.id) || policy_.was_withheld(e.id) ||
             !policy_.wanted(e))
             continue;
-        if (std::find(candidates.begin(), candidates.end(), e.id) == candidates.end()) {
+        if (std::find(allowed.begin(), allowed.end(), e.id) == allowed.end()) {
             status_not_due(e, now, wall);
             continue;
         }
-        if (coordinator_) {
-            if (!coordinator_started_) {
-                update(e.id, {approval_state::waiting, "the fleet coordinator has not started", {}});
-                continue;
-            }
-            auto admitted = coordinator_->admit(e);
-            if (!admitted) {
-                error err = admitted.error();
-                err.event_id = e.id;
-                problems.push_back(err);
-                update(e.id, {approval_state::waiting, "the fleet coordinator failed: not approving early", err});
-                continue;
-            }
-            if (!*admitted) {
-                update(e.id, {approval_state::waiting, "waiting for a fleet slot", {}});
-                continue;
-            }
+        if (coordinator_ && !coordinator_started_) {
+            update(e.id, {approval_state::waiting, "the fleet coordinator has not started", {}});
+            continue;
+        }
+        out.push_back(e);
+    }
+    return out;
+}
+
+FOREWARN_INLINE std::vector<result<bool>> approver::ask_coordinator(const std::vector<event>& asked) {
+    std::vector<result<bool>> answers;
+    answers.reserve(asked.size());
+    for (const auto& e : asked) answers.push_back(coordinator_ ? coordinator_->admit(e) : result<bool>(true));
+    return answers;
+}
+
+FOREWARN_INLINE std::vector<std::string> approver::admitted(const std::vector<event>& asked,
+                                                            const std::vector<result<bool>>& answers,
+                                                            std::vector<error>& problems) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < asked.size() && i < answers.size(); ++i) {
+        const auto& e = asked[i];
+        if (!answers[i]) {
+            error err = answers[i].error();
+            err.event_id = e.id;
+            problems.push_back(err);
+            update(e.id, {approval_state::waiting, "the fleet coordinator failed: not approving early", err});
+            continue;
+        }
+        if (!*answers[i]) {
+            update(e.id, {approval_state::waiting, "waiting for a fleet slot", {}});
+            continue;
         }
         out.push_back(e.id);
     }
-    if (coordinator_ && coordinator_started_) coordinator_->observe(local_events(d));
     return out;
 }
 
 FOREWARN_INLINE void approver::approved(const std::vector<std::string>& ids, const document& d) {
+    mark_approved(ids);
+    tell_coordinator(coordinator_view(d));
+}
+
+FOREWARN_INLINE void approver::mark_approved(const std::vector<std::string>& ids) {
     policy_.mark_approved(ids);
     for (const auto& id : ids) settle(id, {approval_state::approved, "approved by this VM", {}});
-    if (coordinator_ && coordinator_started_) coordinator_->observe(local_events(d));
+}
+
+FOREWARN_INLINE std::optional<std::vector<local_event>> approver::coordinator_view(const document& d) const {
+    if (!coordinator_ || !coordinator_started_) return std::nullopt;
+    return local_events(d);
+}
+
+FOREWARN_INLINE void approver::tell_coordinator(const std::optional<std::vector<local_event>>& view) {
+    if (view && coordinator_ && coordinator_started_) coordinator_->observe(*view);
 }
 
 FOREWARN_INLINE void approver::failed(const std::vector<std::string>& ids, const error& e) {
@@ -338,11 +377,20 @@ FOREWARN_INLINE std::vector<std::string> approver::awaiting(const document& d) c
 }
 
 FOREWARN_INLINE void approver::save(poller_state& st) const {
-    for (auto& s : st.events) s.ready = policy_.is_ready(s.id);
+    save_readiness(st);
     if (coordinator_) st.coordinator = coordinator_->save_state();
 }
 
+FOREWARN_INLINE void approver::save_readiness(poller_state& st) const {
+    for (auto& s : st.events) s.ready = policy_.is_ready(s.id);
+}
+
 FOREWARN_INLINE void approver::restore(const poller_state& st, clock::time_point now) {
+    restore_readiness(st, now);
+    if (coordinator_ && !st.coordinator.empty()) coordinator_->load_state(st.coordinator);
+}
+
+FOREWARN_INLINE void approver::restore_readiness(const poller_state& st, clock::time_point now) {
     policy_.observe(st.delivered, now);
     std::vector<std::string> approved;
     for (const auto& s : st.events) {
@@ -360,7 +408,6 @@ FOREWARN_INLINE void approver::restore(const poller_state& st, clock::time_point
         }
         if (waiting) settle(id, {approval_state::approved, "approved before this restart", {}});
     }
-    if (coordinator_ && !st.coordinator.empty()) coordinator_->load_state(st.coordinator);
 }
 
 FOREWARN_INLINE void approver::status_not_due(const event& e, clock::time_point now,

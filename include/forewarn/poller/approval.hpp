@@ -278,6 +278,7 @@ public:
     /**
      * The latest document: first-seen times, readiness handed in since, the statuses of events
      * that are gone or no longer Scheduled, and the coordinator's view of this VM's events.
+     * (note() and then tell_coordinator(), for a caller that holds a lock over the first.)
      */
     void observe(const document& d, clock::time_point now);
 
@@ -286,13 +287,36 @@ public:
 
     /**
      * The ids to approve now (the policy, then the coordinator), in document order. Every wanted
-     * event gets its status; `problems` receives the coordinator's errors.
+     * event gets its status; `problems` receives the coordinator's errors. One call does the
+     * three steps below, and then tell_coordinator().
      */
     std::vector<std::string> due(const document& d, clock::time_point now, std::vector<error>& problems,
                                  std::optional<std::chrono::system_clock::time_point> wall = std::nullopt);
 
-    /// The approval of `ids` succeeded.
+    /// The approval of `ids` succeeded (mark_approved(), then tell_coordinator()).
     void approved(const std::vector<std::string>& ids, const document& d);
+
+    // -- the same in steps, so that its owner can call the coordinator with no lock held -------
+    // (the poller's ledger: it decides under its lock, asks the coordinator outside it, and applies
+    // the answers under the lock again)
+
+    /// observe() without the coordinator.
+    void note(const document& d, clock::time_point now);
+    /// due()'s first step: the events the policy lets through now (statuses for the others).
+    std::vector<event> candidates(const document& d, clock::time_point now,
+                                  std::optional<std::chrono::system_clock::time_point> wall = std::nullopt);
+    /// due()'s second step: the coordinator's answer for each candidate (true for each without a
+    /// coordinator). It calls the coordinator: call it with no lock held.
+    std::vector<result<bool>> ask_coordinator(const std::vector<event>& candidates);
+    /// due()'s third step: the ids admitted, statuses for the others, the coordinator's errors.
+    std::vector<std::string> admitted(const std::vector<event>& candidates, const std::vector<result<bool>>& answers,
+                                      std::vector<error>& problems);
+    /// approved() without the coordinator.
+    void mark_approved(const std::vector<std::string>& ids);
+    /// What the coordinator is told of `d` (this VM's events), or nothing without a started one.
+    std::optional<std::vector<local_event>> coordinator_view(const document& d) const;
+    /// Tells the coordinator `view`, if there is one. It calls the coordinator: no lock held.
+    void tell_coordinator(const std::optional<std::vector<local_event>>& view);
 
     /// The approval of `ids` failed (tried again at the next document).
     void failed(const std::vector<std::string>& ids, const error& e);
@@ -320,10 +344,13 @@ public:
     /// Whether `e` can be approved: the source can approve, and the event does not say otherwise.
     bool approvable(const event& e) const noexcept { return can_approve_ && e.approvable.value_or(true); }
 
-    /// Adds readiness to a state about to be saved, and the coordinator's own.
+    /// Adds readiness to a state about to be saved, and the coordinator's own
+    /// (save_readiness(), then the coordinator's save_state()).
     void save(poller_state& st) const;
-    /// Continues from a saved state.
+    /// Continues from a saved state (restore_readiness(), then the coordinator's load_state()).
     void restore(const poller_state& st, clock::time_point now);
+    void save_readiness(poller_state& st) const;
+    void restore_readiness(const poller_state& st, clock::time_point now);
 
 private:
     // A wanted event the policy does not let through now: final or waiting, and why.

@@ -37,7 +37,13 @@ struct coordinator_context {
 
 /**
  * Decides whether this VM may approve an event now, across VMs. Every member function but the
- * destructor is called from the poller's thread, never concurrently; `wake` goes the other way.
+ * destructor is called from the poller's thread, never concurrently, and with no lock of
+ * forewarn's held; `wake` goes the other way. So a coordinator may:
+ * - block (ask a scheduling service over the network): the poller's own thread waits meanwhile
+ *   (no document is fetched, no handler runs), but other threads' latest_document(),
+ *   last_document(), approval(), health() and self() answer at once;
+ * - call those accessors itself, from any of its functions.
+ * It must not destroy the poller; stop() from it only asks, as from a handler.
  * A coordinator never makes the poller approve on its own error: admit() returns the error, the
  * poller reports it and does not approve (the event then proceeds at NotBefore, as it would with
  * approval off).

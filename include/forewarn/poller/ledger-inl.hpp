@@ -21,9 +21,16 @@ FOREWARN_INLINE poller_ledger::poller_ledger(tracking_options tracking, approval
 }
 
 FOREWARN_INLINE std::vector<change> poller_ledger::track(const document& d, change_tracker::observation when) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto changes = tracker_.track(d, when);
-    approver_.observe(d, when.steady);
+    std::vector<change> changes;
+    std::optional<std::vector<local_event>> view;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        changes = tracker_.track(d, when);
+        approver_.note(d, when.steady);
+        ++generation_;
+        view = approver_.coordinator_view(d);
+    }
+    approver_.tell_coordinator(view);  // the user's code: no lock held
     return changes;
 }
 
@@ -77,8 +84,27 @@ FOREWARN_INLINE std::optional<clock::time_point> poller_ledger::next_deadline(cl
 
 FOREWARN_INLINE std::vector<std::string> poller_ledger::due(clock::time_point now, clock::wall_time_point wall,
                                                           std::vector<error>& problems) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return approver_.due(tracker_.latest(), now, problems, wall);
+    // Decided under the lock, asked outside it (the coordinator is the user's code, and may read
+    // the poller or block), applied under it again if the document asked about is still current.
+    std::vector<event> asked;
+    std::uint64_t generation;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        asked = approver_.candidates(tracker_.latest(), now, wall);
+        generation = generation_;
+    }
+    if (asked.empty()) return {};
+    const auto answers = approver_.ask_coordinator(asked);
+    std::vector<std::string> out;
+    std::optional<std::vector<local_event>> view;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (generation != generation_) return {};  // a newer document: its own turn asks again
+        out = approver_.admitted(asked, answers, problems);
+        view = approver_.coordinator_view(tracker_.latest());
+    }
+    approver_.tell_coordinator(view);
+    return out;
 }
 
 FOREWARN_INLINE std::vector<std::string> poller_ledger::awaiting() const {
@@ -87,9 +113,14 @@ FOREWARN_INLINE std::vector<std::string> poller_ledger::awaiting() const {
 }
 
 FOREWARN_INLINE void poller_ledger::approved(const std::vector<std::string>& ids) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    approver_.approved(ids, tracker_.latest());
-    tracker_.mark_approved(ids);
+    std::optional<std::vector<local_event>> view;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        approver_.mark_approved(ids);
+        tracker_.mark_approved(ids);
+        view = approver_.coordinator_view(tracker_.latest());
+    }
+    approver_.tell_coordinator(view);
 }
 
 FOREWARN_INLINE void poller_ledger::failed(const std::vector<std::string>& ids, const error& e) {
@@ -108,16 +139,24 @@ FOREWARN_INLINE std::vector<approver::completion> poller_ledger::take_completion
 }
 
 FOREWARN_INLINE poller_state poller_ledger::save() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    poller_state st = tracker_.save();
-    approver_.save(st);
+    poller_state st;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        st = tracker_.save();
+        approver_.save_readiness(st);
+    }
+    if (const auto& c = approver_.coordinator()) st.coordinator = c->save_state();  // no lock held
     return st;
 }
 
 FOREWARN_INLINE void poller_ledger::restore(const poller_state& st, clock::time_point now) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    tracker_.restore(st);
-    approver_.restore(st, now);
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        tracker_.restore(st);
+        approver_.restore_readiness(st, now);
+        ++generation_;
+    }
+    if (const auto& c = approver_.coordinator(); c && !st.coordinator.empty()) c->load_state(st.coordinator);
 }
 
 }  // namespace detail

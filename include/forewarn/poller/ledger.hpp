@@ -16,6 +16,7 @@
 #include <forewarn/result.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -27,10 +28,13 @@ FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
 /**
- * The change tracker and the approver behind one mutex, taken by every member function but the
- * coordinator's start and stop (which call out, and touch only the coordinator) and never held
- * while anything outside the two is called: the poller's thread writes, any thread reads
- * (latest(), delivered(), handle_for_known()).
+ * The change tracker and the approver behind one mutex: the poller's thread writes, any thread
+ * reads (latest(), delivered_document(), handle_for_known()). The mutex is never held while
+ * anything outside the two is called: the coordinator (the user's code, which may block or read
+ * the poller) is asked with no lock held. due() decides under the lock, asks admit() outside it,
+ * and applies the answers under the lock again only if no newer document came meanwhile;
+ * observe(), save_state() and load_state() get what was read under the lock. The coordinator's
+ * start() and stop() take no lock either.
  */
 class poller_ledger {
 public:
@@ -78,6 +82,7 @@ private:
     mutable std::mutex mutex_;
     change_tracker tracker_;
     approver approver_;
+    std::uint64_t generation_ = 0;  // counts the documents tracked (and restores): "still current"
 };
 
 }  // namespace detail
