@@ -267,6 +267,59 @@ TEST_CASE("curl_transport replaces a kept-alive connection the server has closed
     CHECK(t.connections_opened() == 3);
 }
 
+TEST_CASE("curl_transport with proxy_from_environment goes through the proxy named, except for NO_PROXY",
+          "[curl_transport]") {
+    request_log via_proxy, direct;
+    loopback_server proxy([&](httplib::Server& s, loopback_server&) {
+        s.Post(".*", [&](const httplib::Request& req, httplib::Response& res) {
+            via_proxy.add(req);
+            res.set_content("<ok/>", "text/xml");
+        });
+    });
+    loopback_server server([&](httplib::Server& s, loopback_server&) {
+        s.Post("/", [&](const httplib::Request& req, httplib::Response& res) {
+            direct.add(req);
+            res.set_content("direct", "text/plain");
+        });
+    });
+    REQUIRE(proxy.port() > 0);
+    REQUIRE(server.port() > 0);
+    const std::string at = "http://127.0.0.1:" + std::to_string(proxy.port());
+    scoped_env e1("http_proxy", at.c_str());
+    scoped_env e2("HTTP_PROXY", nullptr);
+    scoped_env e3("all_proxy", nullptr);
+    scoped_env e4("ALL_PROXY", nullptr);
+    scoped_env e5("no_proxy", "127.0.0.1");
+    scoped_env e6("NO_PROXY", nullptr);
+    curl_transport_options o;
+    o.proxy_from_environment = true;
+    curl_transport t(o);
+    auto req = get_request("http://autoscaling.forewarn-test.invalid/");  // resolvable only by the proxy
+    req.method = http_method::post;
+    req.body = "Action=RecordLifecycleActionHeartbeat";
+    auto r = t.send(req);
+    INFO(why(r));
+    REQUIRE(r);
+    CHECK(r->body == "<ok/>");
+    REQUIRE(via_proxy.size() == 1);
+    CHECK(via_proxy.all()[0].body == "Action=RecordLifecycleActionHeartbeat");
+    CHECK(header_of(via_proxy.all()[0], "Host") == "autoscaling.forewarn-test.invalid");
+    // NO_PROXY's hosts are reached directly.
+    auto d = get_request(server.url("/"));
+    d.method = http_method::post;
+    auto rd = t.send(d);
+    INFO(why(rd));
+    REQUIRE(rd);
+    CHECK(rd->body == "direct");
+    CHECK(via_proxy.size() == 1);
+    CHECK(direct.size() == 1);
+    // The default transport ignores the same environment (the metadata services' rule).
+    curl_transport plain;
+    auto rp = plain.send(req);
+    CHECK_FALSE(rp);
+    CHECK(via_proxy.size() == 1);
+}
+
 TEST_CASE("curl_transport ignores proxy environment variables", "[curl_transport]") {
     request_log log;
     loopback_server server([&](httplib::Server& s, loopback_server&) {

@@ -145,3 +145,38 @@ TEST_CASE("aws rebalance recommendation: noticeTime is not_before", "[aws][parse
         CHECK_FALSE(forewarn::aws::parse_rebalance_recommendation(bad).has_value());
     }
 }
+
+TEST_CASE("aws security credentials: an instance profile's answer, and what is refused", "[aws][parse]") {
+    const auto c = forewarn::aws::parse_security_credentials(R"({
+  "Code" : "Success",
+  "LastUpdated" : "2026-11-28T09:00:00Z",
+  "Type" : "AWS-HMAC",
+  "AccessKeyId" : "ASIAEXAMPLE",
+  "SecretAccessKey" : "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+  "Token" : "IQoJb3JpZ2luX2VjEXAMPLE",
+  "Expiration" : "2026-11-28T15:00:00Z"
+})");
+    REQUIRE(c);
+    CHECK(c->access_key_id == "ASIAEXAMPLE");
+    CHECK(c->secret_access_key == "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY");
+    CHECK(c->session_token == "IQoJb3JpZ2luX2VjEXAMPLE");
+    REQUIRE(c->expiration);
+    CHECK(forewarn::format_iso8601(*c->expiration) == "2026-11-28T15:00:00Z");
+
+    auto refused = [](const char* body) {
+        const auto r = forewarn::aws::parse_security_credentials(body);
+        REQUIRE_FALSE(r);
+        return r.error();
+    };
+    const auto failed = refused(R"({"Code":"AssumeRoleUnauthorizedAccess","Message":"..."})");
+    CHECK(failed.field == "security-credentials.Code");
+    CHECK(failed.message.find("AssumeRoleUnauthorizedAccess") != std::string::npos);
+    const auto no_secret = refused(R"({"Code":"Success","AccessKeyId":"A","Token":"T","Expiration":"2026-11-28T15:00:00Z"})");
+    CHECK(no_secret.field == "security-credentials.SecretAccessKey");
+    const auto secret_hidden = refused(R"({"Code":"Success","AccessKeyId":"A","SecretAccessKey":7,"Token":"T"})");
+    CHECK(secret_hidden.message.find("7") == std::string::npos);  // a value is never quoted back
+    CHECK(refused(R"({"Code":"Success","AccessKeyId":"A","SecretAccessKey":"S","Token":"T","Expiration":"soon"})").field ==
+          "security-credentials.Expiration");
+    CHECK(refused("").code == errc::empty_body);
+    CHECK(refused("[]").code == errc::invalid_document);
+}

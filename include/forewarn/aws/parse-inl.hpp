@@ -97,6 +97,31 @@ FOREWARN_INLINE result<event> parse_spot_instance_action(std::string_view body) 
     return e;
 }
 
+FOREWARN_INLINE result<credentials> parse_security_credentials(std::string_view body) {
+    auto doc = detail::aws_parse_body(body, "iam/security-credentials");
+    if (!doc) return std::move(doc).error();
+    const rapidjson::Value& root = *doc;
+    if (!root.IsObject()) return detail::json_type_error("security-credentials", "object", root);
+    auto code = detail::aws_string_member(root, "Code", "security-credentials", true);
+    if (!code) return std::move(code).error();
+    if (detail::json_string_view(**code) != "Success")  // AWS's word; a failure says why in Message
+        return detail::json_shape_error("security-credentials.Code",
+                                        "not Success: " + std::string(detail::json_string_view(**code)).substr(0, 64));
+    credentials c;
+    for (const auto& [name, target] : {std::pair<const char*, std::string credentials::*>{"AccessKeyId", &credentials::access_key_id},
+                                       {"SecretAccessKey", &credentials::secret_access_key},
+                                       {"Token", &credentials::session_token}}) {
+        auto v = detail::aws_string_member(root, name, "security-credentials", true);
+        if (!v) return std::move(v).error();
+        c.*target = std::string(detail::json_string_view(**v));
+        if ((c.*target).empty()) return detail::json_shape_error("security-credentials." + std::string(name), "empty");
+    }
+    auto expires = detail::aws_time_member(root, "Expiration", "security-credentials", true, false);
+    if (!expires) return std::move(expires).error();
+    c.expiration = *expires;
+    return c;
+}
+
 FOREWARN_INLINE result<event> parse_rebalance_recommendation(std::string_view body) {
     auto doc = detail::aws_parse_body(body, "rebalance");
     if (!doc) return std::move(doc).error();

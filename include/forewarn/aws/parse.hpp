@@ -13,6 +13,7 @@
 //
 // docs/aws.md has the mapping table.
 
+#include <forewarn/aws/credentials.hpp>
 #include <forewarn/aws/vocabulary.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/strings.hpp>
@@ -34,6 +35,20 @@ inline constexpr std::string_view spot_instance_action_path = "/latest/meta-data
 inline constexpr std::string_view rebalance_path = "/latest/meta-data/events/recommendations/rebalance";
 inline constexpr std::string_view scheduled_events_path = "/latest/meta-data/events/maintenance/scheduled";
 inline constexpr std::string_view target_lifecycle_state_path = "/latest/meta-data/autoscaling/target-lifecycle-state";
+
+/// What an Auto Scaling lifecycle action needs from the instance metadata (IMDSv2): the instance
+/// profile's role (this path lists it) and its credentials (this path and the role), the region,
+/// and the group's name (a tag, present only with instance metadata tags on).
+inline constexpr std::string_view security_credentials_path = "/latest/meta-data/iam/security-credentials/";
+inline constexpr std::string_view region_path = "/latest/meta-data/placement/region";
+inline constexpr std::string_view autoscaling_group_tag_path = "/latest/meta-data/tags/instance/aws:autoscaling:groupName";
+
+/**
+ * An instance profile's credentials (`iam/security-credentials/ROLE`): `Code` must be "Success";
+ * `AccessKeyId`, `SecretAccessKey`, `Token` and `Expiration` (ISO-8601) are required. Anything
+ * else is an error naming the member, never its value.
+ */
+result<credentials> parse_security_credentials(std::string_view body);
 
 /// The ids of the notices that have none on the wire (one of each at a time).
 inline constexpr std::string_view spot_event_id = "spot-instance-action";

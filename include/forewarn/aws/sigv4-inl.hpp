@@ -146,7 +146,7 @@ FOREWARN_INLINE result<sigv4_signature> sign_v4(http_request& req, const credent
     const std::string_view url = req.url;
     const auto scheme_end = url.find("://");
     const auto scheme = scheme_end == std::string_view::npos ? std::string_view{} : url.substr(0, scheme_end);
-    if (!detail::iequals(scheme, "https") && !detail::iequals(scheme, "http"))
+    if (!forewarn::detail::iequals(scheme, "https") && !forewarn::detail::iequals(scheme, "http"))
         return error(errc::invalid_argument, "SigV4: the URL is not absolute http(s): " + req.url);
     const auto rest = url.substr(scheme_end + 3);
     const auto path_at = rest.find_first_of("/?#");
@@ -163,7 +163,7 @@ FOREWARN_INLINE result<sigv4_signature> sign_v4(http_request& req, const credent
     for (const auto& h : req.headers) {
         if (h.value.find_first_of("\r\n") != std::string::npos)
             return error(errc::invalid_argument, "SigV4: the header " + h.name + " holds a line break");
-        if (detail::iequals(h.name, "authorization") || detail::iequals(h.name, "x-amz-date"))
+        if (forewarn::detail::iequals(h.name, "authorization") || forewarn::detail::iequals(h.name, "x-amz-date"))
             return error(errc::invalid_argument, "SigV4: the request is signed already (" + h.name + ")");
     }
 
@@ -175,7 +175,7 @@ FOREWARN_INLINE result<sigv4_signature> sign_v4(http_request& req, const credent
     if (!find_header(req.headers, "host")) {
         // The port stays only when it is not the scheme's own.
         std::string host(authority);
-        const std::string_view port = detail::iequals(scheme, "https") ? ":443" : ":80";
+        const std::string_view port = forewarn::detail::iequals(scheme, "https") ? ":443" : ":80";
         if (host.size() > port.size() && host.compare(host.size() - port.size(), port.size(), port) == 0)
             host.erase(host.size() - port.size());
         added.push_back({"Host", host});
@@ -188,7 +188,7 @@ FOREWARN_INLINE result<sigv4_signature> sign_v4(http_request& req, const credent
     std::vector<std::pair<std::string, std::string>> signed_headers;
     auto add = [&](const http_header& h) {
         std::string name;
-        for (char c : h.name) name += detail::ascii_lower(c);
+        for (char c : h.name) name += forewarn::detail::ascii_lower(c);
         auto value = canonical_value(h.value);
         for (auto& s : signed_headers)
             if (s.first == name) {

@@ -8,6 +8,7 @@
 // to sign and the signature). SHA-256 and HMAC are forewarn's own (detail/sha256.hpp): signing
 // links nothing new.
 
+#include <forewarn/aws/credentials.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/transport.hpp>
@@ -18,15 +19,6 @@
 
 FOREWARN_BEGIN_NAMESPACE
 namespace aws {
-
-/// An access key, its secret and, for temporary credentials (an instance profile's), the session
-/// token and when they expire.
-struct credentials {
-    std::string access_key_id;
-    std::string secret_access_key;
-    std::string session_token;  ///< empty for long-term keys; sent as X-Amz-Security-Token
-    std::optional<std::chrono::system_clock::time_point> expiration;
-};
 
 /// What a signature is for, and how.
 struct sigv4_options {

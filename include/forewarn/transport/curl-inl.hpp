@@ -394,9 +394,13 @@ FOREWARN_INLINE CURLcode curl_transport::state::configure_once() {
     set(curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS)));
 #endif
     // The metadata services are link-local and must be reached directly: an empty proxy
-    // overrides http_proxy/HTTPS_PROXY/ALL_PROXY, and NOPROXY "*" covers anything left.
-    set(curl_easy_setopt(easy, CURLOPT_PROXY, ""));
-    set(curl_easy_setopt(easy, CURLOPT_NOPROXY, "*"));
+    // overrides http_proxy/HTTPS_PROXY/ALL_PROXY, and NOPROXY "*" covers anything left. A cloud's
+    // public API may be reachable only through the proxy the environment names: libcurl then reads
+    // https_proxy/HTTPS_PROXY, http_proxy, ALL_PROXY and NO_PROXY itself.
+    if (!options.proxy_from_environment) {
+        set(curl_easy_setopt(easy, CURLOPT_PROXY, ""));
+        set(curl_easy_setopt(easy, CURLOPT_NOPROXY, "*"));
+    }
     set(curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L));
     set(curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 0L));
     set(curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L));  // no SIGALRM in a multithreaded service

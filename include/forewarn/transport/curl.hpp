@@ -41,6 +41,11 @@ struct curl_transport_options {
     std::string ca_file;
     std::string client_cert;
     std::string client_key;
+    /// Go through the proxy the environment names (https_proxy/HTTPS_PROXY, http_proxy,
+    /// ALL_PROXY, with NO_PROXY), as libcurl reads them. Off (the default): never a proxy, which
+    /// the metadata services need. On: for a cloud's public API (Auto Scaling, Compute), which many
+    /// VMs reach only through a proxy.
+    bool proxy_from_environment = false;
 };
 
 namespace detail {
@@ -111,7 +116,8 @@ network_failure curl_network_failure(CURLcode rc, long os_error) noexcept;
  * The default transport: libcurl, one connection kept alive per transport, cancellable from any
  * thread within milliseconds, also in the middle of a GCE hanging GET.
  *
- * Requests never go through a proxy (IMDS must be reached directly whatever http_proxy says),
+ * Requests never go through a proxy (IMDS must be reached directly whatever http_proxy says;
+ * curl_transport_options::proxy_from_environment turns that off, for public APIs),
  * redirects are never followed, only http and https are spoken, the body is capped at
  * request.max_body while it is read, and an X-Forwarded-For header is refused (Azure's IMDS rejects
  * requests that carry one). See docs/transport.md.
