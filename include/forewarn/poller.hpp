@@ -208,6 +208,7 @@ private:
     }
 
     void after_cycle() {  // approvals due, the state, the handles' outcomes
+        if (auto declined = ledger_.take_declined(); !declined.empty()) detail::abandon(source_, declined);
         if (!stopping()) {
             if (source_.can_approve()) before_cycle(false);
             detail::approval_run({ledger_, health_, dispatch_, state_, log()}, source_.clock().now(),

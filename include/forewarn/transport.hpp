@@ -114,6 +114,17 @@ inline const std::string* find_header(const http_headers& headers, std::string_v
     return nullptr;
 }
 
+/**
+ * The transport a cloud's public API (Auto Scaling's) is reached with, made from a client's
+ * metadata transport `t`: a copy, unless the transport specializes this. curl_transport does: the
+ * same options, with the environment's proxy honoured (the metadata services are never reached
+ * through one, public APIs often only through one).
+ */
+template <class Transport>
+struct public_api_transport {
+    static Transport from(const Transport& t) { return t; }
+};
+
 FOREWARN_END_NAMESPACE
 
 #if FOREWARN_HEADER_DEFINITIONS

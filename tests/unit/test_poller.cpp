@@ -756,6 +756,37 @@ TEST_CASE("poller: a coordinator that blocks in admit() holds up no reader on an
     CHECK(src.approvals() == std::vector<ids>{{"A"}});
 }
 
+TEST_CASE("poller: a declined event is settled not_approved, never approved after, and its source lets go of it",
+          "[poller]") {
+    manual_clock clock;
+    fake_source src(source_options(clock));
+    recorder rec;
+    rec.ready_in_handler = false;
+    poller p(src, rec.handlers());
+    src.set(make_doc("1", {make_event("A"), make_event("B")}));
+    REQUIRE(p.poll_once());
+    std::vector<approval_status> outcomes;
+    rec.handle(0).ready([&](const approval_status& st) { outcomes.push_back(st); });  // pending: waits
+    rec.handle(0).decline("hook prepare failed (exit 3)");
+    rec.handle(1).ready();
+    p.approve_due();
+    CHECK(src.approvals() == std::vector<ids>{{"B"}});
+    CHECK(src.abandoned() == std::vector<ids>{{"A"}});
+    const auto st = rec.handle(0).status();
+    CHECK(st.state == approval_state::not_approved);
+    CHECK(st.why == "hook prepare failed (exit 3)");
+    REQUIRE(outcomes.size() == 1);
+    CHECK(outcomes[0].state == approval_state::not_approved);
+    rec.handle(0).ready();  // too late: final
+    REQUIRE(p.poll_once());
+    CHECK(src.approvals() == std::vector<ids>{{"B"}});
+    CHECK(src.abandoned().size() == 1);
+    rec.handle(1).decline();  // approved already: nothing
+    p.approve_due();
+    CHECK(src.abandoned().size() == 1);
+    CHECK(rec.handle(1).status().state == approval_state::approved);
+}
+
 TEST_CASE("poller: health says when it last had a document, and what waits for approval", "[poller][health]") {
     manual_clock clock;
     fake_source src(source_options(clock));

@@ -95,9 +95,12 @@ FOREWARN_INLINE std::string query_body(std::string_view action,
     return out;
 }
 
-namespace detail {
+}  // namespace aws
 
-FOREWARN_INLINE std::string lifecycle_body(std::string_view action, const lifecycle_action& a, std::string_view result) {
+namespace detail {
+using aws::query_body;
+
+FOREWARN_INLINE std::string aws_lifecycle_body(std::string_view action, const aws::lifecycle_action& a, std::string_view result) {
     if (result.empty())
         return query_body(action, {{"AutoScalingGroupName", a.group}, {"InstanceId", a.instance_id}, {"LifecycleHookName", a.hook}});
     return query_body(action, {{"AutoScalingGroupName", a.group},
@@ -106,8 +109,8 @@ FOREWARN_INLINE std::string lifecycle_body(std::string_view action, const lifecy
                                {"LifecycleHookName", a.hook}});
 }
 
-FOREWARN_INLINE result<void> autoscaling_call(forewarn::detail::function_ref<result<http_response>(const http_request&)> send,
-                                              const autoscaling_options& o, const credentials_source& creds,
+FOREWARN_INLINE result<void> aws_autoscaling_call(forewarn::detail::function_ref<result<http_response>(const http_request&)> send,
+                                              const aws::autoscaling_options& o, const aws::credentials_source& creds,
                                               interruptible_sleep& sleep, std::string_view action, const std::string& body) {
     const std::string what = "Auto Scaling " + std::string(action);
     retry_options ro;
@@ -132,10 +135,10 @@ FOREWARN_INLINE result<void> autoscaling_call(forewarn::detail::function_ref<res
         req.timeout = o.timeout;
         req.connect_timeout = o.connect_timeout;
         req.max_body = std::size_t(256) << 10;
-        sigv4_options so;
+        aws::sigv4_options so;
         so.region = o.region;
         so.service = "autoscaling";
-        if (auto s = sign_v4(req, *c, so, o.clock.wall_now()); !s) {
+        if (auto s = aws::sign_v4(req, *c, so, o.clock.wall_now()); !s) {
             error e = std::move(s).error();
             e.message = what + ": " + e.message;
             return e;
@@ -152,7 +155,7 @@ FOREWARN_INLINE result<void> autoscaling_call(forewarn::detail::function_ref<res
             if (o.log.enabled(log_level::debug)) o.log(log_level::debug, what + ": done", o.endpoint);
             return {};
         } else {
-            const auto ae = parse_error_response(r->body);
+            const auto ae = aws::parse_error_response(r->body);
             e = error(errc::http_status,
                       what + ": " + std::to_string(r->status) + " " +
                           (ae ? ae->code + (ae->message.empty() ? "" : ": " + ae->message) : std::string("(no ErrorResponse)")),
@@ -177,7 +180,6 @@ FOREWARN_INLINE result<void> autoscaling_call(forewarn::detail::function_ref<res
 }
 
 }  // namespace detail
-}  // namespace aws
 FOREWARN_END_NAMESPACE
 
 #endif  // FOREWARN_HEADER_DEFINITIONS

@@ -74,18 +74,23 @@ struct autoscaling_options {
     logger log;
 };
 
+
+}  // namespace aws
+
 namespace detail {
 
 /// One call: signed, sent, its answer read; retries and the credentials' refresh. `send` is the
 /// transport's send; `sleep` the backoff's (its interrupt() cuts it short).
-result<void> autoscaling_call(forewarn::detail::function_ref<result<http_response>(const http_request&)> send,
-                              const autoscaling_options& o, const credentials_source& creds, interruptible_sleep& sleep,
+result<void> aws_autoscaling_call(forewarn::detail::function_ref<result<http_response>(const http_request&)> send,
+                              const aws::autoscaling_options& o, const aws::credentials_source& creds, interruptible_sleep& sleep,
                               std::string_view action, const std::string& body);
 
 /// The form of both actions' bodies.
-std::string lifecycle_body(std::string_view action, const lifecycle_action& a, std::string_view result);
+std::string aws_lifecycle_body(std::string_view action, const aws::lifecycle_action& a, std::string_view result);
 
 }  // namespace detail
+
+namespace aws {
 
 /**
  * CompleteLifecycleAction and RecordLifecycleActionHeartbeat over a Transport. Errors: the
@@ -105,11 +110,11 @@ public:
 
     /// Lets the group go on: `result` CONTINUE (or ABANDON).
     result<void> complete_lifecycle_action(const lifecycle_action& a, std::string_view result = "CONTINUE") {
-        return call("CompleteLifecycleAction", detail::lifecycle_body("CompleteLifecycleAction", a, result));
+        return call("CompleteLifecycleAction", forewarn::detail::aws_lifecycle_body("CompleteLifecycleAction", a, result));
     }
     /// Restarts the hook's heartbeat timeout.
     result<void> record_lifecycle_action_heartbeat(const lifecycle_action& a) {
-        return call("RecordLifecycleActionHeartbeat", detail::lifecycle_body("RecordLifecycleActionHeartbeat", a, {}));
+        return call("RecordLifecycleActionHeartbeat", forewarn::detail::aws_lifecycle_body("RecordLifecycleActionHeartbeat", a, {}));
     }
 
     void cancel() noexcept {
@@ -126,7 +131,7 @@ public:
 private:
     result<void> call(std::string_view action, const std::string& body) {
         if (options_.region.empty()) return error(errc::invalid_argument, "Auto Scaling: no region");
-        return detail::autoscaling_call([this](const http_request& r) { return transport_.send(r); }, options_, creds_,
+        return forewarn::detail::aws_autoscaling_call([this](const http_request& r) { return transport_.send(r); }, options_, creds_,
                                         sleep_, action, body);
     }
 

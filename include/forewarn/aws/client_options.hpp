@@ -40,6 +40,23 @@ struct client_options : client_options_base {
     /// `Terminated` and `Warmed:Terminated` are a notice of type terminate.
     bool read_target_lifecycle_state = true;
     std::chrono::milliseconds timeout{std::chrono::seconds(5)};  ///< total timeout of each request
+
+    // -- an Auto Scaling termination lifecycle hook (docs/aws.md, "Auto Scaling") ---------------
+    /// The hook's name (LifecycleHookName). Set: the termination notice (autoscaling-termination)
+    /// can be approved, and approve() completes the lifecycle action with CONTINUE; from the notice
+    /// until then (or until it is declined or over) the client records a heartbeat every
+    /// `lifecycle_heartbeat`. Empty (the default): the notice is heard, nothing is sent to Auto
+    /// Scaling. No other notice of AWS can ever be approved.
+    std::string lifecycle_hook;
+    /// The group; empty: the instance's tag `aws:autoscaling:groupName`, which the instance
+    /// metadata shows only with instance metadata tags turned on.
+    std::string autoscaling_group;
+    /// Auto Scaling's endpoint; empty: https://autoscaling.REGION.amazonaws.com/ for the region
+    /// the instance metadata names. A VPC endpoint, or a test's server.
+    std::string autoscaling_endpoint;
+    /// How often a heartbeat restarts the hook's timeout; keep it below the hook's
+    /// HeartbeatTimeout (3600 s by default). At least 1 s.
+    std::chrono::seconds lifecycle_heartbeat{300};
 };
 
 }  // namespace aws

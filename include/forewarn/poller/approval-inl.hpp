@@ -163,6 +163,19 @@ FOREWARN_INLINE void approval_handle::ready(std::function<void(const approval_st
     if (wake) wake();
 }
 
+FOREWARN_INLINE void approval_handle::decline(std::string why) const {
+    if (!shared_) return;
+    std::function<void()> wake;
+    {
+        std::lock_guard<std::mutex> lock(shared_->mutex);
+        auto it = shared_->status.find(id_);
+        if (it != shared_->status.end() && is_final(it->second.state)) return;
+        shared_->declined.emplace_back(id_, std::move(why));
+        wake = shared_->wake;
+    }
+    if (wake) wake();
+}
+
 FOREWARN_INLINE approval_status approval_handle::status() const {
     if (!shared_) return {approval_state::not_approved, "no poller behind this handle", {}};
     std::lock_guard<std::mutex> lock(shared_->mutex);
@@ -363,6 +376,22 @@ FOREWARN_INLINE std::optional<clock::time_point> approver::next_deadline(
 FOREWARN_INLINE auto approver::take_completions() -> std::vector<completion> {
     std::vector<completion> out;
     out.swap(completions_);
+    return out;
+}
+
+FOREWARN_INLINE std::vector<std::string> approver::take_declined() {
+    std::vector<std::pair<std::string, std::string>> declined;
+    {
+        std::lock_guard<std::mutex> lock(shared_->mutex);
+        declined.swap(shared_->declined);
+    }
+    std::vector<std::string> out;
+    for (auto& [id, why] : declined) {
+        if (policy_.was_approved(id)) continue;
+        policy_.mark_withheld({id});  // never approved after this
+        settle(id, {approval_state::not_approved, std::move(why), {}});
+        if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+    }
     return out;
 }
 

@@ -205,6 +205,7 @@ struct approval_shared {
     std::vector<std::string> ready;  ///< ready() calls not drained yet
     std::unordered_map<std::string, approval_status> status;
     std::unordered_map<std::string, std::vector<callback>> on_done;
+    std::vector<std::pair<std::string, std::string>> declined;  ///< decline() calls not drained yet: id, why
     std::function<void()> wake;  ///< wakes the poller (set once, before any handle exists)
     bool can_approve = true;     ///< false: ready() settles at once as not_approved
 };
@@ -232,6 +233,14 @@ public:
      * at once on this thread when it is final already, else where the poller calls handlers.
      */
     void ready(std::function<void(const approval_status&)> on_done = {}) const;
+
+    /**
+     * Says the service will not be ready for this event (its preparation failed). The poller,
+     * woken, settles it as not_approved with `why` (callbacks given to ready() hear it) and tells
+     * its source to let go of what it holds for the event: on AWS the lifecycle action's
+     * heartbeats stop and the group goes on at the hook's own timeout. Harmless once final.
+     */
+    void decline(std::string why = "the service declined it") const;
 
     /// Where this event's approval stands now.
     approval_status status() const;
@@ -330,6 +339,10 @@ public:
 
     /// Callbacks of handles whose outcome became final, to run without a lock held.
     std::vector<completion> take_completions();
+
+    /// The events handles declined since the last call, settled as not_approved (those final
+    /// already are left out): what the source may let go of.
+    std::vector<std::string> take_declined();
 
     /// Wanted events not approved yet (for a health snapshot).
     std::vector<std::string> awaiting(const document& d) const;

@@ -138,6 +138,11 @@ FOREWARN_INLINE std::vector<approver::completion> poller_ledger::take_completion
     return approver_.take_completions();
 }
 
+FOREWARN_INLINE std::vector<std::string> poller_ledger::take_declined() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return approver_.take_declined();
+}
+
 FOREWARN_INLINE poller_state poller_ledger::save() const {
     poller_state st;
     {

@@ -73,6 +73,8 @@ public:
     void withheld(const std::vector<std::string>& ids);
     /// Outcome callbacks of handles that became final, to run with no lock held.
     std::vector<approver::completion> take_completions();
+    /// The events handles declined since the last call (approver::take_declined).
+    std::vector<std::string> take_declined();
 
     // -- what is saved --------------------------------------------------------------------------
     poller_state save() const;

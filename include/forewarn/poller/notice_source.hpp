@@ -40,6 +40,10 @@ FOREWARN_BEGIN_NAMESPACE
  *   void s.cancel() noexcept;  void s.reset() noexcept;   sticky cancel, as the transport's
  *   const forewarn::clock& s.clock() const;   const forewarn::logger& s.log() const;
  *
+ * Optional: `void s.abandon(const std::vector<std::string>& ids);` the poller calls it (on its
+ * thread) for the events whose approval a handle declined (approval_handle::decline): let go of
+ * what the source holds for them (AWS: the lifecycle action's heartbeats).
+ *
  * One thread uses a source at a time; wake(), cancel() and reset() may come from any thread.
  */
 template <class S, class = void>
@@ -67,6 +71,21 @@ struct is_notice_source<
 
 template <class S>
 inline constexpr bool is_notice_source_v = is_notice_source<S>::value;
+
+namespace detail {
+template <class S, class = void>
+struct has_abandon : std::false_type {};
+template <class S>
+struct has_abandon<S, std::void_t<decltype(std::declval<S&>().abandon(std::declval<const std::vector<std::string>&>()))>>
+    : std::true_type {};
+
+/// s.abandon(ids) when the source has it; nothing otherwise.
+template <class S>
+void abandon(S& s, const std::vector<std::string>& ids) {
+    if constexpr (has_abandon<S>::value) s.abandon(ids);
+    else (void)s, (void)ids;
+}
+}  // namespace detail
 
 #if FOREWARN_HAS_CONCEPTS
 /// C++20 spelling of is_notice_source<S>.

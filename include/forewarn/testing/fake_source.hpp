@@ -117,6 +117,11 @@ public:
         std::lock_guard<std::mutex> lock(s_->signal->mutex);
         return s_->approvals;
     }
+    /// Each abandon() call's ids (events whose approval a handle declined), in order.
+    std::vector<std::vector<std::string>> abandoned() const {
+        std::lock_guard<std::mutex> lock(s_->signal->mutex);
+        return s_->abandoned;
+    }
     /// Which VM made each successful approve() call (as_vm's name), in order.
     std::vector<std::string> approved_by() const {
         std::lock_guard<std::mutex> lock(s_->signal->mutex);
@@ -169,6 +174,11 @@ public:
         s_->signal->notify_all();
     }
     bool can_approve() const noexcept { return o_.can_approve; }
+    /// Notes the events the poller lets go of (approval_handle::decline).
+    void abandon(const std::vector<std::string>& ids) {
+        std::lock_guard<std::mutex> lock(s_->signal->mutex);
+        s_->abandoned.push_back(ids);
+    }
     result<void> approve(const std::vector<std::string>& ids) {
         std::lock_guard<std::mutex> lock(s_->signal->mutex);
         if (!o_.can_approve) return error(errc::unsupported, "this fake source cannot approve");
@@ -212,6 +222,7 @@ private:
         std::deque<error> approve_failures;
         std::optional<error> identity_failure;
         std::vector<std::vector<std::string>> approvals;
+        std::vector<std::vector<std::string>> abandoned;
         std::vector<std::string> approved_by;
         std::size_t answers = 0;
         std::size_t identity_calls = 0;

@@ -75,6 +75,7 @@ public:
         engine_.add_service(azure_);
         engine_.add_service(gce_);
         engine_.add_service(aws_);
+        engine_.add_service(aws_autoscaling_);
         engine_.add_service(alibaba_);
         engine_.add_service(tencent_);
         engine_.set_control(control_);
@@ -265,6 +266,30 @@ public:
     void clear_aws_lifecycle() {
         synced([&] { aws_.clear_lifecycle(); });
     }
+    /// AWS: the instance is in `group`, whose termination hook is `hook`; `tags`: instance
+    /// metadata tags on (the group's name is then in tags/instance/aws:autoscaling:groupName).
+    /// A Terminated lifecycle state then holds the instance in Terminating:Wait until
+    /// CompleteLifecycleAction (Auto Scaling at /autoscaling/, docs/emulator.md).
+    void aws_autoscaling(const std::string& group, const std::string& hook, bool tags = true) {
+        synced([&] { aws_.configure_autoscaling(group, hook, tags); });
+    }
+    /// AWS: "Terminating:Wait", "Terminating:Proceed" (completed with CONTINUE), "Terminating:Abandon", or "".
+    std::string aws_lifecycle_action() {
+        return synced([&] { return aws_.autoscaling().action_state(); });
+    }
+    /// AWS: every call Auto Scaling received, in order, with the signature's verdict.
+    std::vector<autoscaling_call> aws_autoscaling_calls() {
+        return synced([&] { return aws_.autoscaling().calls(); });
+    }
+    /// AWS: the next `times` Auto Scaling calls answer `code` (Throttling, AccessDenied, ServiceUnavailable).
+    void aws_autoscaling_fault(const std::string& code, int times = 1) {
+        synced([&] { aws_.autoscaling().fault(code, times); });
+    }
+    /// AWS: the instance profile's credentials are replaced now; calls signed with the old ones
+    /// get ExpiredToken.
+    void rotate_aws_credentials() {
+        synced([&] { aws_.autoscaling().rotate(); });
+    }
 
     /// Alibaba: the Spot instance is reclaimed `in` from now (instance/spot/termination-time).
     void alibaba_spot(scenario_duration in = std::chrono::minutes(5)) {
@@ -371,6 +396,7 @@ private:
     forewarn::detail::emulator_azure azure_;
     forewarn::detail::emulator_gce gce_;
     forewarn::detail::emulator_aws aws_;
+    forewarn::detail::emulator_aws_autoscaling aws_autoscaling_{aws_.autoscaling(), engine_};
     forewarn::detail::emulator_alibaba alibaba_;
     forewarn::detail::emulator_tencent tencent_;
     forewarn::detail::emulator_control_api control_;

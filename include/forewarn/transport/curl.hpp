@@ -205,6 +205,17 @@ private:
 
 static_assert(is_transport_v<curl_transport>, "curl_transport must satisfy the transport contract");
 
+/// Auto Scaling's (a public API's) libcurl transport: the metadata transport's options, with the
+/// environment's proxy honoured (transport.hpp's public_api_transport).
+template <>
+struct public_api_transport<curl_transport> {
+    static curl_transport from(const curl_transport& t) {
+        curl_transport_options o = t.options();
+        o.proxy_from_environment = true;
+        return curl_transport(o);
+    }
+};
+
 FOREWARN_END_NAMESPACE
 
 #define FOREWARN_CURL_TRANSPORT_DEFINED

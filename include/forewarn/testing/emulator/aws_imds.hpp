@@ -11,6 +11,7 @@
 #include <forewarn/config.hpp>
 #include <forewarn/detail/json.hpp>
 #include <forewarn/detail/strings.hpp>
+#include <forewarn/testing/emulator/aws_autoscaling.hpp>
 #include <forewarn/testing/emulator/engine.hpp>
 #include <forewarn/testing/emulator/latest_metadata.hpp>
 #include <forewarn/testing/emulator/request.hpp>
@@ -58,7 +59,7 @@ class emulator_aws final : public emulator_latest_service {
 public:
     explicit emulator_aws(emulator_engine& engine)
         : emulator_latest_service(engine, "aws", "", testing::scenario_step::kind::aws),
-          tokens_(engine, "aws", "X-aws-ec2-metadata-token-ttl-seconds", "X-aws-ec2-metadata-token", true) {}
+          tokens_(engine, "aws", "X-aws-ec2-metadata-token-ttl-seconds", "X-aws-ec2-metadata-token", true), asg_(engine) {}
 
     // ---- what tests and the control API do to it ----
 
@@ -110,9 +111,20 @@ public:
     void lifecycle(std::string state) {
         engine_.log("aws: target lifecycle state " + state);
         lifecycle_ = std::move(state);
+        asg_.lifecycle_changed(lifecycle_);
     }
     /// No lifecycle state: the instance is outside any Auto Scaling group (the path is a 404).
-    void clear_lifecycle() { lifecycle_.reset(); }
+    void clear_lifecycle() {
+        lifecycle_.reset();
+        asg_.lifecycle_changed(lifecycle_);
+    }
+    /// The instance profile, the group, its hook and Auto Scaling's answers (aws_autoscaling.hpp).
+    emulator_aws_autoscaling_state& autoscaling() noexcept { return asg_; }
+    /// The group and its termination hook (a Terminated state now waits for the hook).
+    void configure_autoscaling(std::string group, std::string hook, bool tags) {
+        asg_.configure(std::move(group), std::move(hook), tags);
+        asg_.lifecycle_changed(lifecycle_);
+    }
     /// Forgets every token issued: the next request with one is a 401 (an instance stop and start).
     void expire_tokens() { tokens_.expire_all(); }
     const std::vector<testing::aws_event_state>& events() const noexcept { return events_; }
@@ -127,6 +139,7 @@ public:
         lifecycle_.reset();
         events_.clear();
         made_ = 0;
+        asg_.restart();
     }
 
 private:
@@ -181,6 +194,37 @@ private:
                                                    "Warmed:Pending, Warmed:Running, Warmed:Stopped, Warmed:Hibernated or "
                                                    "Warmed:Terminated", "state");
             lifecycle(*state);
+            return emulator_control_ok();
+        }
+        if (route == "aws/autoscaling") {
+            auto group = text("group", "forewarn-asg");
+            if (!group) return emulator_control_error(400, group.error().describe(), "group");
+            auto hook = text("hook", "forewarn-drain");
+            if (!hook) return emulator_control_error(400, hook.error().describe(), "hook");
+            bool tags = true;
+            if (const auto* t = json_member(body, "tags")) {
+                if (!t->IsBool()) return emulator_control_error(400, "tags must be true or false", "tags");
+                tags = t->GetBool();
+            }
+            configure_autoscaling(*group, *hook, tags);
+            return emulator_control_ok();
+        }
+        if (route == "aws/autoscaling/fault") {
+            auto code = text("code", "Throttling");
+            if (!code) return emulator_control_error(400, code.error().describe(), "code");
+            if (*code != "Throttling" && *code != "AccessDenied" && *code != "ServiceUnavailable")
+                return emulator_control_error(400, "code must be Throttling, AccessDenied or ServiceUnavailable", "code");
+            int times = 1;
+            if (const auto* t = json_member(body, "times")) {
+                if (!t->IsInt() || t->GetInt() < 1 || t->GetInt() > 100)
+                    return emulator_control_error(400, "times must be an integer 1..100", "times");
+                times = t->GetInt();
+            }
+            asg_.fault(*code, times);
+            return emulator_control_ok();
+        }
+        if (route == "aws/credentials/rotate") {
+            asg_.rotate();
             return emulator_control_ok();
         }
         if (route == "aws/tokens" && method == "DELETE") {
@@ -255,6 +299,7 @@ public:
             w.null();
         w.key("events");
         write_events(w);
+        asg_.write_state(w);
         w.end_object();
     }
 
@@ -275,6 +320,35 @@ private:
             return emulator_text_response(200, vm.zone.empty() ? "us-east-1a" : vm.zone, "text/plain");
         if (path == "/latest/meta-data/instance-life-cycle")
             return emulator_text_response(200, spot_ || rebalance_ ? "spot" : "on-demand", "text/plain");
+        if (path == "/latest/meta-data/iam/security-credentials/" || path == "/latest/meta-data/iam/security-credentials")
+            return emulator_text_response(200, asg_.role(), "text/plain");
+        if (path == "/latest/meta-data/iam/security-credentials/" + asg_.role()) {
+            const auto c = asg_.current();
+            json_writer w(true);
+            w.begin_object();
+            w.key("Code");
+            w.string("Success");
+            w.key("LastUpdated");
+            w.string(format_iso8601(engine_.timeline().wall_at(now)));
+            w.key("Type");
+            w.string("AWS-HMAC");
+            w.key("AccessKeyId");
+            w.string(c.access_key_id);
+            w.key("SecretAccessKey");
+            w.string(c.secret_access_key);
+            w.key("Token");
+            w.string(c.session_token);
+            w.key("Expiration");
+            w.string(format_iso8601(*c.expiration));
+            w.end_object();
+            return emulator_text_response(200, w.str(), "text/plain");
+        }
+        if (path == "/latest/meta-data/placement/region")
+            return emulator_text_response(200, emulator_aws_autoscaling_state::region_of(vm), "text/plain");
+        if (path == "/latest/meta-data/tags/instance/aws:autoscaling:groupName") {
+            if (!asg_.tags() || asg_.group().empty()) return emulator_latest_not_found();
+            return emulator_text_response(200, asg_.group(), "text/plain");
+        }
         if (path == "/latest/meta-data/autoscaling/target-lifecycle-state") {
             if (!lifecycle_) return emulator_latest_not_found();
             return emulator_text_response(200, *lifecycle_, "text/plain");
@@ -336,6 +410,7 @@ private:
     std::optional<std::string> lifecycle_;  // the Auto Scaling target lifecycle state; none outside a group
     std::vector<testing::aws_event_state> events_;
     std::size_t made_ = 0;
+    emulator_aws_autoscaling_state asg_;
 };
 
 }  // namespace detail
