@@ -341,6 +341,102 @@ TEST_CASE("watch end to end (AWS Auto Scaling): a target lifecycle state Termina
     CHECK(parse_line(lines[1]).change == "recover");
 }
 
+namespace {
+
+// What the emulated Auto Scaling received (its control state), in order.
+struct asg_call {
+    std::string action, instance_id, hook, group, result, code;
+    bool signature_valid = false;
+    int status = 0;
+    long long at_ms = 0;
+};
+
+std::vector<asg_call> autoscaling_calls(const emulator_process& emu) {
+    const auto doc = control_get(emu, "state");
+    std::vector<asg_call> out;
+    const auto& calls = doc["aws"]["autoscaling"]["calls"];
+    for (rapidjson::SizeType i = 0; i < calls.Size(); ++i) {
+        const auto& c = calls[i];
+        out.push_back({c["action"].GetString(), c["instance_id"].GetString(), c["hook"].GetString(), c["group"].GetString(),
+                       c["result"].GetString(), c["code"].GetString(), c["signature_valid"].GetBool(), c["status"].GetInt(),
+                       c["at_ms"].GetInt64()});
+    }
+    return out;
+}
+
+std::vector<asg_call> calls_of(const std::vector<asg_call>& all, const std::string& action) {
+    std::vector<asg_call> out;
+    for (const auto& c : all)
+        if (c.action == action) out.push_back(c);
+    return out;
+}
+
+// The agent with a lifecycle hook and 1 s heartbeats, its prepare hook `hook`.
+child_process watch_lifecycle(const emulator_process& emu, const std::string& hook) {
+    post(emu, "aws/autoscaling", R"({"group":"web-asg","hook":"drain-hook","tags":true})");
+    return watch(emu, {"--cloud", "aws", "--approve", "own", "--interval", "1", "--aws-lifecycle-hook", "drain-hook",
+                       "--aws-heartbeat", "1", "--aws-api-endpoint", emu.base_url() + "/autoscaling/", "--on-prepare", hook});
+}
+
+}  // namespace
+
+TEST_CASE("watch end to end (AWS Auto Scaling): heartbeats while the prepare hook runs, then one signed "
+          "CompleteLifecycleAction for this instance, hook and group",
+          "[watch][e2e][aws][agent][autoscaling]") {
+    emulator_process emu;
+    auto w = watch_lifecycle(emu, hook_for("sleep 3.5", "ping -n 5 127.0.0.1 >nul"));  // three heartbeat intervals and more
+    REQUIRE(w.wait_for_stderr("watching aws", agent_start()));
+    post(emu, "aws/lifecycle", R"({"state":"Terminated"})");
+    REQUIRE(eventually([&] { return !calls_of(autoscaling_calls(emu), "CompleteLifecycleAction").empty(); }, 30s));
+    // Three more intervals: nothing after the completion.
+    const auto done_at = calls_of(autoscaling_calls(emu), "CompleteLifecycleAction")[0].at_ms;
+    REQUIRE(eventually([&] { return control_get(emu, "state")["time_ms"].GetInt64() >= done_at + 3000; }, 20s));
+    w.stop();
+    INFO(w.err());
+    CHECK(w.wait_exit(20s) == 0);
+    const auto all = autoscaling_calls(emu);
+    const auto completes = calls_of(all, "CompleteLifecycleAction");
+    REQUIRE(completes.size() == 1);
+    CHECK(completes[0].result == "CONTINUE");
+    CHECK(completes[0].signature_valid);
+    CHECK(completes[0].status == 200);
+    CHECK(completes[0].instance_id == "vm0");
+    CHECK(completes[0].hook == "drain-hook");
+    CHECK(completes[0].group == "web-asg");  // read from the instance's tag
+    const auto beats = calls_of(all, "RecordLifecycleActionHeartbeat");
+    REQUIRE(beats.size() >= 3);
+    for (std::size_t i = 0; i < beats.size(); ++i) {
+        INFO("heartbeat " << i);
+        CHECK(beats[i].signature_valid);
+        CHECK(beats[i].status == 200);
+        CHECK(beats[i].at_ms < completes[0].at_ms);  // none after the completion
+        if (i > 0) CHECK(beats[i].at_ms - beats[i - 1].at_ms >= 900);  // at the interval (1 s), not faster
+    }
+    CHECK(control_get(emu, "state")["aws"]["autoscaling"]["action"].GetString() == std::string("Terminating:Proceed"));
+}
+
+TEST_CASE("watch end to end (AWS Auto Scaling): a failing prepare hook completes nothing, and its heartbeats stop",
+          "[watch][e2e][aws][agent][autoscaling]") {
+    emulator_process emu;
+    auto w = watch_lifecycle(emu, hook_for("sleep 2.5; exit 3", "ping -n 4 127.0.0.1 >nul & exit 3"));
+    REQUIRE(w.wait_for_stderr("watching aws", agent_start()));
+    post(emu, "aws/lifecycle", R"({"state":"Terminated"})");
+    REQUIRE(w.wait_for_stderr("hook prepare autoscaling-termination: the event is not approved", 30s));
+    // The heartbeats stop: none arrives in the three intervals after the next one that may be in flight.
+    REQUIRE(eventually([&] { return !calls_of(autoscaling_calls(emu), "RecordLifecycleActionHeartbeat").empty(); }));
+    const auto settled = control_get(emu, "state")["time_ms"].GetInt64() + 1000;
+    REQUIRE(eventually([&] { return control_get(emu, "state")["time_ms"].GetInt64() >= settled + 3000; }, 20s));
+    w.stop();
+    INFO(w.err());
+    CHECK(w.wait_exit(20s) == 0);
+    const auto all = autoscaling_calls(emu);
+    CHECK(calls_of(all, "CompleteLifecycleAction").empty());
+    const auto beats = calls_of(all, "RecordLifecycleActionHeartbeat");
+    REQUIRE_FALSE(beats.empty());
+    CHECK(beats.back().at_ms <= settled);
+    CHECK(control_get(emu, "state")["aws"]["autoscaling"]["action"].GetString() == std::string("Terminating:Wait"));
+}
+
 TEST_CASE("watch end to end (Alibaba): a preemptible instance's reclaim notice under a session token - found by --cloud auto",
           "[watch][e2e][alibaba][agent]") {
     emulator_process emu;

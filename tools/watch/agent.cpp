@@ -236,12 +236,16 @@ struct agent {
     hook_runner::done_fn after_prepare(const std::string& id, std::optional<std::chrono::steady_clock::time_point> approve_by,
                                        forewarn::approval_handle handle, bool quiet) const {
         return [id, approve_by, handle = std::move(handle), quiet, approving = approving](const hook_outcome& o) {
+            // Declined: the event is settled not approved, and the source lets go of it (AWS: the
+            // lifecycle action's heartbeats stop; the group goes on at the hook's own timeout).
             if (o.what != hook_outcome::kind::succeeded) {
                 if (!quiet) log_line("hook prepare " + id + ": the event is not approved");
+                handle.decline("the prepare hook did not succeed");
                 return;
             }
             if (approve_by && std::chrono::steady_clock::now() >= *approve_by) {
                 if (!quiet) log_line("hook prepare " + id + ": done after its deadline; the event is not approved");
+                handle.decline("the prepare hook ended after its deadline");
                 return;
             }
             if (approving) handle.ready();

@@ -30,6 +30,10 @@ public:
     void wake() noexcept override { c_.wake(); }
     bool can_approve() const override { return c_.can_approve(); }
     forewarn::result<void> approve(const std::vector<std::string>& ids) override { return c_.approve(ids); }
+    void abandon(const std::vector<std::string>& ids) override {
+        if constexpr (Client::source_cloud == forewarn::cloud::aws) c_.abandon(ids);  // the one cloud that holds anything
+        else (void)ids;
+    }
     forewarn::result<source_identity> identity() override {
         auto id = c_.identity();
         if (!id) return std::move(id).error();
@@ -65,6 +69,12 @@ std::unique_ptr<source> make(const settings& s) {
         if (s.interval) o.spot_interval = *s.interval;
     } else if constexpr (!std::is_same_v<options, forewarn::gce::client_options>) {
         if (s.interval) o.poll_interval = *s.interval;
+    }
+    if constexpr (std::is_same_v<options, forewarn::aws::client_options>) {
+        o.lifecycle_hook = s.aws_lifecycle_hook;
+        o.autoscaling_group = s.aws_autoscaling_group;
+        o.autoscaling_endpoint = s.aws_api_endpoint;
+        o.lifecycle_heartbeat = s.aws_heartbeat;
     }
     return std::make_unique<source_of<Client>>(Client(std::move(o)));
 }

@@ -70,6 +70,11 @@ struct settings {
     std::string kubernetes_rules;              // a rules file (JSON), read at start
     std::set<forewarn::event_type> drain_also;  // these types drained too
     bool no_drain = false;                     // taint and cordon only
+    // AWS Auto Scaling: complete a termination lifecycle action (docs/aws.md, "Auto Scaling").
+    std::string aws_lifecycle_hook;            // empty: the notice is heard, nothing completed
+    std::string aws_autoscaling_group;         // empty: the instance's tag aws:autoscaling:groupName
+    std::string aws_api_endpoint;              // empty: autoscaling.REGION.amazonaws.com
+    std::chrono::seconds aws_heartbeat{300};   // RecordLifecycleActionHeartbeat this often
 };
 
 /// A comma-separated list of neutral event type names (event.hpp's to_string), or the error.
@@ -325,6 +330,31 @@ inline const std::vector<flag>& flags() {
          }},
         {"drain-also", "TYPES", "these types take the node out of service and drain it too (comma-separated, e.g. freeze)",
          [](settings& s, std::string_view v) -> std::string { return type_list(v, s.drain_also, "--drain-also"); }},
+        {"aws-lifecycle-hook", "NAME",
+         "AWS: the Auto Scaling termination lifecycle hook to complete (CONTINUE) once the event is approved, with heartbeats "
+         "until then (docs/aws.md, \"Auto Scaling\"); without it the notice is heard and nothing is completed",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.empty()) return "--aws-lifecycle-hook needs a name";
+             s.aws_lifecycle_hook = std::string(v);
+             return {};
+         }},
+        {"aws-autoscaling-group", "NAME",
+         "AWS: the instance's Auto Scaling group (default: its tag aws:autoscaling:groupName, which needs instance metadata tags on)",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.empty()) return "--aws-autoscaling-group needs a name";
+             s.aws_autoscaling_group = std::string(v);
+             return {};
+         }},
+        {"aws-heartbeat", "SECONDS",
+         "AWS: record a lifecycle action heartbeat this often while the event waits for its hook or a fleet slot; keep it below "
+         "the hook's HeartbeatTimeout (default 300)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.aws_heartbeat, "--aws-heartbeat", true); }},
+        {"aws-api-endpoint", "URL", "AWS: Auto Scaling's endpoint (default https://autoscaling.REGION.amazonaws.com/): a VPC endpoint",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.rfind("https://", 0) != 0 && v.rfind("http://", 0) != 0) return "--aws-api-endpoint needs an http(s):// URL";
+             s.aws_api_endpoint = std::string(v);
+             return {};
+         }},
         {"no-drain", "", "taint and cordon the node as the rules say, never evict its pods",
          [](settings& s, std::string_view) -> std::string {
              s.no_drain = true;

@@ -34,6 +34,7 @@ public:
     virtual void wake() noexcept = 0;
     virtual bool can_approve() const = 0;
     virtual forewarn::result<void> approve(const std::vector<std::string>& ids) = 0;
+    virtual void abandon(const std::vector<std::string>& ids) = 0;  // a declined approval (AWS: heartbeats stop)
     virtual forewarn::result<source_identity> identity() = 0;
     virtual forewarn::result<void> validate() const = 0;
     virtual void cancel() noexcept = 0;
@@ -63,6 +64,7 @@ public:
     void wake() noexcept { s_->wake(); }
     bool can_approve() const { return s_->can_approve(); }
     forewarn::result<void> approve(const std::vector<std::string>& ids) { return s_->approve(ids); }
+    void abandon(const std::vector<std::string>& ids) { s_->abandon(ids); }
     forewarn::result<source_identity> identity() { return s_->identity(); }
     forewarn::result<void> validate() const { return s_->validate(); }
     void cancel() noexcept { s_->cancel(); }

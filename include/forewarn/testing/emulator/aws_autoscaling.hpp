@@ -171,6 +171,10 @@ public:
         http_request copy;
         copy.method = http.method;
         copy.url = http.url;
+        if (copy.url.rfind("http", 0) != 0) {  // origin-form, as the HTTP front end hands it on: the Host names the server
+            const auto* host = find_header(http.headers, "Host");
+            copy.url = "http://" + (host ? *host : std::string("localhost")) + copy.url;
+        }
         copy.body = http.body;
         for (const auto& h : http.headers)
             if (!forewarn::detail::iequals(h.name, "authorization") && !forewarn::detail::iequals(h.name, "x-amz-date") &&
