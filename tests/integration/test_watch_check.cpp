@@ -110,6 +110,33 @@ TEST_CASE("check: a healthy emulator - every step is a tick and the exit is 0, f
     CHECK(std::filesystem::is_empty(dir.path));
 }
 
+TEST_CASE("check (AWS Auto Scaling): the hook, group, region and role's credentials - tags off is a "
+          "failure with its fix, approvals without a hook a warning",
+          "[check][agent][autoscaling]") {
+    emulator_process emu;
+    const strings hooked = {"--cloud", "aws", "--endpoint", emu.base_url(), "--aws-lifecycle-hook", "drain-hook"};
+    post(emu, "aws/autoscaling", R"({"group":"web-asg","hook":"drain-hook","tags":true})");
+    auto ok = run_check(hooked);
+    CHECK(ok.exit_code == 0);
+    const auto line = ok.line("\u2714", "auto scaling");
+    CHECK(line.find("hook drain-hook of group web-asg (from the instance's tag) in us-east-1; role forewarn-emulator-role: "
+                    "credentials readable (key ASIAFOREWARN00000001, expire ") != std::string::npos);
+    CHECK(line.find("emulator-secret") == std::string::npos);  // never the secret
+
+    post(emu, "aws/autoscaling", R"({"group":"web-asg","hook":"drain-hook","tags":false})");  // tags off
+    auto no_tag = run_check(hooked);
+    CHECK(no_tag.exit_code == 1);
+    CHECK(no_tag.line("\u2718", "auto scaling").find("the group is not known") != std::string::npos);
+    CHECK(no_tag.has("give the group with --aws-autoscaling-group NAME"));
+    strings named = hooked;
+    named.insert(named.end(), {"--aws-autoscaling-group", "web-asg"});
+    CHECK(run_check(named).line("\u2714", "auto scaling").find("group web-asg (--aws-autoscaling-group)") != std::string::npos);
+
+    auto unhooked = run_check({"--cloud", "aws", "--endpoint", emu.base_url(), "--approve", "own"});
+    CHECK(unhooked.line("!", "approvals").find("no --aws-lifecycle-hook, so nothing can be approved") != std::string::npos);
+    CHECK_FALSE(unhooked.line("-", "auto scaling").empty());
+}
+
 TEST_CASE("check --json: one object with every step, and an announced event is listed", "[check][agent]") {
     emulator_process emu;
     post(emu, "azure/events", R"({"EventId":"E1","EventType":"Freeze","Resources":["vm0"],"notice":"10m"})");

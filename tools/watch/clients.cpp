@@ -53,6 +53,12 @@ public:
     }
     forewarn::result<forewarn::document> fetch() override { return c_.fetch(); }
     std::vector<std::string> key_urls() const override { return c_.key_urls(); }
+    std::optional<forewarn::result<forewarn::aws::autoscaling_target>> autoscaling_target() override {
+        if constexpr (Client::source_cloud == forewarn::cloud::aws) {
+            if (c_.can_approve()) return c_.read_autoscaling_target();
+        }
+        return std::nullopt;
+    }
 
 private:
     Client c_;

@@ -5,6 +5,7 @@
 // settings (make_source); any_source is the notice source the poller holds.
 #pragma once
 
+#include <forewarn/aws/client_options.hpp>
 #include <forewarn/clock.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/log.hpp>
@@ -13,6 +14,7 @@
 #include "options.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +51,8 @@ public:
     virtual std::string api_version() const = 0;
     virtual forewarn::result<forewarn::document> fetch() = 0;
     virtual std::vector<std::string> key_urls() const = 0;
+    /// AWS with a lifecycle hook: what completing it needs (check shows it); nothing elsewhere.
+    virtual std::optional<forewarn::result<forewarn::aws::autoscaling_target>> autoscaling_target() { return std::nullopt; }
 };
 
 /// The client of `cloud` ("azure", "gce", "aws", "alibaba" or "tencent"; anything else is GCE's,

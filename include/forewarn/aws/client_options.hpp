@@ -10,6 +10,8 @@
 #include <forewarn/detail/latest_metadata.hpp>
 
 #include <chrono>
+#include <optional>
+#include <string>
 
 FOREWARN_BEGIN_NAMESPACE
 namespace aws {
@@ -57,6 +59,18 @@ struct client_options : client_options_base {
     /// How often a heartbeat restarts the hook's timeout; keep it below the hook's
     /// HeartbeatTimeout (3600 s by default). At least 1 s.
     std::chrono::seconds lifecycle_heartbeat{300};
+};
+
+/// What completing a lifecycle action needs, as the instance metadata gives it (what `check`
+/// shows): the region, the group and where it came from, the instance profile's role and its
+/// credentials' key id and expiry (never the secret).
+struct autoscaling_target {
+    std::string region;
+    std::string group;
+    bool group_from_tag = false;  ///< read from tags/instance/aws:autoscaling:groupName
+    std::string role;
+    std::string access_key_id;
+    std::optional<std::chrono::system_clock::time_point> expiration;
 };
 
 }  // namespace aws

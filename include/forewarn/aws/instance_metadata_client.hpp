@@ -73,6 +73,9 @@ public:
     void abandon(const std::vector<std::string>& ids);
     /// Heartbeats recorded so far (each accepted by Auto Scaling).
     std::size_t heartbeats_sent() const noexcept { return asg_.heartbeats; }
+    /// The region, the group and the instance profile's credentials, read as approve() reads them
+    /// (what forewarn-watch check shows); the first failure, in words, otherwise.
+    result<autoscaling_target> read_autoscaling_target();
 
     void cancel() noexcept {
         api_sleep_.interrupt();
@@ -164,6 +167,8 @@ private:
     result<void> lifecycle_call(std::string_view action, std::string_view result);
     // The instance profile's credentials, kept until five minutes before they expire.
     forewarn::result<credentials> instance_credentials(bool refresh);
+    // The region and the group, read once.
+    result<void> resolve_target();
     // One instance metadata value, trimmed; `what` names it in the error of a 404.
     forewarn::result<std::string> metadata_value(std::string_view path, std::string_view what);
 
@@ -174,7 +179,8 @@ private:
         bool pending = false;  // heartbeats wanted: a termination notice, not completed or let go of
         bool seen = false;     // the last reading of target-lifecycle-state was a termination
         std::size_t heartbeats = 0;
-        std::string region, group;
+        std::string region, group, role;
+        bool group_from_tag = false;
         std::optional<credentials> creds;
     } asg_;
 };
@@ -264,6 +270,7 @@ forewarn::result<credentials> basic_instance_metadata_client<Transport>::instanc
     const std::string name(forewarn::detail::trim(first));
     if (name.empty() || name.find('/') != std::string::npos || name.size() > 128)
         return error(errc::invalid_document, "iam/security-credentials/: not a role name");
+    asg_.role = name;
     auto r = imds_.get(this->x_, this->endpoint_, std::string(security_credentials_path) + name);
     if (!r) return std::move(r).error();
     if (!*r) return error(errc::not_found, "iam/security-credentials/ROLE: 404 (the role went away?)");
@@ -274,27 +281,56 @@ forewarn::result<credentials> basic_instance_metadata_client<Transport>::instanc
 }
 
 template <class Transport>
+result<void> basic_instance_metadata_client<Transport>::resolve_target() {
+    if (asg_.region.empty()) {
+        auto region = metadata_value(region_path, "region (placement/region)");
+        if (!region) return std::move(region).error();
+        asg_.region = std::move(*region);
+    }
+    if (asg_.group.empty()) {
+        if (!this->options_.autoscaling_group.empty()) {
+            asg_.group = this->options_.autoscaling_group;
+        } else {
+            auto group = metadata_value(autoscaling_group_tag_path, "tag aws:autoscaling:groupName");
+            if (!group) {
+                error e = std::move(group).error();
+                e.message = "the group is not known: " + e.message +
+                            " (instance metadata tags are off, or a tag key holds '/' or a space, which keeps them off: "
+                            "name the group, aws::client_options::autoscaling_group)";
+                return e;
+            }
+            asg_.group = std::move(*group);
+            asg_.group_from_tag = true;
+        }
+    }
+    return {};
+}
+
+template <class Transport>
+result<autoscaling_target> basic_instance_metadata_client<Transport>::read_autoscaling_target() {
+    if (auto r = resolve_target(); !r) return std::move(r).error();
+    auto c = instance_credentials(false);
+    if (!c) return std::move(c).error();
+    autoscaling_target t;
+    t.region = asg_.region;
+    t.group = asg_.group;
+    t.group_from_tag = asg_.group_from_tag;
+    t.role = asg_.role;
+    t.access_key_id = c->access_key_id;
+    t.expiration = c->expiration;
+    return t;
+}
+
+template <class Transport>
 result<void> basic_instance_metadata_client<Transport>::lifecycle_call(std::string_view action, std::string_view result) {
     const client_options& o = this->options_;
     const std::string what = "Auto Scaling " + std::string(action);
     auto id = this->identity();
     if (!id) return error(id.error().code, what + ": this instance's id: " + id.error().message);
-    if (asg_.region.empty()) {
-        auto region = metadata_value(region_path, "region (placement/region)");
-        if (!region) return error(region.error().code, what + ": " + region.error().message);
-        asg_.region = std::move(*region);
-    }
-    if (asg_.group.empty()) {
-        if (!o.autoscaling_group.empty()) {
-            asg_.group = o.autoscaling_group;
-        } else {
-            auto group = metadata_value(autoscaling_group_tag_path, "tag aws:autoscaling:groupName");
-            if (!group)
-                return error(group.error().code, what + ": the group is not known: " + group.error().message +
-                                                     " (instance metadata tags are off? name the group: "
-                                                     "aws::client_options::autoscaling_group)");
-            asg_.group = std::move(*group);
-        }
+    if (auto r = resolve_target(); !r) {
+        error e = std::move(r).error();
+        e.message = what + ": " + e.message;
+        return e;
     }
     autoscaling_options ao;
     ao.region = asg_.region;
