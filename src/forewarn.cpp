@@ -14,8 +14,7 @@
 #include <forewarn/detail/event_json.hpp>
 #include <forewarn/detail/json.hpp>
 #include <forewarn/platform/files.hpp>  // outside the umbrella: the state file's, the agent's
-#include <forewarn/aws/autoscaling.hpp>   // outside the umbrella: Auto Scaling's lifecycle actions
-#include <forewarn/aws/sigv4.hpp>         // outside the umbrella: request signing, with detail/sha256.hpp
+#include <forewarn/aws/autoscaling.hpp>   // by name, whatever the umbrella reaches: Auto Scaling, SigV4, SHA-256
 
 FOREWARN_BEGIN_NAMESPACE
 

@@ -48,7 +48,9 @@ CLOUD_PLACES = (
     "tools/watch/clients.cpp",                        # the one file of the agent that names the clients
 )
 # Files outside the cloud's folder that name it today, each one of CLOUD_PLACES: the fixed bar.
-CLOUD_ALLOWANCE = {"azure": 10, "gce": 9, "aws": 9, "alibaba": 9, "tencent": 9}
+# AWS has 10: its emulator plays two services, IMDS (aws_imds.hpp) and Auto Scaling's API
+# (aws_autoscaling.hpp), which its lifecycle hook approves through.
+CLOUD_ALLOWANCE = {"azure": 10, "gce": 9, "aws": 10, "alibaba": 9, "tencent": 9}
 SCANNED = ("include", "src", "tools", "cmake", "packaging", "CMakeLists.txt")
 
 

@@ -110,7 +110,7 @@ TEST_CASE("autoscaling: RecordLifecycleActionHeartbeat names the group, hook and
     CHECK(*find_header(req.headers, "Host") == "127.0.0.1:9");
 }
 
-TEST_CASE("autoscaling: an ErrorResponse becomes an error with AWS's code and words; not retried", "[aws][autoscaling]") {
+TEST_CASE("autoscaling: an ErrorResponse becomes an error with AWS's code and words, not retried", "[aws][autoscaling]") {
     fake_transport t;
     t.respond(403, error_xml("AccessDenied", "User: arn:aws:sts::1:assumed-role/r/i-1 is not authorized to perform: "
                                              "autoscaling:CompleteLifecycleAction on resource: &quot;web-asg&quot;"));

@@ -213,7 +213,7 @@ struct gate : forewarn::approval_coordinator {
 
 }  // namespace
 
-TEST_CASE("AWS lifecycle hook: under a full fleet budget the termination waits for its slot and keeps its heartbeats; "
+TEST_CASE("AWS lifecycle hook: under a full fleet budget the termination waits for its slot and keeps its heartbeats - "
           "Spot, rebalance and scheduled events never ask for one",
           "[aws][emulator][autoscaling][coordinator]") {
     world w;
@@ -248,7 +248,7 @@ TEST_CASE("AWS lifecycle hook: under a full fleet budget the termination waits f
     p.stop();
 }
 
-TEST_CASE("AWS lifecycle hook: AccessDenied is a clear error on the event; no hook named, nothing is sent",
+TEST_CASE("AWS lifecycle hook: AccessDenied is a clear error on the event - no hook named, nothing is sent",
           "[aws][emulator][autoscaling]") {
     world w;
     forewarn::poller<client> p(w.make(), w.handlers());

@@ -506,6 +506,17 @@ inline bool instance_id_handshake(report& rep, const forewarn::cloud_facts& f, c
 
 // ---- 4. identity; 5. the notices and the clock ----------------------------------------------
 
+// A step a cloud's client words itself (source.hpp's lever_step), as check reports it.
+inline outcome outcome_of(lever_step::kind k) {
+    switch (k) {
+    case lever_step::kind::ok: return outcome::ok;
+    case lever_step::kind::warn: return outcome::warn;
+    case lever_step::kind::fail: return outcome::fail;
+    case lever_step::kind::skip: break;
+    }
+    return outcome::skip;
+}
+
 inline void identity(report& rep, source& client, const settings& s, const budget& b) {
     std::string name = s.self;
     if (!name.empty()) {
@@ -525,15 +536,11 @@ inline void identity(report& rep, source& client, const settings& s, const budge
     const std::string scope = s.approve == forewarn::approval_scope::own      ? "own"
                               : s.approve == forewarn::approval_scope::leader ? "leader"
                                                                               : "all";
-    if (!client.can_approve() && client.cloud() == forewarn::cloud::aws)
-        rep.add("approvals", outcome::warn, "--approve " + scope + ": no --aws-lifecycle-hook, so nothing can be approved",
-                "AWS approves only an Auto Scaling termination, by completing its lifecycle hook",
-                "name the group's termination hook with --aws-lifecycle-hook NAME; or drop --approve");
-    else if (!client.can_approve())
-        rep.add("approvals", outcome::warn, "--approve " + scope + ": " + display_name(forewarn::to_string(client.cloud())) +
-                                                " takes no approvals",
-                "maintenance is approved through the metadata service on Azure only",
-                "nothing to do: the agent watches and runs the hooks; or drop --approve");
+    if (!client.can_approve()) {
+        const auto why = client.cannot_approve();
+        const std::string who = why.said == "takes no approvals" ? display_name(forewarn::to_string(client.cloud())) + " " : "";
+        rep.add(why.step, outcome_of(why.what), "--approve " + scope + ": " + who + why.said, why.why, why.fix);
+    }
     else if (name.empty() && s.approve != forewarn::approval_scope::all)
         rep.add("approvals", outcome::fail, "--approve " + scope + " needs this VM's name, and it is not known",
                 "nothing is approved until the name is known", "give it with --self NAME");
@@ -736,30 +743,11 @@ inline void etcd_budget(report& rep, const settings& s, const budget& b) {
 
 // ---- the whole walk -------------------------------------------------------------------------------
 
-// AWS: what completing an Auto Scaling lifecycle action needs (docs/aws.md, "Auto Scaling").
-inline void autoscaling(report& rep, source& client, const settings& s, const budget& b) {
-    if (s.aws_lifecycle_hook.empty()) {  // with --approve, the approvals step warns
-        rep.add("auto scaling", outcome::skip,
-                "no --aws-lifecycle-hook: a scale-in is heard, no lifecycle action is completed (the group waits for the "
-                "hook's HeartbeatTimeout)");
-        return;
-    }
-    auto t = within(client, b, [&] { return *client.autoscaling_target(); });
+// The steps of the cloud's lever for approving through its own API (AWS: Auto Scaling).
+inline void lever(report& rep, source& client, const settings& s, const budget& b) {
+    const auto steps = within(client, b, [&] { return client.lever_steps(s); });
     client.reset();
-    if (!t) {
-        rep.add("auto scaling", outcome::fail, t.error().describe(), "a scale-in cannot be completed from this instance",
-                t.error().message.find("group is not known") != std::string::npos
-                    ? "give the group with --aws-autoscaling-group NAME"
-                    : "attach an instance profile whose role may call autoscaling:CompleteLifecycleAction and "
-                      "autoscaling:RecordLifecycleActionHeartbeat on the group");
-        return;
-    }
-    rep.add("auto scaling", outcome::ok,
-            "hook " + s.aws_lifecycle_hook + " of group " + t->group +
-                (t->group_from_tag ? " (from the instance's tag)" : " (--aws-autoscaling-group)") + " in " + t->region +
-                "; role " + t->role + ": credentials readable (key " + t->access_key_id +
-                (t->expiration ? ", expire " + forewarn::format_iso8601(*t->expiration) : std::string()) +
-                "); heartbeat every " + std::to_string(s.aws_heartbeat.count()) + " s");
+    for (const auto& l : steps) rep.add(l.step, outcome_of(l.what), l.said, l.why, l.fix);
 }
 
 inline void cloud_steps(report& rep, source& client, const settings& s, const budget& b) {
@@ -789,7 +777,7 @@ inline void cloud_steps(report& rep, source& client, const settings& s, const bu
     }
     identity(rep, client, s, b);
     notices(rep, client, b);
-    if (client.cloud() == forewarn::cloud::aws) autoscaling(rep, client, s, b);
+    lever(rep, client, s, b);
 }
 
 /// `forewarn-watch check`'s flags on top of the agent's: the bound.

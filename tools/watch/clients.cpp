@@ -21,6 +21,28 @@ namespace watch {
 namespace {
 
 /// `Client` as a watch::source.
+// AWS: what completing an Auto Scaling lifecycle action needs (docs/aws.md, "Auto Scaling").
+std::vector<lever_step> autoscaling_steps(forewarn::aws::instance_metadata_client& c, const settings& s) {
+    if (s.aws_lifecycle_hook.empty())  // with --approve, the approvals step warns
+        return {{lever_step::kind::skip, "auto scaling",
+                 "no --aws-lifecycle-hook: a scale-in is heard, no lifecycle action is completed (the group waits for the "
+                 "hook's HeartbeatTimeout)", {}, {}}};
+    auto t = c.read_autoscaling_target();
+    if (!t)
+        return {{lever_step::kind::fail, "auto scaling", t.error().describe(), "a scale-in cannot be completed from this instance",
+                 t.error().message.find("group is not known") != std::string::npos
+                     ? "give the group with --aws-autoscaling-group NAME"
+                     : "attach an instance profile whose role may call autoscaling:CompleteLifecycleAction and "
+                       "autoscaling:RecordLifecycleActionHeartbeat on the group"}};
+    return {{lever_step::kind::ok, "auto scaling",
+             "hook " + s.aws_lifecycle_hook + " of group " + t->group +
+                 (t->group_from_tag ? " (from the instance's tag)" : " (--aws-autoscaling-group)") + " in " + t->region +
+                 "; role " + t->role + ": credentials readable (key " + t->access_key_id +
+                 (t->expiration ? ", expire " + forewarn::format_iso8601(*t->expiration) : std::string()) +
+                 "); heartbeat every " + std::to_string(s.aws_heartbeat.count()) + " s",
+             {}, {}}};
+}
+
 template <class Client>
 class source_of final : public source {
 public:
@@ -53,11 +75,16 @@ public:
     }
     forewarn::result<forewarn::document> fetch() override { return c_.fetch(); }
     std::vector<std::string> key_urls() const override { return c_.key_urls(); }
-    std::optional<forewarn::result<forewarn::aws::autoscaling_target>> autoscaling_target() override {
-        if constexpr (Client::source_cloud == forewarn::cloud::aws) {
-            if (c_.can_approve()) return c_.read_autoscaling_target();
-        }
-        return std::nullopt;
+    std::vector<lever_step> lever_steps(const settings& s) override {
+        if constexpr (Client::source_cloud == forewarn::cloud::aws) return autoscaling_steps(c_, s);
+        else return {};
+    }
+    lever_step cannot_approve() const override {
+        if constexpr (Client::source_cloud == forewarn::cloud::aws)
+            return {lever_step::kind::warn, "approvals", "no --aws-lifecycle-hook, so nothing can be approved",
+                    "AWS approves only an Auto Scaling termination, by completing its lifecycle hook",
+                    "name the group's termination hook with --aws-lifecycle-hook NAME; or drop --approve"};
+        else return source::cannot_approve();
     }
 
 private:

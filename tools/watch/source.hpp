@@ -5,7 +5,6 @@
 // settings (make_source); any_source is the notice source the poller holds.
 #pragma once
 
-#include <forewarn/aws/client_options.hpp>
 #include <forewarn/clock.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/log.hpp>
@@ -24,6 +23,12 @@ namespace watch {
 /// This VM's name as the events name it (the identity every cloud's client gives).
 struct source_identity {
     std::string name;
+};
+
+/// One step of `check` that a cloud's client words itself (check.hpp reports it).
+struct lever_step {
+    enum class kind { ok, warn, fail, skip } what = kind::ok;
+    std::string step, said, why, fix;
 };
 
 /// A cloud's client: the notice source's members (poller/notice_source.hpp) and what `check`
@@ -51,8 +56,17 @@ public:
     virtual std::string api_version() const = 0;
     virtual forewarn::result<forewarn::document> fetch() = 0;
     virtual std::vector<std::string> key_urls() const = 0;
-    /// AWS with a lifecycle hook: what completing it needs (check shows it); nothing elsewhere.
-    virtual std::optional<forewarn::result<forewarn::aws::autoscaling_target>> autoscaling_target() { return std::nullopt; }
+    /**
+     * `check`'s steps for approving through the cloud's own API (AWS: the Auto Scaling lifecycle
+     * hook, its group, region and credentials), each asked of the cloud now; none for a cloud that
+     * has no such lever. And, when can_approve() is false, why and what to do (the approvals step).
+     */
+    virtual std::vector<lever_step> lever_steps(const settings&) { return {}; }
+    virtual lever_step cannot_approve() const {
+        return {lever_step::kind::warn, "approvals", "takes no approvals",
+                "maintenance is approved through the metadata service on Azure only",
+                "nothing to do: the agent watches and runs the hooks; or drop --approve"};
+    }
 };
 
 /// The client of `cloud` ("azure", "gce", "aws", "alibaba" or "tencent"; anything else is GCE's,

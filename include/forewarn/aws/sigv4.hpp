@@ -2,8 +2,8 @@
 #pragma once
 
 // AWS Signature Version 4: signs an http_request for an AWS API (Auto Scaling's lifecycle actions,
-// or any other call a program makes). Usable on its own; not in the umbrella header, so that a
-// program that never signs compiles nothing of it. Checked against AWS's published SigV4 test suite
+// or any other call a program makes). Usable on its own; the AWS client's header includes it
+// (its lifecycle hook signs), and a program that never signs generates none of its code. Checked against AWS's published SigV4 test suite
 // (tests/unit/data/sigv4/, every case that normalizes its path: the canonical request, the string
 // to sign and the signature). SHA-256 and HMAC are forewarn's own (detail/sha256.hpp): signing
 // links nothing new.
