@@ -10,12 +10,16 @@
 //                                              (on_recover)
 //   forewarn-bench-latency stop BASE COUNT     stop() of a GCE poller in the middle of its hanging GET,
 //                                              and of an Azure poller in the middle of its 1 s wait
+//   forewarn-bench-latency aws-complete BASE N AWS poller with a lifecycle hook: a scale-in announced,
+//                                              then ready() to the emulated Auto Scaling receiving the
+//                                              CompleteLifecycleAction (signed, over HTTP)
 //
 // BASE is the emulator's address (http://127.0.0.1:PORT), which must not rate-limit (the harness
 // starts it with "rate_limit": 0). Prints one JSON object of samples in milliseconds per series.
 
 #include "common.hpp"
 
+#include <forewarn/aws/instance_metadata_client.hpp>
 #include <forewarn/azure/scheduled_events_client.hpp>
 #include <forewarn/transport/curl.hpp>
 #include <forewarn/gce/metadata_client.hpp>
@@ -207,10 +211,82 @@ int run_stop(long count) {
     return 0;
 }
 
+/// How many CompleteLifecycleAction calls the emulated Auto Scaling has answered 200.
+int completions() {
+    static fw::curl_transport t;
+    fw::http_request r;
+    r.url = base + "/emulator/v1/state";
+    auto a = t.send(r);
+    if (!a || a->status != 200) return -1;
+    int n = 0;
+    for (std::size_t at = 0; (at = a->body.find("\"action\":\"CompleteLifecycleAction\"", at)) != std::string::npos; ++at) {
+        const auto status = a->body.find("\"status\":", at);
+        if (status != std::string::npos && a->body.compare(status + 9, 3, "200") == 0) ++n;
+    }
+    return n;
+}
+
+int run_aws_complete(long cycles) {
+    control("aws/autoscaling", R"({"group":"bench-asg","hook":"bench-hook","tags":true})");
+    control("aws/lifecycle", R"({"state":"InService"})");
+    std::mutex m;
+    std::condition_variable cv;
+    std::vector<fw::approval_handle> handles;
+    fw::poller_handlers h;
+    h.on_prepare = [&](const fw::change&, fw::approval_handle a) {
+        {
+            std::lock_guard<std::mutex> lock(m);
+            handles.push_back(a);
+        }
+        cv.notify_all();
+    };
+    int errors = 0;
+    h.on_error = [&](const fw::error& e) {
+        if (errors++ < 3) std::fprintf(stderr, "latency: poller error: %s\n", e.describe().c_str());
+    };
+    fw::aws::client_options opt;
+    opt.endpoint = base;
+    opt.poll_interval = std::chrono::milliseconds(1000);
+    opt.rate_limit = false;
+    opt.lifecycle_hook = "bench-hook";
+    opt.autoscaling_endpoint = base + "/autoscaling/";
+    fw::poller<fw::aws::instance_metadata_client> p(fw::aws::instance_metadata_client(opt), h);
+    if (!p.start()) return 1;
+    std::vector<double> complete;
+    for (long i = 0; i < cycles; ++i) {
+        const auto before = handles.size();
+        control("aws/lifecycle", R"({"state":"Terminated"})");
+        {
+            std::unique_lock<std::mutex> lock(m);
+            if (!cv.wait_for(lock, std::chrono::seconds(10), [&] { return handles.size() > before; })) return 1;
+        }
+        pause_ms(0, 999);  // ready at a random point of the poll interval
+        const int done = completions();
+        const auto t0 = clock_type::now();
+        handles.back().ready();
+        double ms = -1;
+        while (clock_type::now() - t0 < std::chrono::seconds(10)) {
+            if (completions() > done) {
+                ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        complete.push_back(ms);
+        control("aws/lifecycle", R"({"state":"InService"})");  // over: the next scale-in is a new one
+        std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // its recover
+    }
+    p.stop();
+    std::printf("{\"mode\":\"aws-complete\",");
+    print_series("ready_to_complete_ms", complete, true);
+    std::printf(",\"errors\":%d}\n", errors);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    const char* usage = "azure|gce|stop BASE COUNT";
+    const char* usage = "azure|gce|stop|aws-complete BASE COUNT";
     if (argc < 4) {
         std::fprintf(stderr, "usage: %s %s\n", argv[0], usage);
         return 2;
@@ -221,6 +297,7 @@ int main(int argc, char** argv) {
     if (mode == "azure") return run_azure(n);
     if (mode == "gce") return run_gce(n);
     if (mode == "stop") return run_stop(n);
+    if (mode == "aws-complete") return run_aws_complete(n);
     std::fprintf(stderr, "usage: %s %s\n", argv[0], usage);
     return 2;
 }
