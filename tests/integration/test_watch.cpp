@@ -437,6 +437,30 @@ TEST_CASE("watch end to end (AWS Auto Scaling): a failing prepare hook completes
     CHECK(control_get(emu, "state")["aws"]["autoscaling"]["action"].GetString() == std::string("Terminating:Wait"));
 }
 
+TEST_CASE("watch end to end (GCE): --approve own starts an upcoming window that can be rescheduled with one "
+          "performMaintenance, and the notice then shows it started",
+          "[watch][e2e][gce][agent][approve]") {
+    emulator_process emu;
+    auto w = watch(emu, {"--cloud", "gce", "--json", "--approve", "own", "--gce-api-endpoint", emu.base_url()});
+    REQUIRE(w.wait_for_stderr("watching gce", agent_start()));
+    post(emu, "gce", R"({"instance/upcoming-maintenance":"{\"can_reschedule\":\"true\",\"maintenance_status\":\"PENDING\",)"
+                     R"(\"type\":\"SCHEDULED\",\"window_start_time\":\"2026-12-03T10:00:00Z\"}"})");
+    REQUIRE(w.wait_for_lines(2, 30s));  // prepare, then started (the window playing ONGOING)
+    w.stop();
+    INFO(w.err());
+    CHECK(w.wait_exit(20s) == 0);
+    const auto lines = w.out();
+    CHECK(parse_line(lines[0]).change == "prepare");
+    CHECK(parse_line(lines[1]).change == "started");
+    const auto state = control_get(emu, "state");
+    const auto& calls = state["gce_compute"];
+    REQUIRE(calls.Size() == 1);
+    CHECK(calls[0]["status"].GetInt() == 200);
+    CHECK(calls[0]["token_valid"].GetBool());
+    CHECK(std::string(calls[0]["path"].GetString()) ==
+          "/compute/v1/projects/forewarn-test/zones/europe-west1-b/instances/vm0/performMaintenance");
+}
+
 TEST_CASE("watch end to end (Alibaba): a preemptible instance's reclaim notice under a session token - found by --cloud auto",
           "[watch][e2e][alibaba][agent]") {
     emulator_process emu;

@@ -137,6 +137,23 @@ TEST_CASE("check (AWS Auto Scaling): the hook, group, region and role's credenti
     CHECK_FALSE(unhooked.line("-", "auto scaling").empty());
 }
 
+TEST_CASE("check (GCE performMaintenance): with --approve, the token and its scopes - no compute scope is a warning",
+          "[check][agent][approve]") {
+    emulator_process emu;
+    const strings approving = {"--cloud", "gce", "--endpoint", emu.base_url(), "--approve", "own"};
+    auto ok = run_check(approving);
+    CHECK(ok.exit_code == 0);
+    CHECK(ok.line("\u2714", "compute access").find("the service account's token is obtainable, scopes cloud-platform") !=
+          std::string::npos);
+    CHECK_FALSE(ok.has("ya29."));  // never the token
+    post(emu, "gce", R"({"instance/service-accounts/default/scopes":"https://www.googleapis.com/auth/devstorage.read_only\n"})");
+    auto narrow = run_check(approving);
+    CHECK(narrow.line("!", "compute access").find("has no compute scope (devstorage.read_only)") != std::string::npos);
+    CHECK(narrow.has("give the instance the cloud-platform (or compute) scope"));
+    // Without --approve nothing is asked.
+    CHECK_FALSE(run_check({"--cloud", "gce", "--endpoint", emu.base_url()}).has("compute access"));
+}
+
 TEST_CASE("check --json: one object with every step, and an announced event is listed", "[check][agent]") {
     emulator_process emu;
     post(emu, "azure/events", R"({"EventId":"E1","EventType":"Freeze","Resources":["vm0"],"notice":"10m"})");

@@ -526,14 +526,22 @@ TEST_CASE("identity: missing scheduling keys leave fields empty - a missing name
     CHECK(missing.error().code == errc::not_found);
 }
 
-TEST_CASE("approve is unsupported on GCE and sends nothing", "[gce]") {
+TEST_CASE("approve starts only an upcoming window: a maintenance-event notice, or approvals off, is unsupported and "
+          "sends nothing",
+          "[gce]") {
     fake_transport t;
     client c(test_options(), t);
+    CHECK(c.can_approve());  // perform_maintenance, on by default
     auto r = c.approve({"maintenance-event:MIGRATE_ON_HOST_MAINTENANCE"});
     REQUIRE_FALSE(r);
     CHECK(r.error().code == errc::unsupported);
     CHECK(t.request_count() == 0);
-    CHECK_FALSE(c.can_approve());
+    auto o = test_options();
+    o.perform_maintenance = false;
+    client off(o, t);
+    CHECK_FALSE(off.can_approve());
+    CHECK(off.approve({"upcoming-maintenance"}).error().code == errc::unsupported);
+    CHECK(t.request_count() == 0);
     STATIC_REQUIRE(forewarn::is_notice_source_v<client>);
 }
 

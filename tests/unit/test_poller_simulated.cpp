@@ -332,7 +332,8 @@ TEST_CASE("simulated: GCE upcoming-maintenance answering the 503 is asked on its
     h.add_gce_poller("", r.handlers());
     REQUIRE(h.start());
     REQUIRE(h.run_for(7s));
-    const std::string window = R"({"type":"SCHEDULED","maintenance_status":"PENDING","can_reschedule":"true",)"
+    // can_reschedule false: ready() approves nothing here (that one would be started early).
+    const std::string window = R"({"type":"SCHEDULED","maintenance_status":"PENDING","can_reschedule":"false",)"
                                R"("window_start_time":"2026-12-03T10:00:00Z","window_end_time":"2026-12-03T14:00:00Z"})";
     REQUIRE(h.scenario().set_gce_upcoming(window));
     REQUIRE(h.run_for(15s));

@@ -21,6 +21,45 @@ namespace watch {
 namespace {
 
 /// `Client` as a watch::source.
+// GCE: what performMaintenance needs: the default service account's token and a scope that
+// reaches Compute (docs/gce.md, "Starting a window early").
+std::vector<lever_step> compute_steps(forewarn::gce::metadata_client& c, const settings& s) {
+    if (s.approve == forewarn::approval_scope::never) return {};
+    auto token = c.get(forewarn::gce::token_key);
+    if (!token)
+        return {{lever_step::kind::fail, "compute access", token.error().describe(),
+                 "an upcoming window cannot be started early from this instance",
+                 "give the instance a service account (the default one will do)"}};
+    if (auto t = forewarn::gce::parse_access_token(token->value); !t)
+        return {{lever_step::kind::fail, "compute access", t.error().describe(), "the metadata server's token is not usable", {}}};
+    auto scopes = c.get(forewarn::gce::scopes_key);
+    std::string list;
+    bool compute = false;
+    if (scopes)
+        for (std::size_t at = 0; at < scopes->value.size();) {
+            auto end = scopes->value.find('\n', at);
+            if (end == std::string::npos) end = scopes->value.size();
+            const std::string scope = scopes->value.substr(at, end - at);
+            if (!scope.empty()) {
+                list += (list.empty() ? "" : ", ") + scope.substr(scope.rfind('/') + 1);
+                compute = compute || scope.find("/auth/cloud-platform") != std::string::npos ||
+                          scope.find("/auth/compute") != std::string::npos;
+            }
+            at = end + 1;
+        }
+    if (!compute)
+        return {{lever_step::kind::warn, "compute access", "the service account's token has no compute scope (" +
+                                                              (list.empty() ? std::string("none listed") : list) + ")",
+                 "performMaintenance will be refused: a window that can be rescheduled starts at its own time",
+                 "give the instance the cloud-platform (or compute) scope, and the role with "
+                 "compute.instances.performMaintenance"}};
+    return {{lever_step::kind::ok, "compute access",
+             "the service account's token is obtainable, scopes " + list +
+                 ": an upcoming window that can be rescheduled is started once approved (performMaintenance; the role "
+                 "needs compute.instances.performMaintenance)",
+             {}, {}}};
+}
+
 // AWS: what completing an Auto Scaling lifecycle action needs (docs/aws.md, "Auto Scaling").
 std::vector<lever_step> autoscaling_steps(forewarn::aws::instance_metadata_client& c, const settings& s) {
     if (s.aws_lifecycle_hook.empty())  // with --approve, the approvals step warns
@@ -77,6 +116,7 @@ public:
     std::vector<std::string> key_urls() const override { return c_.key_urls(); }
     std::vector<lever_step> lever_steps(const settings& s) override {
         if constexpr (Client::source_cloud == forewarn::cloud::aws) return autoscaling_steps(c_, s);
+        else if constexpr (Client::source_cloud == forewarn::cloud::gce) return compute_steps(c_, s);
         else return {};
     }
     lever_step cannot_approve() const override {
@@ -103,6 +143,7 @@ std::unique_ptr<source> make(const settings& s) {
     } else if constexpr (!std::is_same_v<options, forewarn::gce::client_options>) {
         if (s.interval) o.poll_interval = *s.interval;
     }
+    if constexpr (std::is_same_v<options, forewarn::gce::client_options>) o.compute_endpoint = s.gce_api_endpoint;
     if constexpr (std::is_same_v<options, forewarn::aws::client_options>) {
         o.lifecycle_hook = s.aws_lifecycle_hook;
         o.autoscaling_group = s.aws_autoscaling_group;

@@ -75,6 +75,8 @@ struct settings {
     std::string aws_autoscaling_group;         // empty: the instance's tag aws:autoscaling:groupName
     std::string aws_api_endpoint;              // empty: autoscaling.REGION.amazonaws.com
     std::chrono::seconds aws_heartbeat{300};   // RecordLifecycleActionHeartbeat this often
+    // GCE: Compute's API root for performMaintenance (empty: https://compute.googleapis.com).
+    std::string gce_api_endpoint;
 };
 
 /// A comma-separated list of neutral event type names (event.hpp's to_string), or the error.
@@ -353,6 +355,14 @@ inline const std::vector<flag>& flags() {
          [](settings& s, std::string_view v) -> std::string {
              if (v.rfind("https://", 0) != 0 && v.rfind("http://", 0) != 0) return "--aws-api-endpoint needs an http(s):// URL";
              s.aws_api_endpoint = std::string(v);
+             return {};
+         }},
+        {"gce-api-endpoint", "URL",
+         "GCE: Compute's API root for performMaintenance, which starts an upcoming window that can be rescheduled once "
+         "approved (default https://compute.googleapis.com)",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.rfind("https://", 0) != 0 && v.rfind("http://", 0) != 0) return "--gce-api-endpoint needs an http(s):// URL";
+             s.gce_api_endpoint = std::string(v);
              return {};
          }},
         {"no-drain", "", "taint and cordon the node as the rules say, never evict its pods",

@@ -46,6 +46,17 @@ struct client_options : client_options_base {
      * back the maintenance-event and preempted notices.
      */
     bool read_upcoming_maintenance = true;
+    /**
+     * Approving (gce/compute.hpp): an upcoming-maintenance window that can be rescheduled
+     * (`can_reschedule`, still PENDING) reads event::approvable true, and approve() starts it now
+     * with Compute's performMaintenance, with the default service account's token. The account
+     * needs the compute scope and the permission compute.instances.performMaintenance (docs/gce.md).
+     * The live-migration and termination notices of maintenance-event can never be approved.
+     * false: nothing is approvable, as before this option.
+     */
+    bool perform_maintenance = true;
+    /// Compute's API root; empty: https://compute.googleapis.com (a private endpoint, a test's server).
+    std::string compute_endpoint;
 };
 
 }  // namespace gce

@@ -12,6 +12,7 @@
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
 #include <forewarn/gce/client_options.hpp>
+#include <forewarn/gce/compute.hpp>
 #include <forewarn/gce/endpoint.hpp>
 #include <forewarn/gce/parse.hpp>
 #include <forewarn/gce/upcoming_maintenance.hpp>
@@ -131,6 +132,29 @@ public:
     /// the name from the first one.
     result<instance_identity> identity();
 
+    /// With client_options::perform_maintenance (the default), an upcoming window that can be
+    /// rescheduled can be approved.
+    bool can_approve() const noexcept { return this->options_.perform_maintenance; }
+    /**
+     * Starts the upcoming-maintenance window now: Compute's performMaintenance for this instance
+     * (project, zone and name from the metadata server, the default service account's token). A
+     * 200 means accepted: the window starting is what the notice shows next. errc::unsupported for
+     * any other event, or with perform_maintenance off. One request id is kept for the retries of
+     * one window's approval.
+     */
+    result<void> approve(const std::vector<std::string>& ids);
+
+    void cancel() noexcept {
+        api_sleep_.interrupt();
+        api_transport_.cancel();
+        base_type::cancel();
+    }
+    void reset() noexcept {
+        api_sleep_.reset();
+        api_transport_.reset();
+        base_type::reset();
+    }
+
 private:
     // The keys of this source, in the document's order.
     static constexpr std::size_t key_count = 3;
@@ -211,6 +235,7 @@ private:
             auto window = parse_upcoming_maintenance(200, r->value);
             if (!window) return fail(std::move(window).error());
             if (*window) out.events.push_back(to_event(**window));
+            for (auto& e : out.events) e.approvable = e.approvable.value_or(false) && can_approve();
             return out;
         }
         if (k == maintenance && r->etag.empty()) {
@@ -220,11 +245,25 @@ private:
         }
         auto e = k == maintenance ? maintenance_event_from(r->value) : preempted_event_from(r->value);
         if (!e) return fail(std::move(e).error());
-        if (*e) out.events.push_back(std::move(**e));
+        if (*e) {
+            (*e)->approvable = false;  // a live migration, a termination, a preemption: never moved
+            out.events.push_back(std::move(**e));
+        }
         return out;
     }
 
     result<instance_identity> read_identity();
+    // A metadata value, trimmed; an empty one is an error naming the key.
+    result<std::string> metadata_text(std::string_view key);
+
+    // performMaintenance's inputs, read once (the token until a minute before it expires), and
+    // the request id of the approval in progress.
+    Transport api_transport_;
+    interruptible_sleep api_sleep_;
+    struct compute_state {
+        std::string project, zone, token, request_id;
+        forewarn::clock::time_point token_until{};
+    } compute_;
 
     // The instance name, asked once before the first document so that every event names its VM.
     std::optional<error> ensure_name() {
@@ -335,7 +374,9 @@ private:
 
 template <class Transport>
 basic_metadata_client<Transport>::basic_metadata_client(client_options options, Transport transport)
-    : base_type(std::move(options), std::move(transport), retry_rules::gce), host_(std::make_unique<host_state>()) {
+    : base_type(std::move(options), std::move(transport), retry_rules::gce),
+      api_transport_(public_api_transport<Transport>::from(this->transport())), api_sleep_(this->options_.clock),
+      host_(std::make_unique<host_state>()) {
     static_assert(std::is_copy_constructible_v<Transport>,
                   "next() holds a request per key at once, on copies of the transport");
     auto resolved = forewarn::detail::gce_resolve_endpoint(this->options_.endpoint, default_host_endpoint);
@@ -380,6 +421,59 @@ result<instance_identity> basic_metadata_client<Transport>::read_identity() {
     if (!ohm) return std::move(ohm).error();
     id.on_host_maintenance = std::move(*ohm);
     return id;
+}
+
+template <class Transport>
+result<std::string> basic_metadata_client<Transport>::metadata_text(std::string_view key) {
+    auto r = get_on(0, key, {});
+    if (!r) return std::move(r).error();
+    const auto v = forewarn::detail::trim(r->value);
+    if (v.empty()) {
+        error e(errc::empty_body, std::string(key) + " answered with an empty value");
+        e.field = std::string(key);
+        return e;
+    }
+    return std::string(v);
+}
+
+template <class Transport>
+result<void> basic_metadata_client<Transport>::approve(const std::vector<std::string>& ids) {
+    if (!can_approve())
+        return error(errc::unsupported, "GCE approvals are off (gce::client_options::perform_maintenance)");
+    for (const auto& id : ids)
+        if (id != upcoming_maintenance_event_id)
+            return error(errc::unsupported, "GCE starts only an upcoming-maintenance window early, not " + id);
+    const std::string what = "Compute performMaintenance";
+    auto name = read_identity();
+    if (!name) return error(name.error().code, what + ": this instance's name: " + name.error().message);
+    if (compute_.project.empty()) {
+        auto project = metadata_text(project_id_key);
+        if (!project) return error(project.error().code, what + ": " + project.error().describe());
+        compute_.project = std::move(*project);
+    }
+    if (compute_.zone.empty()) {
+        auto zone = metadata_text(zone_key);
+        if (!zone) return error(zone.error().code, what + ": " + zone.error().describe());
+        compute_.zone = zone->substr(zone->rfind('/') + 1);  // projects/NUM/zones/ZONE
+    }
+    const auto now = this->clock().now();
+    if (compute_.token.empty() || now >= compute_.token_until) {
+        auto body = get_on(0, token_key, {});
+        if (!body) return error(body.error().code, what + ": the service account's token: " + body.error().describe());
+        auto t = parse_access_token(body->value);
+        if (!t) return error(t.error().code, what + ": the service account's token: " + t.error().describe());
+        compute_.token = std::move(t->token);
+        compute_.token_until = now + (std::max)(t->expires_in - std::chrono::seconds(60), std::chrono::seconds(0));
+    }
+    if (compute_.request_id.empty()) compute_.request_id = forewarn::detail::uuid_v4();
+    const std::string endpoint =
+        this->options_.compute_endpoint.empty() ? std::string(default_compute_endpoint) : this->options_.compute_endpoint;
+    auto r = forewarn::detail::gce_perform_maintenance(
+        [this](const http_request& q) { return api_transport_.send(q); }, api_sleep_, this->log(),
+        perform_maintenance_url(endpoint, compute_.project, compute_.zone, name->name, compute_.request_id), compute_.token);
+    if (r) compute_.request_id.clear();  // the next window is a new request
+    if (!r && r.error().http_status == 401) compute_.token.clear();  // read it again next time
+    return r;
 }
 
 FOREWARN_CLIENT_MOVABLE_DEFAULTS(basic_metadata_client);

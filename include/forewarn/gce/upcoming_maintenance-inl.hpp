@@ -110,6 +110,8 @@ FOREWARN_INLINE event to_event(const upcoming_maintenance& m) {
         for (const auto& r : m.reasons) e.description += " " + r;
     }
     if (m.can_reschedule) e.description += " (can be rescheduled)";
+    // performMaintenance starts a window that can be rescheduled, while it is still ahead.
+    e.approvable = m.can_reschedule && e.status == event_status::scheduled;
     return e;
 }
 

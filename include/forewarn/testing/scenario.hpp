@@ -74,6 +74,7 @@ public:
           tencent_(engine_), control_(engine_) {
         engine_.add_service(azure_);
         engine_.add_service(gce_);
+        engine_.add_service(gce_compute_);
         engine_.add_service(aws_);
         engine_.add_service(aws_autoscaling_);
         engine_.add_service(alibaba_);
@@ -231,6 +232,15 @@ public:
     std::int64_t incarnation() const {
         std::lock_guard<std::mutex> lock(engine_.mutex());
         return azure_.incarnation();
+    }
+    /// GCE: each performMaintenance Compute received (path, requestId, whether the token was the
+    /// one served, status), in order.
+    std::vector<forewarn::detail::emulator_gce::compute_call> gce_compute_calls() {
+        return synced([&] { return gce_.compute_calls(); });
+    }
+    /// GCE: the next `times` performMaintenance calls answer `status` (400, 403, 429 or 503).
+    void gce_compute_fault(int status, int times = 1) {
+        synced([&] { gce_.compute_fault(status, times); });
     }
     /// AWS: a Spot interruption notice, `action` (terminate, stop, hibernate) `in` from now.
     void aws_spot(const std::string& action = "terminate", scenario_duration in = std::chrono::minutes(2)) {
@@ -395,6 +405,7 @@ private:
     forewarn::detail::emulator_engine engine_;
     forewarn::detail::emulator_azure azure_;
     forewarn::detail::emulator_gce gce_;
+    forewarn::detail::emulator_gce_compute gce_compute_{gce_};
     forewarn::detail::emulator_aws aws_;
     forewarn::detail::emulator_aws_autoscaling aws_autoscaling_{aws_.autoscaling(), engine_};
     forewarn::detail::emulator_alibaba alibaba_;

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -58,6 +59,11 @@ inline std::string emulator_camel_case(std::string_view s) {
     }
     return out;
 }
+
+/// The default service account's token as the emulated metadata server issues it, and the key of
+/// its scopes (Compute checks both).
+inline constexpr std::string_view emulator_gce_token = "ya29.forewarn-emulator-token";
+inline constexpr std::string_view emulator_gce_scopes_key = "instance/service-accounts/default/scopes";
 
 /// The emulated GCE metadata server: everything under /computeMetadata, its control route "gce".
 class emulator_gce final : public emulator_service {
@@ -104,7 +110,12 @@ public:
         values_["instance/scheduling/automatic-restart"] = "TRUE";
         values_["project/project-id"] = "forewarn-test";
         values_["project/numeric-project-id"] = "123456789012";
+        values_["instance/service-accounts/default/token"] =
+            R"({"access_token":")" + std::string(emulator_gce_token) + R"(","expires_in":3599,"token_type":"Bearer"})";
+        values_["instance/service-accounts/default/scopes"] = "https://www.googleapis.com/auth/cloud-platform\n";
         for (const auto& kv : engine_.config().gce) values_[kv.first] = kv.second;
+        compute_calls_.clear();
+        compute_faults_.clear();
         maintenance_read_ = false;
         skipped_warning_ = false;
     }
@@ -204,6 +215,21 @@ public:
 
     std::optional<testing::emulated_response> control(const std::string& route, const std::string& method,
                                                       const emulator_request& req) override {
+        if (route == "gce/compute/fault" && method == "POST") {
+            auto doc = parse_json(req.http.body.empty() ? std::string_view("{}") : std::string_view(req.http.body));
+            if (!doc || !doc->IsObject()) return emulator_control_error(400, "expected a JSON object");
+            const auto* code = json_member(*doc, "status");
+            if (!code || !code->IsInt() || (code->GetInt() != 403 && code->GetInt() != 400 && code->GetInt() != 429 &&
+                                            code->GetInt() != 503))
+                return emulator_control_error(400, "status must be 400, 403, 429 or 503", "status");
+            int times = 1;
+            if (const auto* t = json_member(*doc, "times")) {
+                if (!t->IsInt() || t->GetInt() < 1 || t->GetInt() > 100) return emulator_control_error(400, "times must be 1..100", "times");
+                times = t->GetInt();
+            }
+            for (int i = 0; i < times; ++i) compute_faults_.push_back(code->GetInt());
+            return emulator_control_ok();
+        }
         if (route != "gce" || method == "GET") return std::nullopt;
         auto doc = parse_json(req.http.body.empty() ? std::string_view("{}") : std::string_view(req.http.body));
         if (!doc) return emulator_control_error(400, doc.error().describe());
@@ -217,7 +243,130 @@ public:
         return emulator_control_ok();
     }
 
+    // ---- Compute's performMaintenance (emulator_gce_compute routes it here) ----
+
+    /// One performMaintenance the emulated Compute received.
+    struct compute_call {
+        std::string path, request_id;
+        bool token_valid = false;
+        int status = 0;
+        duration at{0};
+    };
+    const std::vector<compute_call>& compute_calls() const noexcept { return compute_calls_; }
+    /// The next `times` calls answer `status` (400, 403, 429 or 503).
+    void compute_fault(int status, int times) {
+        for (int i = 0; i < times; ++i) compute_faults_.push_back(status);
+    }
+
+    testing::emulated_response compute(emulator_request& req, const testing::vm_identity& vm) {
+        compute_call call;
+        call.at = engine_.timeline().now();
+        call.path = req.target.path;
+        if (const auto* id = req.target.param("requestId")) call.request_id = *id;
+        auto done = [&](int status, const std::string& body) {
+            call.status = status;
+            compute_calls_.push_back(call);
+            engine_.log("gce: Compute performMaintenance -> " + std::to_string(status));
+            return emulator_json_response(status, body);
+        };
+        auto google_error = [&](int status, const std::string& message, const std::string& reason) {
+            json_writer w;
+            w.begin_object();
+            w.key("error");
+            w.begin_object();
+            w.key("code");
+            w.int64(status);
+            w.key("message");
+            w.string(message);
+            w.key("errors");
+            w.begin_array();
+            w.begin_object();
+            w.key("message");
+            w.string(message);
+            w.key("domain");
+            w.string("global");
+            w.key("reason");
+            w.string(reason);
+            w.end_object();
+            w.end_array();
+            w.end_object();
+            w.end_object();
+            return done(status, w.str());
+        };
+        const auto* auth = find_header(req.http.headers, "Authorization");
+        call.token_valid = auth && *auth == "Bearer " + std::string(emulator_gce_token);
+        if (!call.token_valid)
+            return google_error(401, "Request had invalid authentication credentials. Expected OAuth 2 access token.", "authError");
+        if (req.http.method != http_method::post) return google_error(405, "Method not allowed.", "httpMethodNotAllowed");
+        const auto all = leaves_of(vm);
+        const auto scopes = all.count(std::string(emulator_gce_scopes_key)) ? all.at(std::string(emulator_gce_scopes_key)) : "";
+        if (scopes.find("/auth/cloud-platform") == std::string::npos && scopes.find("/auth/compute") == std::string::npos)
+            return google_error(403, "Request had insufficient authentication scopes.", "insufficientPermissions");
+        if (!compute_faults_.empty()) {
+            const int status = compute_faults_.front();
+            compute_faults_.pop_front();
+            if (status == 403)
+                return google_error(403, "Required 'compute.instances.performMaintenance' permission for 'projects/" +
+                                             all.at("project/project-id") + "/zones/" + zone_of(vm) + "/instances/" + vm.name + "'",
+                                    "forbidden");
+            if (status == 400) return google_error(400, "Invalid resource usage: 'Machine type does not support performMaintenance.'",
+                                                   "invalid");
+            if (status == 429) return google_error(429, "Rate Limit Exceeded", "rateLimitExceeded");
+            return google_error(503, "The service is currently unavailable.", "backendError");
+        }
+        const std::string want = "/compute/v1/projects/" + all.at("project/project-id") + "/zones/" + zone_of(vm) +
+                                 "/instances/" + vm.name + "/performMaintenance";
+        if (call.path != want)
+            return google_error(404, "The resource '" + call.path + "' was not found", "notFound");
+        // The window must be one that can be rescheduled, still ahead.
+        auto& window = values_[std::string(emulator_gce_upcoming_key)];
+        auto doc = parse_json(window.empty() ? std::string_view("{}") : std::string_view(window));
+        const rapidjson::Value* can = doc && doc->IsObject() ? json_member(*doc, "can_reschedule") : nullptr;
+        const rapidjson::Value* st = doc && doc->IsObject() ? json_member(*doc, "maintenance_status") : nullptr;
+        const bool reschedulable = can && ((can->IsString() && json_string_view(*can) == "true") || (can->IsBool() && can->GetBool()));
+        if (!reschedulable || !st || !st->IsString() || json_string_view(*st) != "PENDING")
+            return google_error(400, "Invalid resource usage: 'Instance does not have an upcoming maintenance that can be "
+                                     "rescheduled.'", "invalid");
+        // Accepted: the window starts (ONGOING), which the notice then shows.
+        (*doc)["maintenance_status"].SetString("ONGOING", doc->GetAllocator());
+        rapidjson::StringBuffer text;
+        rapidjson::Writer<rapidjson::StringBuffer> out(text);
+        doc->Accept(out);
+        set(std::string(emulator_gce_upcoming_key), text.GetString());
+        json_writer w;
+        w.begin_object();
+        w.key("kind");
+        w.string("compute#operation");
+        w.key("name");
+        w.string("operation-emulator-" + std::to_string(compute_calls_.size() + 1));
+        w.key("operationType");
+        w.string("performMaintenance");
+        w.key("status");
+        w.string("RUNNING");
+        w.key("targetLink");
+        w.string("https://www.googleapis.com" + want.substr(0, want.rfind('/')));
+        w.end_object();
+        return done(200, w.str());
+    }
+
     void write_state(json_writer& w) const override {
+        w.key("gce_compute");
+        w.begin_array();
+        for (const auto& c : compute_calls_) {
+            w.begin_object();
+            w.key("path");
+            w.string(c.path);
+            w.key("request_id");
+            w.string(c.request_id);
+            w.key("token_valid");
+            w.boolean(c.token_valid);
+            w.key("status");
+            w.int64(c.status);
+            w.key("at_ms");
+            w.int64(std::chrono::duration_cast<std::chrono::milliseconds>(c.at).count());
+            w.end_object();
+        }
+        w.end_array();
         w.key("gce");
         w.begin_object();
         for (const auto& kv : leaves_of(engine_.config().vms.front())) {
@@ -375,10 +524,28 @@ private:
         return emulator_text_response(200, std::move(body), "application/text");
     }
 
+    static std::string zone_of(const testing::vm_identity& vm) { return vm.gce_zone.substr(vm.gce_zone.rfind('/') + 1); }
+
     emulator_engine& engine_;
+    std::vector<compute_call> compute_calls_;
+    std::deque<int> compute_faults_;
     std::map<std::string, std::string> values_;  // the scenario's keys (the VM's own come from its identity)
     bool maintenance_read_ = false;  // maintenance-event read since the last maintenance
     bool skipped_warning_ = false;   // the current maintenance came without its warning
+};
+
+/// Compute's API in the emulator: POST /compute/v1/projects/P/zones/Z/instances/N/performMaintenance
+/// (the stand-in for compute.googleapis.com), answered by the GCE service.
+class emulator_gce_compute final : public emulator_service {
+public:
+    explicit emulator_gce_compute(emulator_gce& gce) : gce_(gce) {}
+    std::string_view name() const noexcept override { return "gce-compute"; }
+    bool serves(std::string_view path) const noexcept override { return path.substr(0, 12) == "/compute/v1/"; }
+    testing::emulated_response handle(emulator_request& req) override { return gce_.compute(req, *req.vm); }
+    void restart() override {}  // the GCE service's state
+
+private:
+    emulator_gce& gce_;
 };
 
 }  // namespace detail

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Definitions for <forewarn/gce/compute.hpp> (spdlog's -inl files). Header-only: included at the
+// end of that header. Compiled mode: compiled once into libforewarn (src/forewarn.cpp) and empty in
+// a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
+
+#include <forewarn/gce/compute.hpp>
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/detail/json.hpp>
+#include <forewarn/detail/strings.hpp>
+#include <forewarn/transport/retry.hpp>
+
+#include <random>
+
+FOREWARN_BEGIN_NAMESPACE
+namespace gce {
+
+FOREWARN_INLINE result<access_token> parse_access_token(std::string_view body) {
+    auto doc = detail::parse_json(body);
+    if (!doc) return std::move(doc).error();
+    const rapidjson::Value& root = *doc;
+    if (!root.IsObject()) return detail::json_type_error("token", "object", root);
+    const auto* token = detail::json_member(root, "access_token");
+    if (!token || !token->IsString() || token->GetStringLength() == 0)
+        return detail::json_shape_error("token.access_token", "missing, empty or not a string");
+    const auto* expires = detail::json_member(root, "expires_in");
+    if (!expires || !expires->IsInt64() || expires->GetInt64() < 0)
+        return detail::json_shape_error("token.expires_in", "missing or not a non-negative integer");
+    access_token t;
+    t.token = std::string(detail::json_string_view(*token));
+    t.expires_in = std::chrono::seconds(expires->GetInt64());
+    return t;
+}
+
+FOREWARN_INLINE std::optional<std::string> google_error_text(std::string_view body) {
+    auto doc = detail::parse_json(body.substr(0, std::size_t(64) << 10));
+    if (!doc || !doc->IsObject()) return std::nullopt;
+    const auto* err = detail::json_member(*doc, "error");
+    if (!err || !err->IsObject()) return std::nullopt;
+    const auto* message = detail::json_member(*err, "message");
+    if (!message || !message->IsString()) return std::nullopt;
+    std::string out(detail::json_string_view(*message).substr(0, 1024));
+    if (const auto* errors = detail::json_member(*err, "errors"); errors && errors->IsArray() && !errors->Empty()) {
+        const auto& first = (*errors)[0];
+        if (first.IsObject())
+            if (const auto* reason = detail::json_member(first, "reason"); reason && reason->IsString())
+                out += " (" + std::string(detail::json_string_view(*reason).substr(0, 128)) + ")";
+    }
+    return out;
+}
+
+FOREWARN_INLINE std::string perform_maintenance_url(std::string_view endpoint, std::string_view project, std::string_view zone,
+                                                    std::string_view instance, std::string_view request_id) {
+    std::string base(endpoint);
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    return base + "/compute/v1/projects/" + std::string(project) + "/zones/" + std::string(zone) + "/instances/" +
+           std::string(instance) + "/performMaintenance?requestId=" + std::string(request_id);
+}
+
+}  // namespace gce
+
+namespace detail {
+
+FOREWARN_INLINE std::string uuid_v4() {
+    std::random_device rd;
+    std::uniform_int_distribution<int> byte(0, 255);
+    unsigned char b[16];
+    for (auto& x : b) x = static_cast<unsigned char>(byte(rd));
+    b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);  // version 4
+    b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);  // RFC 4122 variant
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    for (int i = 0; i < 16; ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+        out += hex[b[i] >> 4];
+        out += hex[b[i] & 0xf];
+    }
+    return out;
+}
+
+FOREWARN_INLINE result<void> gce_perform_maintenance(function_ref<result<http_response>(const http_request&)> send,
+                                                     interruptible_sleep& sleep, const logger& log, const std::string& url,
+                                                     const std::string& token) {
+    const retry_policy policy(retry_rules::gce, retry_options{});
+    for (int tries = 1;; ++tries) {
+        http_request req;
+        req.method = http_method::post;
+        req.url = url;
+        req.headers.push_back({"Authorization", "Bearer " + token});
+        req.headers.push_back({"Content-Type", "application/json"});
+        req.timeout = std::chrono::seconds(15);
+        req.connect_timeout = std::chrono::seconds(5);
+        req.max_body = std::size_t(256) << 10;
+        auto r = send(req);
+        error e;
+        bool again = false;
+        if (!r) {
+            e = std::move(r).error();
+            if (e.code == errc::cancelled) return e;
+            e.message = "Compute performMaintenance: " + e.message;
+            again = true;
+        } else if (r->status >= 200 && r->status < 300) {
+            if (log.enabled(log_level::info)) log(log_level::info, "Compute performMaintenance: accepted", url);
+            return {};
+        } else {
+            const auto said = gce::google_error_text(r->body);
+            e = error(errc::http_status,
+                      "Compute performMaintenance: " + std::to_string(r->status) + " " + said.value_or("(no error object)"),
+                      r->status);
+            again = r->status == 429 || r->status >= 500;
+        }
+        e.url = url.substr(0, url.find('?'));
+        if (!again || tries >= 3) return e;
+        const auto delay = policy.backoff(tries);
+        if (log.enabled(log_level::info)) log(log_level::info, "retry in " + std::to_string(delay.count()) + " ms after " + e.describe(), e.url);
+        if (!sleep.sleep_for(delay)) return error(errc::cancelled, "Compute performMaintenance: cancelled while waiting to retry");
+    }
+}
+
+}  // namespace detail
+FOREWARN_END_NAMESPACE
+
+#endif  // FOREWARN_HEADER_DEFINITIONS
