@@ -4,6 +4,7 @@
 // ExpiredToken, and cancel(). The emulator's end of the same calls is tested with the AWS client.
 #include <forewarn/aws/autoscaling.hpp>
 #include <forewarn/testing/fake_transport.hpp>
+#include <forewarn/time.hpp>
 
 #include "catch.hpp"
 

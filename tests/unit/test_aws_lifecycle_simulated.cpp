@@ -158,6 +158,29 @@ TEST_CASE("AWS lifecycle hook: a declined approval completes nothing, and its he
     p.stop();
 }
 
+TEST_CASE("AWS lifecycle hook: a scale-in withdrawn stops its heartbeats, and a new one starts them again",
+          "[aws][emulator][autoscaling]") {
+    world w;
+    forewarn::poller<client> p(w.make(), w.handlers());
+    REQUIRE(p.start());
+    REQUIRE(w.clock.wait_idle());
+    w.s->aws_lifecycle("Terminated");
+    REQUIRE(w.clock.advance_and_wait(5s));
+    REQUIRE(w.clock.advance_and_wait(10s));
+    REQUIRE_FALSE(w.of("RecordLifecycleActionHeartbeat").empty());
+    w.s->aws_lifecycle("InService");  // the group changed its mind: a recover
+    REQUIRE(w.clock.advance_and_wait(5s));
+    const auto before = w.of("RecordLifecycleActionHeartbeat").size();
+    for (int i = 0; i < 4; ++i) REQUIRE(w.clock.advance_and_wait(10s));
+    CHECK(w.of("RecordLifecycleActionHeartbeat").size() == before);
+    w.s->aws_lifecycle("Terminated");  // scaled in again: a new action, heartbeats again
+    REQUIRE(w.clock.advance_and_wait(5s));
+    REQUIRE(w.clock.advance_and_wait(10s));
+    CHECK(w.of("RecordLifecycleActionHeartbeat").size() > before);
+    CHECK(w.of("CompleteLifecycleAction").empty());
+    p.stop();
+}
+
 TEST_CASE("AWS lifecycle hook: credentials rotated during the run - the next call uses the new ones",
           "[aws][emulator][autoscaling]") {
     world w;
