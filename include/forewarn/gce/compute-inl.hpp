@@ -12,7 +12,10 @@
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/transport/retry.hpp>
 
-#include <random>
+#include <forewarn/detail/sha256.hpp>
+
+#include <atomic>
+#include <cstdint>
 
 FOREWARN_BEGIN_NAMESPACE
 namespace gce {
@@ -64,20 +67,23 @@ FOREWARN_INLINE std::string perform_maintenance_url(std::string_view endpoint, s
 namespace detail {
 
 FOREWARN_INLINE std::string uuid_v4() {
-    std::random_device rd;
-    std::uniform_int_distribution<int> byte(0, 255);
-    unsigned char b[16];
-    for (auto& x : b) x = static_cast<unsigned char>(byte(rd));
+    // An idempotency key, not a secret: the bytes of a SHA-256 over the time, a counter and an
+    // address (no <random>, which every program including forewarn.hpp would parse).
+    static std::atomic<std::uint64_t> counter{0};
+    const auto n = counter.fetch_add(1, std::memory_order_relaxed);
+    const auto t = std::chrono::high_resolution_clock::now().time_since_epoch().count();
+    const auto w = std::chrono::system_clock::now().time_since_epoch().count();
+    const void* here = &n;
+    sha256 h;
+    h.update(&n, sizeof n);
+    h.update(&t, sizeof t);
+    h.update(&w, sizeof w);
+    h.update(&here, sizeof here);
+    auto b = h.finish();
     b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);  // version 4
     b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);  // RFC 4122 variant
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string out;
-    for (int i = 0; i < 16; ++i) {
-        if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
-        out += hex[b[i] >> 4];
-        out += hex[b[i] & 0xf];
-    }
-    return out;
+    const std::string hex = hex_lower(b.data(), 16);
+    return hex.substr(0, 8) + '-' + hex.substr(8, 4) + '-' + hex.substr(12, 4) + '-' + hex.substr(16, 4) + '-' + hex.substr(20, 12);
 }
 
 FOREWARN_INLINE result<void> gce_perform_maintenance(function_ref<result<http_response>(const http_request&)> send,
