@@ -15,6 +15,7 @@
 #include <forewarn/detail/json.hpp>
 #include <forewarn/platform/files.hpp>  // outside the umbrella: the state file's, the agent's
 #include <forewarn/aws/autoscaling.hpp>   // by name, whatever the umbrella reaches: Auto Scaling, SigV4, SHA-256
+#include <forewarn/transport/stream.hpp>  // outside the umbrella: the streaming transport (etcd's watch)
 
 FOREWARN_BEGIN_NAMESPACE
 

@@ -260,10 +260,12 @@ TEST_CASE("fleet on etcd: a restart keeps its slot (with or without the saved st
 
 TEST_CASE("fleet on etcd: no slot and no approval while one kind of etcd request fails, the slot once it heals",
           "[fleet][etcd][faults]") {
-    // A member whose lease is held and whose slot is queued; then one kind of its requests fails
-    // (testing::fault_transport): the queue's read, the take's txn, or the txn's answer lost after
-    // etcd applied it. Not one admit() may say yes meanwhile, the errors must reach admit(), and
-    // once the requests pass again the member takes the slot the rule gives it.
+    // A member whose lease is held; then one kind of its requests fails (testing::fault_transport):
+    // the queue's transaction (which queues it and reads the queue), a later read of the queue
+    // (a member that polls: one that watches reads only when the watch tells it to), the take's
+    // txn, or the take's answer lost after etcd applied it. Not one admit() may say yes meanwhile,
+    // the errors must reach admit(), and once the requests pass again the member takes the slot
+    // the rule gives it.
     using forewarn::testing::fault_kind;
     using forewarn::testing::fault_transport;
     using forewarn::testing::request_match;
@@ -274,12 +276,13 @@ TEST_CASE("fleet on etcd: no slot and no approval while one kind of etcd request
         fault_kind kind;
         std::size_t after;  // matching requests let through first: the queue's own txn
         std::size_t k;      // 1: the holder leaves no room (the read alone runs); 2: room (the txn runs)
+        bool watch;         // false: the member polls the queue
     };
     const std::vector<variant> variants{
-        {"the queue's read fails", {std::nullopt, "/kv/range", "range_end"}, fault_kind::fail, 0, 1},
-        {"the queue's read fails, with room", {std::nullopt, "/kv/range", "range_end"}, fault_kind::fail, 0, 2},
-        {"the take's txn fails", {std::nullopt, "/kv/txn", ""}, fault_kind::fail, 1, 2},
-        {"the take's txn is applied, its answer lost", {std::nullopt, "/kv/txn", ""}, fault_kind::lose_response, 1, 2},
+        {"the queue's read fails (polling)", {std::nullopt, "/kv/range", "range_end"}, fault_kind::fail, 0, 1, false},
+        {"the queue's txn fails, with room", {std::nullopt, "/kv/txn", ""}, fault_kind::fail, 0, 2, true},
+        {"the take's txn fails", {std::nullopt, "/kv/txn", ""}, fault_kind::fail, 1, 2, true},
+        {"the take's txn is applied, its answer lost", {std::nullopt, "/kv/txn", ""}, fault_kind::lose_response, 1, 2, true},
     };
     forewarn_test::etcd_cluster etcd(1);
     for (std::size_t i = 0; i < variants.size(); ++i) {
@@ -303,13 +306,14 @@ TEST_CASE("fleet on etcd: no slot and no approval while one kind of etcd request
             auto options = budget_for(etcd.client_urls(), v.k, group);
             options.lease_ttl = 60s;
             options.poll_interval = 200ms;
+            options.watch = v.watch;
             auto budget = std::make_shared<faulty_budget>(options, transport);
             forewarn::coordinator_context ctx;
             ctx.self = "vmF";
             REQUIRE(budget->start(ctx));
             const auto e = reboot("F", "vmF");
-            // The lease is granted and the slot key written (the queue's txn) as usual; the reads of
-            // the queue (prefix ranges) or the txns after that one meet the fault.
+            // The lease is granted as usual; then the txns (from the `after`-th on) or the reads of
+            // the queue (prefix ranges) meet the fault.
             forewarn::testing::fault f;
             f.match = v.match;
             f.kind = v.kind;
@@ -530,4 +534,190 @@ TEST_CASE("fleet on etcd: TLS with a client certificate, and user/password auth"
         forewarn::etcd::maintenance_budget anonymous(o);
         CHECK_FALSE(ask_once_settled(anonymous, "vm-anon"));
     }
+}
+
+namespace {
+
+using watching_budget = forewarn::etcd::basic_maintenance_budget<forewarn::testing::fault_transport<>>;
+
+template <class Budget>
+bool admitted_budget(Budget& b, const forewarn::event& e, std::chrono::milliseconds limit = 15s) {
+    return eventually(
+        [&] {
+            auto r = b.admit(e);
+            return r && *r;
+        },
+        limit);
+}
+
+// A group with K slots on `endpoints`: K holders, then `waiters` members queued behind them over
+// `transport` (fault_transport copies share their faults and counters), each watching the queue.
+struct watched_group {
+    forewarn::testing::fault_transport<> transport;
+    std::vector<std::shared_ptr<forewarn::etcd::maintenance_budget>> holders;
+    std::vector<std::shared_ptr<watching_budget>> waiters;
+    std::vector<forewarn::event> events;
+
+    watched_group(const std::vector<std::string>& endpoints, const std::string& group, std::size_t k, int n,
+                  forewarn::testing::fault_transport<> t)
+        : transport(std::move(t)) {
+        auto o = budget_for(endpoints, k, group);
+        o.lease_ttl = 60s;
+        for (std::size_t i = 0; i < k; ++i) {
+            const std::string name = "holder" + std::to_string(i);
+            holders.push_back(std::make_shared<forewarn::etcd::maintenance_budget>(o));
+            forewarn::coordinator_context hc;
+            hc.self = name;
+            REQUIRE(holders.back()->start(hc));
+            const auto e = reboot("H-" + name, name);
+            holders.back()->observe({forewarn::local_event{e, true, false}});
+            REQUIRE(admitted_budget(*holders.back(), e));
+        }
+        o.poll_interval = 200ms;  // were they to poll: five reads a second each
+        for (int i = 0; i < n; ++i) {
+            const std::string name = "w" + std::to_string(i);
+            waiters.push_back(std::make_shared<watching_budget>(o, transport));
+            forewarn::coordinator_context c;
+            c.self = name;
+            REQUIRE(waiters.back()->start(c));
+            events.push_back(reboot("E-" + name, name));
+            waiters.back()->observe({forewarn::local_event{events.back(), true, false}});
+            (void)waiters.back()->admit(events.back());
+        }
+    }
+    ~watched_group() {
+        for (auto& w : waiters) w->stop();
+        for (auto& h : holders) h->stop();
+    }
+
+    bool all_watching() const {
+        return std::all_of(waiters.begin(), waiters.end(), [](const auto& w) { return w->watching(); });
+    }
+
+    // The holders give their slots back; each waiter, once admitted, holds its slot 100 ms and gives
+    // it back. Counts how many held at once, as the members saw it (admit() said yes).
+    struct outcome {
+        int served = 0;
+        int most = 0;
+    };
+    outcome serve() {
+        std::atomic<int> holding{0}, most{0}, served{0};
+        std::vector<std::thread> threads;
+        for (std::size_t i = 0; i < waiters.size(); ++i)
+            threads.emplace_back([&, i] {
+                auto& w = *waiters[i];
+                if (!admitted_budget(w, events[i], 60s)) return;
+                const int now = ++holding;
+                int prev = most.load();
+                while (now > prev && !most.compare_exchange_weak(prev, now)) {
+                }
+                std::this_thread::sleep_for(100ms);
+                --holding;
+                w.observe({});
+                ++served;
+            });
+        for (auto& h : holders) h->observe({});
+        for (auto& t : threads) t.join();
+        return {served.load(), most.load()};
+    }
+};
+
+}  // namespace
+
+TEST_CASE("fleet on etcd: a waiting member watches the queue - no read while it waits, the slot once it frees",
+          "[fleet][etcd]") {
+    forewarn_test::etcd_cluster etcd(1);
+    forewarn::testing::fault_transport<> t;
+    // Counters only: these faults match and never take (count 0).
+    forewarn::testing::fault reads;
+    reads.match.path_ends_with = "/kv/range";
+    reads.count = 0;
+    const auto read_id = t.add(reads);
+    forewarn::testing::fault watches;
+    watches.match.path_ends_with = "/watch";
+    watches.count = 0;
+    const auto watch_id = t.add(watches);
+    watched_group g(etcd.client_urls(), "quiet", 1, 1, t);
+    REQUIRE(eventually([&] { return g.all_watching(); }));
+    CHECK(g.waiters.front()->slot() == slot_state::waiting);
+    const auto reads_before = t.matched(read_id);
+    // Ten poll intervals (200 ms each) of a queue that does not move: a member that polls would
+    // have read it ten times; one that watches, never.
+    std::this_thread::sleep_for(2s);
+    CHECK(t.matched(read_id) == reads_before);
+    CHECK(t.matched(watch_id) == 1);
+    // The slot frees: the watch tells, the member takes it (a transaction, no read).
+    auto& w = *g.waiters.front();
+    g.holders.front()->observe({});
+    CHECK(admitted_budget(w, g.events.front()));
+    CHECK(t.matched(read_id) == reads_before);
+    CHECK(w.slot() == slot_state::holding);
+}
+
+TEST_CASE("fleet on etcd: a watch cut in the middle of a message - read again, watch again, everyone served, never more than K",
+          "[fleet][etcd][faults]") {
+    forewarn_test::etcd_cluster etcd(1);
+    forewarn::testing::fault_transport<> t;
+    forewarn::testing::fault cut;
+    cut.match.path_ends_with = "/watch";
+    cut.kind = forewarn::testing::fault_kind::cut_stream;
+    cut.messages = 1;  // "created" arrives; the first change is cut in half
+    cut.count = 4;
+    const auto id = t.add(cut);
+    watched_group g(etcd.client_urls(), "cut", 2, 4, t);
+    REQUIRE(eventually([&] { return g.all_watching(); }));
+    const auto r = g.serve();
+    CHECK(r.served == 4);
+    CHECK(r.most <= 2);
+    CHECK(t.taken(id) >= 1);
+    std::size_t watches = 0;
+    for (const auto& w : g.waiters) watches += w->watches_started();
+    CHECK(watches > g.waiters.size());  // watched again after the cut
+}
+
+TEST_CASE("fleet on etcd: a compaction past a watch's start revision - read afresh, everyone served, never more than K",
+          "[fleet][etcd][faults]") {
+    forewarn_test::etcd_cluster etcd(1);
+    forewarn::etcd::client_options co;
+    co.endpoints = etcd.client_urls();
+    forewarn::etcd::client admin(co);
+    forewarn::testing::fault_transport<> t;
+    // Each waiter's first watch waits a while before it reaches etcd: meanwhile the history it
+    // would start from is compacted away.
+    forewarn::testing::fault late;
+    late.match.path_ends_with = "/watch";
+    late.kind = forewarn::testing::fault_kind::delay;
+    late.delay = 3s;
+    late.count = 3;
+    const auto id = t.add(late);
+    watched_group g(etcd.client_urls(), "compact", 1, 3, t);
+    REQUIRE(eventually([&] { return t.matched(id) >= 3; }));  // every waiter's watch is held back
+    std::int64_t revision = 0;
+    for (int i = 0; i < 3; ++i) {
+        auto put = admin.put("elsewhere/" + std::to_string(i), "x");
+        REQUIRE(put);
+        revision = *put;
+    }
+    REQUIRE(admin.compact(revision));
+    REQUIRE(eventually([&] {
+        return std::all_of(g.waiters.begin(), g.waiters.end(), [](const auto& w) { return w->watches_started() >= 2; });
+    }));  // canceled by etcd, read afresh, watching again
+    const auto r = g.serve();
+    CHECK(r.served == 3);
+    CHECK(r.most <= 1);
+}
+
+TEST_CASE("fleet on etcd: the etcd member a watch streams from is killed - everyone served, never more than K",
+          "[fleet][etcd][faults]") {
+    forewarn_test::etcd_cluster etcd(3);
+    forewarn::testing::fault_transport<> t;
+    watched_group g(etcd.client_urls(), "killed", 2, 4, t);
+    REQUIRE(eventually([&] { return g.all_watching(); }));  // granted by the first endpoint, the first they ask
+    etcd.kill(0);
+    REQUIRE(eventually([&] {
+        return std::all_of(g.waiters.begin(), g.waiters.end(), [](const auto& w) { return w->watches_started() >= 2; });
+    }, 30s));  // each noticed its stream break and watches again, from another member
+    const auto r = g.serve();
+    CHECK(r.served == 4);
+    CHECK(r.most <= 2);
 }

@@ -6,8 +6,10 @@
 #include <forewarn/testing/fake_transport.hpp>
 
 #include "catch.hpp"
+#include "scripted_stream.hpp"
 
 #include <string>
+#include <vector>
 
 using namespace forewarn::etcd;
 using forewarn::errc;
@@ -163,4 +165,150 @@ TEST_CASE("etcd client: no endpoint, or not a URL, is a clear error and sends no
     basic_client<fake_transport> bad(o, t);
     CHECK(bad.range("k").error().code == errc::invalid_argument);
     CHECK(t.request_count() == 0);
+}
+
+TEST_CASE("etcd wire: a transaction's range operations, and their answers read back in order", "[etcd]") {
+    txn_request t;
+    t.compares.push_back({compare::target::create, compare::op::equal, "q/a", {}, 0, {}});
+    t.success.push_back({operation::kind::put, "q/a", "v", 7});
+    t.success.push_back({operation::kind::range, "q/", {}, 0, prefix_end("q/"), true});
+    t.failure.push_back({operation::kind::range, "q/a", {}, 0});
+    CHECK(write_txn(t) ==
+          R"({"compare":[{"target":"CREATE","result":"EQUAL","key":"cS9h","create_revision":"0"}],)"
+          R"("success":[{"request_put":{"key":"cS9h","value":"dg==","lease":"7"}},)"
+          R"({"request_range":{"key":"cS8=","range_end":"cTA=","keys_only":true}}],)"
+          R"("failure":[{"request_range":{"key":"cS9h"}}]})");
+    // etcd 3.4.23's answer to such a transaction: a put's answer, then the range's.
+    auto r = parse_txn(
+        R"({"header":{"cluster_id":"1","member_id":"2","revision":"12","raft_term":"2"},"succeeded":true,)"
+        R"("responses":[{"response_put":{"header":{"revision":"12"}}},)"
+        R"({"response_range":{"header":{"revision":"12"},"kvs":[{"key":"cS9h","create_revision":"12","mod_revision":"12",)"
+        R"("version":"1","lease":"7"},{"key":"cS9i","create_revision":"9","mod_revision":"9","version":"1"}],"count":"2"}}]})");
+    REQUIRE(r);
+    CHECK(r->succeeded);
+    CHECK(r->revision == 12);
+    REQUIRE(r->ranges.size() == 1);
+    REQUIRE(r->ranges[0].kvs.size() == 2);
+    CHECK(r->ranges[0].revision == 12);
+    CHECK(r->ranges[0].kvs[0].key == "q/a");
+    CHECK(r->ranges[0].kvs[0].lease == 7);
+    CHECK(r->ranges[0].kvs[0].value.empty());  // keys_only
+    CHECK(r->ranges[0].kvs[1].create_revision == 9);
+    // An empty range answers with no kvs at all.
+    auto empty = parse_txn(R"({"header":{"revision":"3"},"succeeded":true,"responses":[{"response_range":{"header":{"revision":"3"}}}]})");
+    REQUIRE(empty);
+    REQUIRE(empty->ranges.size() == 1);
+    CHECK(empty->ranges[0].kvs.empty());
+    // Wrong shapes are errors naming the place.
+    auto bad = parse_txn(R"({"header":{"revision":"3"},"responses":[{"response_range":{"kvs":[{"key":7}]}}]})");
+    REQUIRE_FALSE(bad);
+    INFO(bad.error().describe());
+    CHECK(bad.error().describe().find("responses[0].response_range.kvs[0].key") != std::string::npos);
+    CHECK_FALSE(parse_txn(R"({"responses":{}})"));
+}
+
+TEST_CASE("etcd wire: a watch's request, and the messages of its stream as etcd 3.4 writes them", "[etcd]") {
+    CHECK(write_watch_create("q/", prefix_end("q/"), 42) ==
+          R"({"create_request":{"key":"cS8=","range_end":"cTA=","start_revision":"42","progress_notify":true}})");
+    CHECK(write_watch_create("k", {}, 0, false, true) == R"({"create_request":{"key":"aw==","filters":["NOPUT"]}})");
+
+    auto created = parse_watch_response(
+        R"({"result":{"header":{"cluster_id":"148","member_id":"102","revision":"2","raft_term":"2"},"created":true}})");
+    REQUIRE(created);
+    CHECK(created->created);
+    CHECK(created->revision == 2);
+    CHECK(created->events.empty());
+    // A put (no "type": PUT is the zero value, left out) and a delete (the key and the revision).
+    auto events = parse_watch_response(
+        R"({"result":{"header":{"revision":"3"},"events":[{"kv":{"key":"YS94","create_revision":"2","mod_revision":"2",)"
+        R"("version":"1","value":"djE="}},{"type":"DELETE","kv":{"key":"YS94","mod_revision":"3"}}]}})");
+    REQUIRE(events);
+    REQUIRE(events->events.size() == 2);
+    CHECK_FALSE(events->events[0].deleted);
+    CHECK(events->events[0].kv.key == "a/x");
+    CHECK(events->events[0].kv.value == "v1");
+    CHECK(events->events[0].kv.create_revision == 2);
+    CHECK(events->events[1].deleted);
+    CHECK(events->events[1].kv.mod_revision == 3);
+    // A compaction past the start: canceled, with the revision to read from.
+    auto compacted = parse_watch_response(R"({"result":{"header":{"raft_term":"2"},"canceled":true,"compact_revision":"3"}})");
+    REQUIRE(compacted);
+    CHECK(compacted->canceled);
+    CHECK(compacted->compact_revision == 3);
+    // A progress notification: the header alone.
+    auto progress = parse_watch_response(R"({"result":{"header":{"revision":"9"}}})");
+    REQUIRE(progress);
+    CHECK(progress->revision == 9);
+    CHECK_FALSE(progress->created);
+    // The gateway's error message, and messages that are not a watch's.
+    auto err = parse_watch_response(R"({"error":{"grpc_code":14,"http_code":503,"message":"etcdserver: no leader","http_status":"Service Unavailable"}})");
+    REQUIRE_FALSE(err);
+    CHECK(err.error().message == "etcd ended the watch: etcdserver: no leader");
+    for (const char* bad : {"", "[]", "{}", R"({"result":[]})", R"({"result":{"events":{}}})", R"({"result":{"events":[7]}})",
+                            R"({"result":{"events":[{"type":"PATCH","kv":{}}]}})", R"({"result":{"events":[{"type":"DELETE"}]}})",
+                            R"({"result":{"created":"yes"}})", R"({"result":{"events":[{"kv":{"key":"%%%"}}]}})", "{\"result\":"}) {
+        INFO(bad);
+        CHECK_FALSE(parse_watch_response(bad));
+    }
+}
+
+TEST_CASE("etcd client: a watch streams its messages, fails over until one arrives, then reports the break", "[etcd]") {
+    using forewarn_test::scripted_stream;
+    scripted_stream t;
+    const std::string version = R"({"etcdserver":"3.4.23","etcdcluster":"3.4.0"})";
+    t.push({200, version, {}, {}});                                                    // a: /version
+    t.push({503, R"({"error":"etcdserver: no leader","code":14})", {}, {}});          // a: the watch, refused
+    t.push({200, version, {}, {}});                                                    // b: /version
+    t.push({200, {},
+            {R"({"result":{"header":{"revision":"5"},"created":true}})",
+             R"({"result":{"header":{"revision":"6"},"events":[{"type":"DELETE","kv":{"key":"cS94","mod_revision":"6"}}]}})"},
+            forewarn::error(errc::transport, "stream from b broke in the middle of a message")});
+    client_options o;
+    o.endpoints = {"http://a:2379", "http://b:2379"};
+    basic_client<scripted_stream> c(o, t);
+    static_assert(basic_client<scripted_stream>::can_watch());
+    std::vector<watch_response> seen;
+    auto r = c.watch("q/", prefix_end("q/"), 5, std::chrono::seconds(30), [&](const watch_response& w) {
+        seen.push_back(w);
+        return true;
+    });
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == errc::transport);  // after messages: reported, not failed over again
+    REQUIRE(seen.size() == 2);
+    CHECK(seen[0].created);
+    REQUIRE(seen[1].events.size() == 1);
+    CHECK(seen[1].events[0].kv.key == "q/x");
+    const auto reqs = t.requests();
+    REQUIRE(reqs.size() == 4);
+    CHECK(reqs[1].url == "http://a:2379/v3/watch");
+    CHECK(reqs[3].url == "http://b:2379/v3/watch");
+    CHECK(reqs[3].timeout == std::chrono::seconds(30));  // the idle limit
+    CHECK(reqs[3].body == write_watch_create("q/", prefix_end("q/"), 5));
+    CHECK(c.current_endpoint() == "http://b:2379");
+
+    // A canceled message (a compaction) ends the watch with success once the handler saw it; the
+    // handler saying false ends it too; a message that is not a watch's is an error.
+    t.push({200, {}, {R"({"result":{"header":{},"created":true}})", R"({"result":{"header":{},"canceled":true,"compact_revision":"9"}})",
+                      R"({"result":{"header":{},"created":true}})"}, {}});
+    seen.clear();
+    auto compacted = c.watch("q/", {}, 2, std::chrono::seconds(30), [&](const watch_response& w) {
+        seen.push_back(w);
+        return true;
+    });
+    CHECK(compacted);
+    REQUIRE(seen.size() == 2);
+    CHECK(seen[1].compact_revision == 9);
+    t.push({200, {}, {R"({"result":{"header":{},"created":true}})", "not json"}, {}});
+    auto garbled = c.watch("q/", {}, 2, std::chrono::seconds(30), [&](const watch_response&) { return true; });
+    REQUIRE_FALSE(garbled);
+    CHECK(garbled.error().code == errc::parse_error);
+
+    // Over a transport that cannot stream: unsupported, nothing sent.
+    fake_transport plain;
+    basic_client<fake_transport> unary(o, plain);
+    static_assert(!basic_client<fake_transport>::can_watch());
+    auto none = unary.watch("q/", {}, 0, std::chrono::seconds(30), [](const watch_response&) { return true; });
+    REQUIRE_FALSE(none);
+    CHECK(none.error().code == errc::unsupported);
+    CHECK(plain.request_count() == 0);
 }

@@ -3,6 +3,7 @@
 #include <forewarn/testing/fault_transport.hpp>
 
 #include "catch.hpp"
+#include "scripted_stream.hpp"
 
 #include <chrono>
 #include <string>
@@ -95,4 +96,52 @@ TEST_CASE("fault_transport: a delay is cut short by cancel()", "[fault_transport
     t.reset();
     t.clear();
     CHECK(t.send(request(http_method::get, "http://x/")));
+}
+
+TEST_CASE("fault_transport streams through its inner transport, and cuts a stream in the middle of a message", "[fault_transport]") {
+    using forewarn_test::scripted_stream;
+    static_assert(forewarn::is_stream_transport_v<fault_transport<scripted_stream>>);
+    static_assert(!forewarn::is_stream_transport_v<fault_transport<fake_transport>>);
+    scripted_stream inner;
+    for (int i = 0; i < 3; ++i) inner.push({200, {}, {"one", "two", "three"}, {}});
+    fault_transport<scripted_stream> t(inner);
+    fault f;
+    f.match.path_ends_with = "/watch";
+    f.kind = fault_kind::cut_stream;
+    f.messages = 1;
+    f.count = 1;
+    const auto id = t.add(f);
+    auto watch = request(http_method::post, "http://e:2379/v3/watch", "{}");
+    std::vector<std::string> got;
+    auto sink = [&](std::string_view m) {
+        got.emplace_back(m);
+        return true;
+    };
+    auto cut = t.send_stream(watch, sink);
+    REQUIRE_FALSE(cut);
+    CHECK(cut.error().code == errc::transport);
+    CHECK(cut.error().message.find("cut in the middle of a message") != std::string::npos);
+    CHECK(got == std::vector<std::string>{"one"});  // the message being cut never arrives
+    CHECK(t.taken(id) == 1);
+    got.clear();
+    auto whole = t.send_stream(watch, sink);  // count 1: the next stream passes
+    REQUIRE(whole);
+    CHECK(got == std::vector<std::string>{"one", "two", "three"});
+    // A stream that ends before the cut is not cut; a `fail` fault fails it before it starts.
+    t.clear();
+    f.messages = 5;
+    t.add(f);
+    got.clear();
+    CHECK(t.send_stream(watch, sink));
+    CHECK(got.size() == 3);
+    fault refuse;
+    refuse.match.path_ends_with = "/watch";
+    refuse.code = errc::timeout;
+    t.add(refuse);
+    t.clear();
+    t.add(refuse);
+    auto failed = t.send_stream(watch, sink);
+    REQUIRE_FALSE(failed);
+    CHECK(failed.error().code == errc::timeout);
+    CHECK(inner.requests().size() == 3);  // the refused stream never reached the inner transport
 }

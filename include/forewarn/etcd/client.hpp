@@ -2,9 +2,9 @@
 #pragma once
 
 // A small etcd v3 client over the JSON gateway (HTTP POST of JSON, no gRPC), on any transport:
-// leases (grant, keepalive, revoke, timetolive), keys (range, put, delete), transactions,
-// several endpoints with failover, /v3 or /v3beta from /version, and user/password auth.
-// What the fleet budget needs, not a general etcd SDK.
+// leases (grant, keepalive, revoke, timetolive), keys (range, put, delete), transactions, watches
+// (over a transport that streams, transport/stream.hpp), several endpoints with failover, /v3 or
+// /v3beta from /version, and user/password auth. What the fleet budget needs, not a general etcd SDK.
 
 #include <forewarn/config.hpp>
 #include <forewarn/detail/strings.hpp>
@@ -13,10 +13,13 @@
 #include <forewarn/log.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/transport.hpp>
+#include <forewarn/transport/stream.hpp>
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -31,7 +34,7 @@ struct client_options {
     std::string password;
     std::chrono::milliseconds request_timeout{std::chrono::seconds(3)};
     std::chrono::milliseconds connect_timeout{std::chrono::seconds(1)};
-    std::size_t max_body = std::size_t(4) << 20;
+    std::size_t max_body = std::size_t(4) << 20;  ///< of an answer, and of one message of a watch
     forewarn::logger log;
 };
 
@@ -55,7 +58,8 @@ class basic_client {
 
 public:
     explicit basic_client(client_options options, Transport transport = Transport())
-        : options_(std::move(options)), transport_(std::move(transport)), prefixes_(options_.endpoints.size()) {}
+        : options_(std::move(options)), transport_(std::move(transport)), stream_(detail::make_stream_for(transport_)),
+          prefixes_(options_.endpoints.size()) {}
 
     /// Endpoints present and each an http:// or https:// URL.
     result<void> validate() const {
@@ -99,8 +103,9 @@ public:
         return {};
     }
 
-    result<range_result> range(std::string_view key, std::string_view range_end = {}) {
-        auto r = call("/kv/range", write_range(key, range_end));
+    /// One key, or [key, range_end); `keys_only`: without the values.
+    result<range_result> range(std::string_view key, std::string_view range_end = {}, bool keys_only = false) {
+        auto r = call("/kv/range", write_range(key, range_end, keys_only));
         if (!r) return r.error();
         return parse_range(*r);
     }
@@ -122,9 +127,81 @@ public:
         return parse_txn(*r);
     }
 
-    /// Ends the request in progress and every later one (errc::cancelled) until reset().
-    void cancel() noexcept { transport_.cancel(); }
-    void reset() noexcept { transport_.reset(); }
+    /// Compacts the key history up to `revision` (a watch from before it is then canceled).
+    result<void> compact(std::int64_t revision) {
+        detail::json_writer w;
+        w.begin_object();
+        wire::write_int(w, "revision", revision);
+        w.end_object();
+        auto r = call("/kv/compaction", w.str());
+        if (!r) return r.error();
+        return {};
+    }
+
+    /// Whether watch() can work: the transport streams (transport/stream.hpp; libcurl does,
+    /// WinHTTP does not yet).
+    static constexpr bool can_watch() noexcept { return can_stream_v<Transport>; }
+
+    /**
+     * Watches every change to [key, range_end) (one key when range_end is empty) from
+     * `start_revision` on (0: from now), calling `on_response(const watch_response&)` for each
+     * message, on this thread, until it returns false (the watch() then returns success), the
+     * stream ends or breaks (an error), or cancel(). A `canceled` message (a compaction past
+     * `start_revision`: read afresh and watch from that read) ends it after `on_response` saw it.
+     * etcd is asked for progress notifications; `idle` is the longest silence before the stream is
+     * given up (errc::timeout). Tries the endpoints in turn until one answers the stream; once a
+     * message has arrived a failure is returned, for the caller to start again from its revision.
+     * Without a streaming transport: errc::unsupported at once. `deletes_only`: etcd leaves out
+     * the puts (its NOPUT filter).
+     */
+    template <class OnResponse>
+    result<void> watch(std::string_view key, std::string_view range_end, std::int64_t start_revision,
+                       std::chrono::milliseconds idle, OnResponse&& on_response, bool deletes_only = false) {
+        if constexpr (!can_stream_v<Transport>) {
+            (void)key, (void)range_end, (void)start_revision, (void)idle, (void)on_response, (void)deletes_only;
+            return error(errc::unsupported, "this transport cannot stream, and etcd's watch needs it (transport/stream.hpp)");
+        } else {
+            if (auto v = validate(); !v) return v.error();
+            const std::string body = write_watch_create(key, range_end, start_revision, true, deletes_only);
+            error last(errc::transport, "no etcd endpoint answered");
+            const std::size_t n = options_.endpoints.size();
+            for (std::size_t k = 0; k < n; ++k) {
+                const std::size_t i = (current_ + k) % n;
+                std::size_t messages = 0;
+                std::optional<error> bad;
+                auto sink = [&](std::string_view line) {
+                    ++messages;
+                    auto w = parse_watch_response(line);
+                    if (!w) {
+                        bad = w.error();
+                        return false;
+                    }
+                    return on_response(static_cast<const watch_response&>(*w)) && !w->canceled;
+                };
+                auto r = stream_at(i, body, idle, sink);
+                if (bad) return *bad;
+                if (r) {
+                    current_ = i;
+                    return {};
+                }
+                last = r.error();
+                if (messages > 0) current_ = i;  // this endpoint served the watch: start there next time
+                if (messages > 0 || !endpoint_failure(last)) return last;
+                prefixes_[i].clear();
+            }
+            return last;
+        }
+    }
+
+    /// Ends the request in progress and every later one (errc::cancelled) until reset(); a watch too.
+    void cancel() noexcept {
+        transport_.cancel();
+        stream_.cancel();
+    }
+    void reset() noexcept {
+        transport_.reset();
+        stream_.reset();
+    }
 
     const client_options& options() const noexcept { return options_; }
     /// The endpoint the next request goes to first.
@@ -190,40 +267,72 @@ private:
             if (authenticated && !options_.username.empty() && token_.empty()) {
                 if (auto t = authenticate(i); !t) return t.error();
             }
-            http_request req;
-            req.method = method;
-            req.url = options_.endpoints[i] + path;
-            req.timeout = options_.request_timeout;
-            req.connect_timeout = options_.connect_timeout;
-            req.max_body = options_.max_body;
-            req.body = body;
-            if (method == http_method::post) req.headers.push_back({"Content-Type", "application/json"});
-            if (authenticated && !token_.empty()) req.headers.push_back({"Authorization", token_});
+            const http_request req = request_to(i, method, path, body, authenticated, options_.request_timeout);
             auto r = transport_.send(req);
-            if (!r) {
-                error e = r.error();
-                if (e.url.empty()) e.url = req.url;
-                return e;
-            }
-            if (options_.log.enabled(log_level::debug))
-                options_.log(log_level::debug, "etcd " + std::string(to_string(method)) + " " + req.url + " -> " +
-                                                   std::to_string(r->status), {}, {});
-            if (r->status == 200) return std::move(r->body);
-            int code = 0;
-            std::string message = parse_error_message(r->body, &code);
-            // An expired or unknown token (code 16, UNAUTHENTICATED): authenticate once more.
-            if (authenticated && !options_.username.empty() && attempt == 0 &&
-                (code == 16 || message.find("invalid auth token") != std::string::npos)) {
-                token_.clear();
-                continue;
-            }
-            error e(errc::http_status,
-                    "etcd answered " + std::to_string(r->status) + (message.empty() ? std::string() : ": " + message),
-                    r->status);
-            e.url = req.url;
-            return e;
+            auto answer = read_answer(req, r, authenticated, attempt);
+            if (!answer && answer.error().code == errc::unknown) continue;  // authenticate once more
+            if (answer) return std::move(r->body);
+            return answer.error();
         }
         return error(errc::http_status, "etcd refused the credentials");
+    }
+
+    // A watch's stream on endpoint i (the watch's API prefix and token as for any call).
+    template <class Sink>
+    result<void> stream_at(std::size_t i, const std::string& body, std::chrono::milliseconds idle, Sink& sink) {
+        auto prefix = api_prefix_of(i);
+        if (!prefix) return prefix.error();
+        for (int attempt = 0; attempt < 2; ++attempt) {
+            if (!options_.username.empty() && token_.empty()) {
+                if (auto t = authenticate(i); !t) return t.error();
+            }
+            http_request req = request_to(i, http_method::post, *prefix + "/watch", body, true, idle);
+            auto r = stream_.send_stream(req, sink);
+            auto answer = read_answer(req, r, true, attempt);
+            if (!answer && answer.error().code == errc::unknown) continue;
+            return answer;
+        }
+        return error(errc::http_status, "etcd refused the credentials");
+    }
+
+    http_request request_to(std::size_t i, http_method method, const std::string& path, const std::string& body,
+                            bool authenticated, std::chrono::milliseconds timeout) const {
+        http_request req;
+        req.method = method;
+        req.url = options_.endpoints[i] + path;
+        req.timeout = timeout;
+        req.connect_timeout = options_.connect_timeout;
+        req.max_body = options_.max_body;
+        req.body = body;
+        if (method == http_method::post) req.headers.push_back({"Content-Type", "application/json"});
+        if (authenticated && !token_.empty()) req.headers.push_back({"Authorization", token_});
+        return req;
+    }
+
+    // What an answer means: success (200), an error, or errc::unknown for "the token expired:
+    // authenticate and send again" (first attempt only).
+    result<void> read_answer(const http_request& req, result<http_response>& r, bool authenticated, int attempt) {
+        if (!r) {
+            error e = r.error();
+            if (e.url.empty()) e.url = req.url;
+            return e;
+        }
+        if (options_.log.enabled(log_level::debug))
+            options_.log(log_level::debug, "etcd " + std::string(to_string(req.method)) + " " + req.url + " -> " +
+                                               std::to_string(r->status), {}, {});
+        if (r->status == 200) return {};
+        int code = 0;
+        std::string message = parse_error_message(r->body, &code);
+        // An expired or unknown token (code 16, UNAUTHENTICATED): authenticate once more.
+        if (authenticated && !options_.username.empty() && attempt == 0 &&
+            (code == 16 || message.find("invalid auth token") != std::string::npos)) {
+            token_.clear();
+            return error(errc::unknown, "authenticate again");
+        }
+        error e(errc::http_status,
+                "etcd answered " + std::to_string(r->status) + (message.empty() ? std::string() : ": " + message), r->status);
+        e.url = req.url;
+        return e;
     }
 
     result<void> authenticate(std::size_t i) {
@@ -245,6 +354,7 @@ private:
 
     client_options options_;
     Transport transport_;
+    detail::stream_or_none_t<Transport> stream_;  // the watch's: its own connection and cancel()
     std::vector<std::string> prefixes_;  // per endpoint: "/v3" or "/v3beta" once known
     std::size_t current_ = 0;
     std::string token_;

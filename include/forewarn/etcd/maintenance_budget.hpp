@@ -7,12 +7,22 @@
 //
 // Keys, under `<key_prefix>fleet/<group>/` (member names percent-encoded):
 //   members/<name>  this VM's published view: {"member","slot","updated","events":[...]}
-//   slots/<name>    this VM's place in the budget: {"member","state","event","since"}
-// Both are attached to the member's lease (TTL above the expected downtime), so a slot outlives a
-// reboot and etcd frees it when the VM never returns. Slots are served in the order their keys
-// were created (create_revision); a slot is taken by a transaction that holds only if nothing in
-// slots/ changed since the read it was decided on, so K is never exceeded by two members deciding
-// at once. A member started by the platform without a slot is counted anyway ("forced").
+//   queue/<name>    this VM waiting for a slot: {"member","state":"waiting","event","since"}
+//   slots/<name>    this VM in maintenance: {"member","state","event","since"}, holding or forced
+// All are attached to the member's lease (TTL above the expected downtime), so a slot outlives a
+// reboot and etcd frees it when the VM never returns. Slots are served in the order the queue keys
+// were created (create_revision); a slot is taken by a transaction that moves the member's key
+// from queue/ to slots/ only if nothing in slots/ changed since the read it was decided on, so K
+// is never exceeded by two members deciding at once, and a member joining the queue never makes
+// that transaction fail. A member started by the platform without a slot is counted anyway
+// ("forced").
+//
+// A waiting member watches slots/ (etcd's watch, on a thread and a connection of its own) and
+// keeps the queue up to date from what the watch tells; it sends a request only when that queue
+// lets it in (the transaction, decided on the watched revision), so a release costs one request of
+// the member it lets in and none of the others. Without a watch (a transport that cannot stream,
+// etcd refusing it, budget_options::watch false) it reads the queue every poll_interval. A member
+// at rest keeps only its lease alive: no watch, no reads.
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
@@ -51,8 +61,17 @@ struct budget_options {
     /// How long a slot is kept after the last event's recover (the service catching up).
     std::chrono::seconds settle_time{0};
     std::string key_prefix = "forewarn/";
-    /// How often a waiting member reads the queue again.
+    /// How often a waiting member reads the queue again when it cannot watch it.
     std::chrono::milliseconds poll_interval{std::chrono::seconds(1)};
+    /// A waiting member watches the queue instead of reading it every poll_interval, where the
+    /// transport can stream (libcurl; not WinHTTP yet) and etcd grants the watch.
+    bool watch = true;
+    /// The longest silence on a watch before the member reads the queue again and watches anew:
+    /// how soon a stream that died without a word is noticed. etcd is asked for progress
+    /// notifications, which it sends every 10 minutes unless its
+    /// --experimental-watch-progress-notify-interval says more often; a quiet queue costs each
+    /// waiting member one read per watch_idle.
+    std::chrono::seconds watch_idle{60};
     /// Called (from the budget's own thread) when this VM's slot changes: for logs and metrics.
     std::function<void(const slot_change&)> on_slot_change;
 };
@@ -62,7 +81,7 @@ class basic_maintenance_budget final : public approval_coordinator {
 public:
     explicit basic_maintenance_budget(budget_options options, Transport transport = Transport())
         : options_(std::move(options)), client_(options_.etcd, transport), view_client_(options_.etcd, transport),
-          signal_(std::make_shared<detail::wake_signal>()), worker_(signal_) {}
+          watch_client_(options_.etcd, transport), signal_(std::make_shared<detail::wake_signal>()), worker_(signal_) {}
     ~basic_maintenance_budget() override { stop(); }
 
     basic_maintenance_budget(const basic_maintenance_budget&) = delete;
@@ -88,7 +107,10 @@ public:
             observed_ = false;
         }
         client_.reset();
-        auto r = worker_.start(ctx_.clock, [this] { run(); }, [this] { client_.cancel(); });
+        auto r = worker_.start(ctx_.clock, [this] { run(); }, [this] {
+            client_.cancel();
+            watch_client_.cancel();
+        });
         if (!r) return error(errc::unknown, "could not start the fleet budget's thread: " + r.error().message);
         return {};
     }
@@ -157,6 +179,17 @@ public:
         std::lock_guard<std::mutex> lock(signal_->mutex);
         return lease_id_;
     }
+    /// Watches of the queue started since this budget was made (each after a read of the queue).
+    std::size_t watches_started() const {
+        std::lock_guard<std::mutex> lock(signal_->mutex);
+        return watches_started_;
+    }
+    /// Whether this member is waiting on a watch of the queue that etcd has granted and that has
+    /// not ended (false while it polls, holds a slot, or has nothing to ask).
+    bool watching() const {
+        std::lock_guard<std::mutex> lock(signal_->mutex);
+        return watch_created_ && !watch_ended_ && watch_live_;
+    }
 
     /// The group as its members last published it (for handlers: move a primary to a replica
     /// that is not about to go down too). Any thread; one etcd read.
@@ -178,6 +211,11 @@ public:
 private:
     std::string group_prefix() const { return options_.key_prefix + "fleet/" + detail::encode_key_part(options_.group) + "/"; }
     std::string slot_key() const { return group_prefix() + "slots/" + self_key_; }
+    std::string queue_key() const { return group_prefix() + "queue/" + self_key_; }
+    // The queue and the slots, read (and watched) as one range: [queue/, the end of slots/).
+    // Nothing else of the group sorts between them.
+    std::string queue_begin() const { return group_prefix() + "queue/"; }
+    std::string queue_end() const { return prefix_end(group_prefix() + "slots/"); }
     std::string member_key() const { return group_prefix() + "members/" + self_key_; }
 
     static bool same(const std::vector<local_event>& a, const std::vector<local_event>& b) {
@@ -217,26 +255,30 @@ private:
             if (!r && r.error().code != errc::cancelled && ctx_.log.enabled(log_level::warn))
                 ctx_.log(log_level::warn, "fleet budget: " + r.error().describe(), r.error().url);
             std::unique_lock<std::mutex> lock(signal_->mutex);
-            ctx_.clock.wait_until(signal_, lock, next, [this] { return worker_.stop_requested_locked() || dirty_; });
+            ctx_.clock.wait_until(signal_, lock, next, [this] {
+                return worker_.stop_requested_locked() || dirty_ || !watch_events_.empty() || watch_ended_;
+            });
         }
+        stop_watch();
     }
 
     // One round: the lease, the slot, the published view. Returns when to come back.
     result<clock::time_point> step() {
-        std::vector<local_event> local;
         std::vector<std::string> wanted;
         std::int64_t saved_lease = 0;
         bool observed = false;
         {
             std::lock_guard<std::mutex> lock(signal_->mutex);
             observed = observed_;
-            local = local_;
+            local_view_ = local_;
             wanted = wanted_;
             saved_lease = saved_lease_;
             dirty_ = false;
         }
+        const std::vector<local_event>& local = local_view_;
         auto now = ctx_.clock.now();
         const auto ttl = options_.lease_ttl;
+        queue_.fresh = false;
         // 1. The lease: adopt the one this VM had (state file, or the lease on its own keys), or grant one.
         if (lease_id_ == 0) {
             if (auto r = adopt_lease(saved_lease); !r) return r.error();
@@ -272,13 +314,15 @@ private:
             if (auto r = enqueue(wanted.front()); !r) return r.error();
         }
         slot = current_slot();
+        if (slot != slot_state::waiting) stop_watch();
         if (slot == slot_state::waiting) {
             if (wanted.empty() && !in_maintenance) {
+                stop_watch();
                 if (auto r = release(); !r) return r.error();
             } else {
-                auto r = try_take(wanted.empty() ? std::string() : wanted.front());
+                auto r = wait_turn(wanted.empty() ? std::string() : wanted.front());
                 if (!r) return r.error();
-                if (!*r) come_back = ctx_.clock.now() + options_.poll_interval;
+                come_back = *r;
             }
         } else if ((slot == slot_state::holding || slot == slot_state::forced) && wanted.empty() && !in_maintenance) {
             if (!release_at_) release_at_ = ctx_.clock.now() + options_.settle_time;
@@ -290,8 +334,22 @@ private:
         } else {
             release_at_.reset();
         }
-        // 3. The view others read.
-        if (auto r = publish(local); !r) return r.error();
+        // 3. The view others read. When this VM is about to ask for a slot (an event of its own is
+        // ready and not approved, nothing asked yet), the view waits a moment for that request,
+        // whose transaction carries it: one write instead of two, which a storm feels.
+        const bool about_to_ask = current_slot() == slot_state::none && wanted.empty() &&
+                                  std::any_of(local.begin(), local.end(), [&](const local_event& le) {
+                                      return le.ready && !le.approved && le.event.status == event_status::scheduled &&
+                                             detail::concerns(le.event, ctx_.self);
+                                  });
+        if (about_to_ask && !view_held_) {
+            view_held_ = true;
+            const auto until = ctx_.clock.now() + view_hold;
+            if (!come_back || until < *come_back) come_back = until;
+        } else {
+            view_held_ = false;
+            if (auto r = publish(); !r) return r.error();
+        }
         auto next = next_keepalive_;
         if (come_back && *come_back < next) next = *come_back;
         return next;
@@ -300,7 +358,7 @@ private:
     result<void> adopt_lease(std::int64_t saved) {
         std::vector<std::int64_t> candidates;
         if (saved != 0) candidates.push_back(saved);
-        for (const auto& key : {slot_key(), member_key()}) {
+        for (const auto& key : {slot_key(), queue_key(), member_key()}) {
             auto r = client_.range(key);
             if (!r) return r.error();
             for (const auto& kv : r->kvs)
@@ -321,15 +379,25 @@ private:
         return {};
     }
 
-    // Reads this VM's slot key (after adopting a lease): keeps a slot it held before a restart.
+    // Reads this VM's keys (after adopting a lease): keeps a slot it held, or its place in the
+    // queue, from before a restart. A `waiting` slots/ key (an older forewarn kept waiting members
+    // there) is given up: the member queues again.
     result<void> read_own_slot() {
         auto r = client_.range(slot_key());
         if (!r) return r.error();
-        if (r->kvs.empty() || r->kvs.front().lease != lease_id_) return {};
-        const auto& kv = r->kvs.front();
-        auto state = parse_slot_state(kv.value);
-        own_create_ = kv.create_revision;
-        set_slot(state, {});
+        if (!r->kvs.empty() && r->kvs.front().lease == lease_id_) {
+            const auto state = parse_slot_state(r->kvs.front().value);
+            if (state == slot_state::holding || state == slot_state::forced) {
+                set_slot(state, {});
+                return {};
+            }
+            if (auto gone = client_.remove(slot_key()); !gone) return gone.error();
+        }
+        auto q = client_.range(queue_key());
+        if (!q) return q.error();
+        if (q->kvs.empty() || q->kvs.front().lease != lease_id_) return {};
+        own_create_ = q->kvs.front().create_revision;
+        set_slot(slot_state::waiting, {});
         return {};
     }
 
@@ -403,75 +471,278 @@ private:
         return s && s->IsString() ? slot_state_from_string(detail::json_string_view(*s)) : slot_state::none;
     }
 
-    // Queue for a slot: the key is created once (a restart finds it and never makes a second).
+    // Queue for a slot: the queue key is created once (a restart finds it and never makes a
+    // second), and the queue is read in the same transaction, for wait_turn() to decide on at once.
     result<void> enqueue(const std::string& event_id) {
+        const operation read{operation::kind::range, queue_begin(), {}, 0, queue_end(), /*keys_only=*/true};
         txn_request t;
+        t.compares.push_back({compare::target::create, compare::op::equal, queue_key(), {}, 0, {}});
         t.compares.push_back({compare::target::create, compare::op::equal, slot_key(), {}, 0, {}});
-        t.success.push_back({operation::kind::put, slot_key(), slot_value(slot_state::waiting, event_id), lease_id_});
-        auto r = client_.txn(t);
+        t.success.push_back({operation::kind::put, queue_key(), slot_value(slot_state::waiting, event_id), lease_id_});
+        t.success.push_back(read);
+        t.failure.push_back(read);
+        auto r = slot_txn(t, slot_state::waiting);
         if (!r) return r.error();
-        auto own = client_.range(slot_key());
-        if (!own) return own.error();
-        if (own->kvs.empty()) return error(errc::invalid_document, "etcd lost this VM's slot key just written");
-        own_create_ = own->kvs.front().create_revision;
-        set_slot(r->succeeded ? slot_state::waiting : parse_slot_state(own->kvs.front().value), event_id);
+        if (r->ranges.empty()) return error(errc::invalid_document, "etcd's answer to the queue's transaction holds no read");
+        const auto& kvs = r->ranges.front().kvs;
+        const auto own_slot = std::find_if(kvs.begin(), kvs.end(), [&](const key_value& kv) { return kv.key == slot_key(); });
+        const auto own = std::find_if(kvs.begin(), kvs.end(), [&](const key_value& kv) { return kv.key == queue_key(); });
+        if (!r->succeeded && own_slot != kvs.end()) {  // in maintenance already (written before a restart)
+            set_slot(parse_slot_state(own_slot->value) == slot_state::forced ? slot_state::forced : slot_state::holding, event_id);
+            return {};
+        }
+        if (own == kvs.end()) return error(errc::invalid_document, "etcd lost this VM's queue key just written");
+        own_create_ = own->create_revision;
+        keep_queue(r->ranges.front());
+        set_slot(slot_state::waiting, event_id);
         return {};
     }
 
-    // Reads the queue and takes a slot if the rule allows, in one transaction that fails if the
-    // queue changed since the read. true: holding now.
+    // The queue and the slots as a read (a range, or a transaction's) found them: fresh until this
+    // round ends. A slots/ key counts as busy whatever its state says, so the reads ask for the
+    // keys alone.
+    void keep_queue(const range_result& read) {
+        queue_.entries.clear();
+        queue_.read_revision = queue_.revision = read.revision;
+        queue_.valid = true;
+        queue_.fresh = true;
+        for (const auto& kv : read.kvs) queue_.add(kv, group_prefix(), self_key_);
+    }
+
+    // A waiting member's turn. While a watch runs, the queue as last read with every change the
+    // watch reported since: the queue as it was at the revision of the last change, which is as
+    // good as a read to decide on (take_slot() says why). No request while it keeps this VM out;
+    // the transaction alone when it lets it in. Without a watch, a fresh read, after which a watch
+    // starts from that read. Returns when to come back: nothing while a watch runs (its news wake
+    // the budget's thread).
+    using turn = std::optional<clock::time_point>;
+    result<turn> wait_turn(const std::string& event_id) {
+        const bool watching = watch_news();
+        if (watching && !queue_.fresh && queue_.valid && queue_.mine(self_key_, own_create_)) {
+            if (!detail::slot_admits(queue_.entries, self_key_, options_.max_in_maintenance)) return turn{};
+            auto taken = take_slot(event_id);
+            if (!taken) return taken.error();
+            if (*taken) return turn{};
+        }
+        auto r = try_take(event_id);
+        if (!r) return r.error();
+        if (*r) return turn{};
+        if (current_slot() != slot_state::waiting) return turn(ctx_.clock.now() + options_.poll_interval);  // queue again
+        if (watching || start_watch(queue_.revision + 1)) return turn{};
+        return turn(ctx_.clock.now() + options_.poll_interval);
+    }
+
+    // Reads the queue (unless this round's enqueue just did) and takes a slot if the rule allows,
+    // in one transaction that fails if the queue changed since the read. true: holding now. Leaves
+    // what it read in queue_.
     result<bool> try_take(const std::string& event_id) {
-        const std::string slots = group_prefix() + "slots/";
         for (int attempt = 0; attempt < 5; ++attempt) {
-            auto r = client_.range_prefix(slots);
-            if (!r) return r.error();
-            std::vector<detail::slot_entry> entries;
-            bool mine = false;
-            for (const auto& kv : r->kvs) {
-                const std::string member = kv.key.substr(slots.size());
-                if (member == self_key_) mine = kv.create_revision == own_create_;
-                entries.push_back({member, parse_slot_state(kv.value), kv.create_revision});
+            if (!queue_.fresh) {
+                auto r = client_.range(queue_begin(), queue_end(), /*keys_only=*/true);
+                if (!r) return r.error();
+                keep_queue(*r);
             }
-            if (!mine) {  // our key went (the lease expired, someone deleted it): queue again
+            queue_.fresh = false;
+            if (!queue_.mine(self_key_, own_create_)) {  // our key went (the lease expired, someone deleted it): queue again
                 own_create_ = 0;
+                queue_.valid = false;
                 set_slot(slot_state::none, {});
                 return false;
             }
-            if (!detail::slot_admits(entries, self_key_, options_.max_in_maintenance)) return false;
-            txn_request t;
-            t.compares.push_back({compare::target::mod, compare::op::less, slots, prefix_end(slots), r->revision + 1, {}});
-            t.compares.push_back({compare::target::create, compare::op::equal, slot_key(), {}, own_create_, {}});
-            t.success.push_back({operation::kind::put, slot_key(), slot_value(slot_state::holding, event_id), lease_id_});
-            auto done = client_.txn(t);
-            if (!done) return done.error();
-            if (done->succeeded) {
-                set_slot(slot_state::holding, event_id);
-                return true;
-            }
+            if (!detail::slot_admits(queue_.entries, self_key_, options_.max_in_maintenance)) return false;
+            auto taken = take_slot(event_id);
+            if (!taken || *taken) return taken;
         }
         return false;  // the queue kept moving: read it again at the next round
     }
 
+    // The transaction that takes a slot: moves this VM's key from queue/ to slots/, only if the
+    // queue key is still the one the decision counted on. Nothing else needs checking: the decision
+    // was made on a read after this VM queued, and since then members can only have joined the
+    // queue behind it, moved from the queue ahead of it to slots/ (counted the same), or left;
+    // only a member forced into maintenance adds to the count, and it counts beyond K anyway
+    // (docs/fleet.md). So members that decide at once never make each other's transaction fail.
+    result<bool> take_slot(const std::string& event_id) {
+        txn_request t;
+        t.compares.push_back({compare::target::create, compare::op::equal, queue_key(), {}, own_create_, {}});
+        t.success.push_back({operation::kind::put, slot_key(), slot_value(slot_state::holding, event_id), lease_id_});
+        t.success.push_back({operation::kind::remove, queue_key(), {}, 0});
+        auto done = slot_txn(t, slot_state::holding);
+        if (!done) return done.error();
+        if (!done->succeeded) return false;
+        stop_watch();
+        set_slot(slot_state::holding, event_id);
+        return true;
+    }
+
+    // The queue as the last read tells it, with the changes the watch reported since (the budget's
+    // thread only): queue/ keys as waiting entries in their order, slots/ keys as busy.
+    struct watched_queue {
+        std::vector<detail::slot_entry> entries;
+        std::int64_t read_revision = 0;  // of the read `entries` come from
+        std::int64_t revision = 0;       // of the last change in `entries`
+        bool valid = false;
+        bool fresh = false;  // read in this round, nothing decided on it yet
+        bool mine(const std::string& self, std::int64_t own_create) const {
+            return std::any_of(entries.begin(), entries.end(), [&](const detail::slot_entry& e) {
+                return e.member == self && e.state == slot_state::waiting && e.order == own_create;
+            });
+        }
+        // One key of a read under the group's prefix (or a put the watch reported).
+        void add(const key_value& kv, const std::string& group, const std::string& self) {
+            const std::string_view key(kv.key);
+            if (key.size() <= group.size() + 6) return;
+            const std::string_view kind = key.substr(group.size(), 6), member = key.substr(group.size() + 6);
+            if (kind == "queue/") {
+                entries.push_back({std::string(member), slot_state::waiting, kv.create_revision});
+            } else if (kind == "slots/" && member != self) {
+                const auto state = parse_slot_state(kv.value);
+                entries.push_back({std::string(member), state == slot_state::forced ? state : slot_state::holding, kv.create_revision});
+            }
+        }
+        // A change the watch reported; one the read already held (a watch started before it) is
+        // skipped.
+        void apply(const watch_event& ev, const std::string& group, const std::string& self) {
+            if (ev.kv.mod_revision <= read_revision || ev.kv.key.size() <= group.size() + 6) return;
+            revision = std::max(revision, ev.kv.mod_revision);
+            const std::string_view key(ev.kv.key);
+            const bool waiting = key.substr(group.size(), 6) == "queue/";
+            const std::string_view member = key.substr(group.size() + 6);
+            entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                         [&](const detail::slot_entry& e) {
+                                             return e.member == member && (e.state == slot_state::waiting) == waiting;
+                                         }),
+                          entries.end());
+            if (!ev.deleted) add(ev.kv, group, self);
+        }
+    };
+
+    // Applies the watch's news to queue_. True while the watch runs and queue_ is current; false
+    // when there is none or it ended (joined here; one that failed before etcd granted it makes
+    // the member poll for a while).
+    bool watch_news() {
+        if (!watch_thread_.joinable()) return false;
+        std::vector<watch_event> events;
+        bool ended = false, created = false;
+        std::optional<error> failure;
+        {
+            std::lock_guard<std::mutex> lock(signal_->mutex);
+            events.swap(watch_events_);
+            ended = watch_ended_;
+            created = watch_created_;
+            failure = watch_error_;
+        }
+        const std::string group = group_prefix();
+        for (const auto& ev : events) queue_.apply(ev, group, self_key_);
+        if (!ended) return true;
+        stop_watch();
+        if (failure && failure->code != errc::cancelled && failure->code != errc::timeout) {
+            if (!created) {
+                watch_failures_ = std::min(watch_failures_ + 1, 6);
+                watch_retry_at_ = ctx_.clock.now() + std::chrono::seconds(1 << (watch_failures_ - 1));
+            }
+            if (ctx_.log.enabled(log_level::warn))
+                ctx_.log(log_level::warn, "fleet budget: the watch of the queue ended: " + failure->describe() +
+                                              (created ? "; reading the queue and watching again" : "; reading the queue every poll_interval for now"),
+                         failure->url, {});
+        }
+        if (created) watch_failures_ = 0;
+        return false;
+    }
+
+    // Starts the watch of slots/ from `from` on its own thread. False when it cannot (the option,
+    // the transport, a recent failure, no thread): the member then polls.
+    bool start_watch(std::int64_t from) {
+        if (!options_.watch || !basic_client<Transport>::can_watch() || ctx_.clock.now() < watch_retry_at_) return false;
+        stop_watch();
+        watch_client_.reset();  // before the thread: a stop_watch() from now on is never lost
+        {
+            std::lock_guard<std::mutex> lock(signal_->mutex);
+            watch_events_.clear();
+            watch_ended_ = false;
+            watch_created_ = false;
+            watch_error_.reset();
+            ++watches_started_;
+        }
+        try {
+            watch_thread_ = std::thread([this, from] { watch_loop(from); });
+        } catch (...) {
+            return false;
+        }
+        std::lock_guard<std::mutex> lock(signal_->mutex);
+        watch_live_ = true;
+        return true;
+    }
+
+    // Ends the watch and joins its thread (the budget's thread only).
+    void stop_watch() {
+        if (!watch_thread_.joinable()) return;
+        watch_client_.cancel();
+        watch_thread_.join();
+        std::lock_guard<std::mutex> lock(signal_->mutex);
+        watch_events_.clear();
+        watch_ended_ = false;
+        watch_live_ = false;
+    }
+
+    // The watch's thread: hands the events to the budget's thread and wakes it. No etcd request
+    // but the watch, no decision: those stay on the budget's thread.
+    void watch_loop(std::int64_t from) {
+        auto r = watch_client_.watch(
+            queue_begin(), queue_end(), from, options_.watch_idle, [&](const watch_response& w) {
+            bool news = false;
+            {
+                std::lock_guard<std::mutex> lock(signal_->mutex);
+                watch_created_ = watch_created_ || w.created;
+                for (const auto& ev : w.events) watch_events_.push_back(ev);
+                news = !w.events.empty();
+            }
+            if (news) signal_->notify_all();
+            if (w.canceled && ctx_.log.enabled(log_level::info))
+                ctx_.log(log_level::info, "fleet budget: etcd ended the watch (" +
+                                              (w.compact_revision > 0 ? "compacted past revision " + std::to_string(from) : w.cancel_reason) +
+                                              "); reading the queue again", {}, {});
+            return true;
+        });
+        {
+            std::lock_guard<std::mutex> lock(signal_->mutex);
+            watch_ended_ = true;
+            if (!r) watch_error_ = r.error();
+        }
+        signal_->notify_all();
+    }
+
+    // In maintenance without a slot (forced): slots/ key written, queue key gone, in one transaction.
     result<void> write_slot(slot_state s, const std::string& event_id) {
-        auto r = client_.put(slot_key(), slot_value(s, event_id), lease_id_);
+        txn_request t;
+        t.success.push_back({operation::kind::put, slot_key(), slot_value(s, event_id), lease_id_});
+        t.success.push_back({operation::kind::remove, queue_key(), {}, 0});
+        auto r = slot_txn(t, s);
         if (!r) return r.error();
-        auto own = client_.range(slot_key());
-        if (!own) return own.error();
-        if (!own->kvs.empty()) own_create_ = own->kvs.front().create_revision;
+        own_create_ = 0;
         set_slot(s, event_id);
         return {};
     }
 
+    // Leaves the queue or gives the slot back: both keys deleted in one transaction.
     result<void> release() {
-        auto r = client_.remove(slot_key());
+        txn_request t;
+        t.success.push_back({operation::kind::remove, slot_key(), {}, 0});
+        t.success.push_back({operation::kind::remove, queue_key(), {}, 0});
+        auto r = slot_txn(t, slot_state::none);
         if (!r) return r.error();
         own_create_ = 0;
         set_slot(slot_state::none, {});
         return {};
     }
 
-    result<void> publish(const std::vector<local_event>& local) {
-        const slot_state slot = current_slot();
+    // The view others read, as a put, when it differs from what was last published (`slot` as
+    // this VM's slot): with the text to remember once it is written (the view without its time).
+    struct view_update {
+        operation put;
+        std::string body;
+    };
+    std::optional<view_update> view_change(slot_state slot) const {
         auto write = [&](const std::string* updated) {
             detail::json_writer w(true);
             w.begin_object();
@@ -485,7 +756,7 @@ private:
             }
             w.key("events");
             w.begin_array();
-            for (const auto& le : local) {
+            for (const auto& le : local_view_) {
                 if (!detail::concerns(le.event, ctx_.self)) continue;  // another VM's: its own member publishes it
                 w.begin_object();
                 detail::write_event_members(w, le.event);
@@ -495,13 +766,30 @@ private:
             w.end_object();
             return w.str();
         };
-        const std::string body = write(nullptr);  // without the time: publish only what changed
-        if (body == published_) return {};
+        std::string body = write(nullptr);  // without the time: publish only what changed
+        if (body == published_) return std::nullopt;
         const std::string now = format_iso8601(ctx_.clock.wall_now());
-        auto r = client_.put(member_key(), write(&now), lease_id_);
+        return view_update{{operation::kind::put, member_key(), write(&now), lease_id_}, std::move(body)};
+    }
+
+    // Writes the view when it changed. A change of the slot goes in the transaction that changes
+    // it (one write, not two); this catches what is left, such as new events.
+    result<void> publish() {
+        auto view = view_change(current_slot());
+        if (!view) return {};
+        auto r = client_.put(view->put.key, view->put.value, lease_id_);
         if (!r) return r.error();
-        published_ = body;
+        published_ = std::move(view->body);
         return {};
+    }
+
+    // Runs a transaction that moves this VM to `slot`, with the view's update when it changed.
+    result<txn_result> slot_txn(txn_request t, slot_state slot) {
+        auto view = view_change(slot);
+        if (view) t.success.push_back(view->put);
+        auto r = client_.txn(t);
+        if (r && r->succeeded && view) published_ = std::move(view->body);
+        return r;
     }
 
     static result<fleet_member> parse_member(std::string_view value) {
@@ -529,6 +817,8 @@ private:
     budget_options options_;
     basic_client<Transport> client_;       // the budget's thread only
     basic_client<Transport> view_client_;  // fleet(), under view_mutex_
+    basic_client<Transport> watch_client_;  // the watch's thread only (its own connection and cancel())
+    std::thread watch_thread_;              // started and joined by the budget's thread
     std::mutex view_mutex_;
     std::shared_ptr<detail::wake_signal> signal_;
     detail::worker worker_;  // the budget's thread (its stop flag under signal_->mutex)
@@ -546,11 +836,23 @@ private:
     clock::time_point lease_valid_until_{};
     std::optional<error> last_error_;
     std::optional<clock::time_point> release_at_;
+    std::vector<watch_event> watch_events_;  // the watch's news, not yet applied
+    bool watch_ended_ = false;
+    bool watch_created_ = false;
+    bool watch_live_ = false;  // a watch thread runs (started, not yet joined)
+    std::optional<error> watch_error_;
+    std::size_t watches_started_ = 0;
 
     // The budget's thread only:
     std::int64_t own_create_ = 0;
     clock::time_point next_keepalive_{};
     std::string published_;
+    std::vector<local_event> local_view_;  // what the poller last told, as this round read it
+    watched_queue queue_;
+    bool view_held_ = false;  // the last round held the view back for a slot request
+    static constexpr std::chrono::milliseconds view_hold{50};
+    int watch_failures_ = 0;  // watches in a row that etcd never granted
+    clock::time_point watch_retry_at_{};
 };
 
 /// The budget over the default transport (WinHTTP on Windows, libcurl elsewhere).

@@ -122,13 +122,16 @@ struct compare {
     std::string value;
 };
 
-/// One operation of a transaction: a put (with a lease, 0 for none) or a delete.
+/// One operation of a transaction: a put (with a lease, 0 for none), a delete, or a read of one
+/// key or of [key, range_end).
 struct operation {
-    enum class kind { put, remove };
+    enum class kind { put, remove, range };
     kind what = kind::put;
     std::string key;
     std::string value;
     std::int64_t lease = 0;
+    std::string range_end{};  ///< range only
+    bool keys_only = false;   ///< range only: the keys and their revisions, no values
 };
 
 /// A transaction: if every compare holds, `success` runs, else `failure`.
@@ -138,10 +141,11 @@ struct txn_request {
     std::vector<operation> failure;
 };
 
-/// What a transaction did.
+/// What a transaction did, with what its range operations read (in their order) at `revision`.
 struct txn_result {
     std::int64_t revision = 0;
     bool succeeded = false;
+    std::vector<range_result> ranges;
 };
 
 /// etcd's version answer (GET /version).
@@ -205,9 +209,14 @@ inline void write_operation(detail::json_writer& w, const operation& op) {
         if (op.lease != 0) write_int(w, "lease", op.lease);
         w.end_object();
     } else {
-        w.key("request_delete_range");
+        w.key(op.what == operation::kind::range ? "request_range" : "request_delete_range");
         w.begin_object();
         write_bytes(w, "key", op.key);
+        if (op.what == operation::kind::range && !op.range_end.empty()) write_bytes(w, "range_end", op.range_end);
+        if (op.what == operation::kind::range && op.keys_only) {
+            w.key("keys_only");
+            w.boolean(true);
+        }
         w.end_object();
     }
     w.end_object();
@@ -263,14 +272,39 @@ inline result<std::int64_t> read_revision(const rapidjson::Value& obj) {
     return read_int(*header, "revision", "header.");
 }
 
+// A mvccpb.KeyValue object (in a range answer's kvs, in a watch event's kv).
+inline result<key_value> read_key_value(const rapidjson::Value& item, const std::string& where) {
+    key_value kv;
+    auto key = read_bytes(item, "key", where);
+    if (!key) return key.error();
+    auto value = read_bytes(item, "value", where);
+    if (!value) return value.error();
+    kv.key = std::move(*key);
+    kv.value = std::move(*value);
+    for (auto [name, slot] : {std::pair<const char*, std::int64_t*>{"create_revision", &kv.create_revision},
+                              {"mod_revision", &kv.mod_revision},
+                              {"version", &kv.version},
+                              {"lease", &kv.lease}}) {
+        auto n = read_int(item, name, where);
+        if (!n) return n.error();
+        *slot = *n;
+    }
+    return kv;
+}
+
 }  // namespace wire
 
-/// {"key":..,"range_end":..}: one key, or [key, range_end) when range_end is not empty.
-inline std::string write_range(std::string_view key, std::string_view range_end = {}) {
+/// {"key":..,"range_end":..}: one key, or [key, range_end) when range_end is not empty; with
+/// `keys_only`, the keys and their revisions without the values.
+inline std::string write_range(std::string_view key, std::string_view range_end = {}, bool keys_only = false) {
     detail::json_writer w;
     w.begin_object();
     wire::write_bytes(w, "key", key);
     if (!range_end.empty()) wire::write_bytes(w, "range_end", range_end);
+    if (keys_only) {
+        w.key("keys_only");
+        w.boolean(true);
+    }
     w.end_object();
     return w.str();
 }
@@ -357,38 +391,32 @@ inline result<std::int64_t> parse_header_revision(std::string_view body) {
     return wire::read_revision(*doc);
 }
 
+namespace wire {
+// A range answer's object (the body, or a transaction's response_range), its revision given.
+inline result<range_result> read_range(const rapidjson::Value& obj, std::int64_t revision, const std::string& where) {
+    range_result out;
+    out.revision = revision;
+    const auto* kvs = detail::json_member(obj, "kvs");
+    if (!kvs) return out;
+    if (!kvs->IsArray()) return detail::json_type_error(where + "kvs", "an array", *kvs);
+    for (rapidjson::SizeType i = 0; i < kvs->Size(); ++i) {
+        const auto& item = (*kvs)[i];
+        const std::string at = where + "kvs[" + std::to_string(i) + "]";
+        if (!item.IsObject()) return detail::json_type_error(at, "an object", item);
+        auto kv = read_key_value(item, at + ".");
+        if (!kv) return kv.error();
+        out.kvs.push_back(std::move(*kv));
+    }
+    return out;
+}
+}  // namespace wire
+
 inline result<range_result> parse_range(std::string_view body) {
     auto doc = wire::read_object(body);
     if (!doc) return doc.error();
-    range_result out;
     auto rev = wire::read_revision(*doc);
     if (!rev) return rev.error();
-    out.revision = *rev;
-    const auto* kvs = detail::json_member(*doc, "kvs");
-    if (!kvs) return out;
-    if (!kvs->IsArray()) return detail::json_type_error("kvs", "an array", *kvs);
-    for (rapidjson::SizeType i = 0; i < kvs->Size(); ++i) {
-        const auto& item = (*kvs)[i];
-        const std::string where = "kvs[" + std::to_string(i) + "].";
-        if (!item.IsObject()) return detail::json_type_error("kvs[" + std::to_string(i) + "]", "an object", item);
-        key_value kv;
-        auto key = wire::read_bytes(item, "key", where);
-        if (!key) return key.error();
-        auto value = wire::read_bytes(item, "value", where);
-        if (!value) return value.error();
-        kv.key = std::move(*key);
-        kv.value = std::move(*value);
-        for (auto [name, slot] : {std::pair<const char*, std::int64_t*>{"create_revision", &kv.create_revision},
-                                  {"mod_revision", &kv.mod_revision},
-                                  {"version", &kv.version},
-                                  {"lease", &kv.lease}}) {
-            auto n = wire::read_int(item, name, where);
-            if (!n) return n.error();
-            *slot = *n;
-        }
-        out.kvs.push_back(std::move(kv));
-    }
-    return out;
+    return wire::read_range(*doc, *rev, "");
 }
 
 /// lease/grant and lease/timetolive answer at the top level; lease/keepalive inside "result".
@@ -425,6 +453,20 @@ inline result<txn_result> parse_txn(std::string_view body) {
         if (!s->IsBool()) return detail::json_type_error("succeeded", "a boolean", *s);
         out.succeeded = s->GetBool();
     }
+    const auto* responses = detail::json_member(*doc, "responses");
+    if (!responses) return out;
+    if (!responses->IsArray()) return detail::json_type_error("responses", "an array", *responses);
+    for (rapidjson::SizeType i = 0; i < responses->Size(); ++i) {
+        const auto& item = (*responses)[i];
+        const std::string where = "responses[" + std::to_string(i) + "]";
+        if (!item.IsObject()) return detail::json_type_error(where, "an object", item);
+        const auto* range = detail::json_member(item, "response_range");
+        if (!range) continue;  // a put's or a delete's answer
+        if (!range->IsObject()) return detail::json_type_error(where + ".response_range", "an object", *range);
+        auto r = wire::read_range(*range, out.revision, where + ".response_range.");
+        if (!r) return r.error();
+        out.ranges.push_back(std::move(*r));
+    }
     return out;
 }
 
@@ -449,6 +491,107 @@ inline result<std::string> parse_auth_token(std::string_view body) {
     if (!t || !t->IsString() || t->GetStringLength() == 0)
         return detail::json_shape_error("token", "etcd's authenticate answer has no token");
     return std::string(detail::json_string_view(*t));
+}
+
+/// {"create_request":{..}} for /watch: every change to [key, range_end) from `start_revision` on
+/// (only deletions with `deletes_only`: etcd's NOPUT filter), with the server's progress
+/// notifications (a heartbeat while nothing changes) when asked.
+inline std::string write_watch_create(std::string_view key, std::string_view range_end, std::int64_t start_revision,
+                                      bool progress_notify = true, bool deletes_only = false) {
+    detail::json_writer w;
+    w.begin_object();
+    w.key("create_request");
+    w.begin_object();
+    wire::write_bytes(w, "key", key);
+    if (!range_end.empty()) wire::write_bytes(w, "range_end", range_end);
+    if (start_revision > 0) wire::write_int(w, "start_revision", start_revision);
+    if (progress_notify) {
+        w.key("progress_notify");
+        w.boolean(true);
+    }
+    if (deletes_only) {
+        w.key("filters");
+        w.begin_array();
+        w.string("NOPUT");
+        w.end_array();
+    }
+    w.end_object();
+    w.end_object();
+    return w.str();
+}
+
+/// One change a watch reports: a put (the key's new value and revisions) or a delete (the key, and
+/// the delete's revision in kv.mod_revision).
+struct watch_event {
+    bool deleted = false;
+    key_value kv;
+};
+
+/// One message of a watch stream. `canceled`: the watch is over (a compaction past its start
+/// revision sets compact_revision: read afresh, then watch again from that read).
+struct watch_response {
+    std::int64_t revision = 0;  ///< the store's revision when the message was sent
+    bool created = false;
+    bool canceled = false;
+    std::int64_t compact_revision = 0;
+    std::string cancel_reason;
+    std::vector<watch_event> events;
+};
+
+/// One line of the gateway's watch stream: {"result":{..}}, or {"error":{..}} as an error.
+inline result<watch_response> parse_watch_response(std::string_view line) {
+    auto doc = wire::read_object(line);
+    if (!doc) return doc.error();
+    if (const auto* e = detail::json_member(*doc, "error")) {
+        std::string text;
+        if (e->IsObject()) {
+            if (const auto* m = detail::json_member(*e, "message"); m && m->IsString())
+                text = detail::replace_invalid_utf8(detail::json_string_view(*m));
+        } else if (e->IsString()) {
+            text = detail::replace_invalid_utf8(detail::json_string_view(*e));
+        }
+        return error(errc::invalid_document, "etcd ended the watch: " + (text.empty() ? std::string("an error") : text));
+    }
+    const auto* r = detail::json_member(*doc, "result");
+    if (!r) return detail::json_shape_error("result", "missing: not a watch message");
+    if (!r->IsObject()) return detail::json_type_error("result", "an object", *r);
+    watch_response out;
+    auto rev = wire::read_revision(*r);
+    if (!rev) return rev.error();
+    out.revision = *rev;
+    for (auto [name, flag] : {std::pair<const char*, bool*>{"created", &out.created}, {"canceled", &out.canceled}}) {
+        if (const auto* b = detail::json_member(*r, name)) {
+            if (!b->IsBool()) return detail::json_type_error(std::string("result.") + name, "a boolean", *b);
+            *flag = b->GetBool();
+        }
+    }
+    auto compact = wire::read_int(*r, "compact_revision", "result.");
+    if (!compact) return compact.error();
+    out.compact_revision = *compact;
+    if (const auto* reason = detail::json_member(*r, "cancel_reason"); reason && reason->IsString())
+        out.cancel_reason = detail::replace_invalid_utf8(detail::json_string_view(*reason));
+    const auto* events = detail::json_member(*r, "events");
+    if (!events) return out;
+    if (!events->IsArray()) return detail::json_type_error("result.events", "an array", *events);
+    for (rapidjson::SizeType i = 0; i < events->Size(); ++i) {
+        const auto& item = (*events)[i];
+        const std::string where = "result.events[" + std::to_string(i) + "]";
+        if (!item.IsObject()) return detail::json_type_error(where, "an object", item);
+        watch_event ev;
+        if (const auto* type = detail::json_member(item, "type")) {
+            if (!type->IsString()) return detail::json_type_error(where + ".type", "a string", *type);
+            const auto t = detail::json_string_view(*type);
+            if (t == "DELETE") ev.deleted = true;
+            else if (t != "PUT") return detail::json_shape_error(where + ".type", "neither PUT nor DELETE");
+        }
+        const auto* kv = detail::json_member(item, "kv");
+        if (!kv || !kv->IsObject()) return detail::json_shape_error(where + ".kv", "missing or not an object");
+        auto read = wire::read_key_value(*kv, where + ".kv.");
+        if (!read) return read.error();
+        ev.kv = std::move(*read);
+        out.events.push_back(std::move(ev));
+    }
+    return out;
 }
 
 /// The message of an error answer ({"error":..,"message":..,"code":N}), or "" when there is none.

@@ -2,11 +2,13 @@
 // The fleet budget on a real three-member etcd cluster on this machine (Debian's etcd-server):
 //   1. from ready (the poller's admit()) to the slot granted, with a free slot: one member, K = 1;
 //   2. at rest: etcd requests per member per minute and etcd's CPU, N members, nothing pending;
-//   3. a storm: N members want a slot at once, K of them at a time, each holding it briefly:
-//      how long until all were served, the most holding at once (never above K), etcd's CPU.
-// Prints numbers; asserts nothing.
+//   3. a storm: `storm` members want a slot at once, K of them at a time, each holding it briefly:
+//      how long until all were served, each member's wait (the worst against the mean), the most
+//      holding at once (never above K), requests and watch messages per waiting member, etcd's CPU.
+// Prints numbers; exits 1 when a member was not served or more than K held at once.
 //
-//   forewarn-bench-fleet [members=100] [k=10] [rest_seconds=60] [ttl=30]
+//   forewarn-bench-fleet [members=100] [k=10] [rest_seconds=60] [ttl=30] [storm=members] [watch=1]
+//                        [hold_ms=200]
 #include <forewarn/etcd/maintenance_budget.hpp>
 
 #include "../../support/etcd_cluster.hpp"
@@ -25,24 +27,44 @@
 #include <thread>
 #include <vector>
 
+#include <sys/resource.h>
+
 namespace {
 
 using clock_type = std::chrono::steady_clock;
 std::atomic<long> requests{0};
 
-// curl_transport, counting what it sends.
+std::atomic<long> watches{0}, messages{0};
+
+// curl_transport, counting what it sends; a watch (a stream) is counted apart, with its messages.
 class counting_transport {
 public:
     counting_transport() = default;
+    counting_transport(const counting_transport&) : counting_transport() {}
+    counting_transport& operator=(const counting_transport&) { return *this; }
     forewarn::result<forewarn::http_response> send(const forewarn::http_request& r) {
         ++requests;
         return inner_.send(r);
     }
-    void cancel() noexcept { inner_.cancel(); }
-    void reset() noexcept { inner_.reset(); }
+    forewarn::result<forewarn::http_response> send_stream(const forewarn::http_request& r, forewarn::stream_sink sink) {
+        ++watches;
+        return stream_.send_stream(r, [&](std::string_view m) {
+            ++messages;
+            return sink(m);
+        });
+    }
+    void cancel() noexcept {
+        inner_.cancel();
+        stream_.cancel();
+    }
+    void reset() noexcept {
+        inner_.reset();
+        stream_.reset();
+    }
 
 private:
     forewarn::curl_transport inner_;
+    forewarn::curl_stream_transport stream_;
 };
 using budget_type = forewarn::etcd::basic_maintenance_budget<counting_transport>;
 
@@ -71,12 +93,13 @@ struct member {
     int wakes = 0;
     forewarn::event e;
 
-    member(const std::string& endpoints, std::size_t k, std::chrono::seconds ttl, const std::string& name) {
+    member(const std::string& endpoints, std::size_t k, std::chrono::seconds ttl, const std::string& name, bool watch) {
         forewarn::etcd::budget_options o;
         o.etcd.endpoints = forewarn::etcd::split_endpoints(endpoints);
         o.group = "bench";
         o.max_in_maintenance = k;
         o.lease_ttl = ttl;
+        o.watch = watch;
         budget = std::make_unique<budget_type>(o);
         forewarn::coordinator_context ctx;
         ctx.self = name;
@@ -122,6 +145,22 @@ long arg(int argc, char** argv, const char* name, long fallback) {
     return fallback;
 }
 
+// CPU seconds (user + system) of this process so far: the members, their threads and libcurl.
+double own_cpu() {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// Raises the open-files limit to its hard limit: each member holds a few connections to etcd.
+void raise_open_files() {
+    rlimit l{};
+    if (::getrlimit(RLIMIT_NOFILE, &l) != 0) return;
+    l.rlim_cur = l.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &l);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -129,14 +168,19 @@ int main(int argc, char** argv) {
     const long k = arg(argc, argv, "k", 10);
     const long rest = arg(argc, argv, "rest_seconds", 60);
     const auto ttl = std::chrono::seconds(arg(argc, argv, "ttl", 30));
+    const long storm = std::min(arg(argc, argv, "storm", n), n);
+    const bool watch = arg(argc, argv, "watch", 1) != 0;
+    const auto hold = std::chrono::milliseconds(arg(argc, argv, "hold_ms", 200));
+    raise_open_files();
     forewarn_test::etcd_cluster etcd(3);
     const auto pids = etcd.pids();
-    std::printf("fleet budget on a 3-member etcd cluster (etcd-server, loopback); %ld members, K = %ld, TTL %lld s\n", n,
-                k, static_cast<long long>(ttl.count()));
+    std::printf("fleet budget on a 3-member etcd cluster (etcd-server, loopback); %ld members, K = %ld, TTL %lld s, "
+                "waiting members %s\n",
+                n, k, static_cast<long long>(ttl.count()), watch ? "watch the queue" : "poll the queue every second");
 
     // 1. Ready to granted, free slot.
     {
-        member one(etcd.endpoints(), 1, ttl, "solo");
+        member one(etcd.endpoints(), 1, ttl, "solo", watch);
         std::vector<double> ms;
         for (int i = 0; i < 30; ++i) {
             const auto t0 = clock_type::now();
@@ -154,43 +198,78 @@ int main(int argc, char** argv) {
 
     // 2. At rest.
     std::vector<std::unique_ptr<member>> members;
+    const auto made = clock_type::now();
     for (long i = 0; i < n; ++i)
-        members.push_back(std::make_unique<member>(etcd.endpoints(), static_cast<std::size_t>(k), ttl, "m" + std::to_string(i)));
-    std::this_thread::sleep_for(std::chrono::seconds(3));  // every member has its lease and view
+        members.push_back(
+            std::make_unique<member>(etcd.endpoints(), static_cast<std::size_t>(k), ttl, "m" + std::to_string(i), watch));
+    // Every member has its lease (a keepalive is due only TTL/3 later).
+    while (std::any_of(members.begin(), members.end(), [](const auto& m) { return m->budget->lease_id() == 0; })) {
+        if (clock_type::now() - made > std::chrono::minutes(5)) {
+            std::puts("  members without a lease after 5 minutes");
+            return 1;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::printf("  %ld members started, each with its lease, in %.1f s\n", n,
+                std::chrono::duration<double>(clock_type::now() - made).count());
+    std::this_thread::sleep_for(std::chrono::seconds(1));
     const long r0 = requests.load();
+    const long w0 = watches.load();
     const double c0 = etcd_cpu(pids);
     std::this_thread::sleep_for(std::chrono::seconds(rest));
-    const double per_min = static_cast<double>(requests.load() - r0) / static_cast<double>(n) * 60.0 / static_cast<double>(rest);
+    const double per_second = static_cast<double>(requests.load() - r0) / static_cast<double>(rest);
     const double cpu_rest = (etcd_cpu(pids) - c0) / static_cast<double>(rest);
-    std::printf("  at rest (%ld s): %.2f etcd requests per member per minute (TTL %lld s: keepalive every TTL/3; "
-                "at the default 900 s: %.2f); etcd CPU %.1f%% of one core for the 3 members\n",
-                rest, per_min, static_cast<long long>(ttl.count()), per_min * static_cast<double>(ttl.count()) / 900.0,
+    std::printf("  at rest (%ld s): %.1f etcd requests a second for %ld members (%.2f per member per minute; TTL %lld s: a "
+                "keepalive every TTL/3; at the default 900 s: %.3f), %ld watches; etcd CPU %.1f%% of one core for the 3 members\n",
+                rest, per_second, n, per_second * 60.0 / static_cast<double>(n), static_cast<long long>(ttl.count()),
+                per_second * 60.0 / static_cast<double>(n) * static_cast<double>(ttl.count()) / 900.0, watches.load() - w0,
                 cpu_rest * 100.0);
 
-    // 3. A storm: everyone wants a slot at once; each holds it 200 ms.
+    // 3. A storm: `storm` members want a slot at once; each holds it `hold`.
     std::atomic<int> holding{0}, most{0}, served{0};
+    std::vector<double> waited(static_cast<std::size_t>(storm), -1.0);
     const long r1 = requests.load();
+    const long w1 = watches.load();
+    const long m1 = messages.load();
     const double c1 = etcd_cpu(pids);
+    const double o1 = own_cpu();
     const auto t0 = clock_type::now();
     std::vector<std::thread> threads;
-    for (auto& m : members)
-        threads.emplace_back([&, mp = m.get()] {
+    for (long i = 0; i < storm; ++i)
+        threads.emplace_back([&, i, mp = members[static_cast<std::size_t>(i)].get()] {
             if (!mp->take(std::chrono::seconds(300))) return;
+            waited[static_cast<std::size_t>(i)] = std::chrono::duration<double>(clock_type::now() - t0).count();
             const int now = ++holding;
             int prev = most.load();
             while (now > prev && !most.compare_exchange_weak(prev, now)) {
             }
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            std::this_thread::sleep_for(hold);
             --holding;
             mp->give_back();
             ++served;
         });
     for (auto& t : threads) t.join();
     const double secs = std::chrono::duration<double>(clock_type::now() - t0).count();
-    std::printf("  storm: %d of %ld members served in %.1f s (K = %ld, 200 ms each: %.1f s at best); most holding at once "
-                "(as the members saw it): %d; %.1f requests per member; etcd CPU %.0f%% of one core\n",
-                served.load(), n, secs, k, static_cast<double>(n) / static_cast<double>(k) * 0.2, most.load(),
-                static_cast<double>(requests.load() - r1) / static_cast<double>(n), (etcd_cpu(pids) - c1) / secs * 100.0);
+    const double storm_cpu = (etcd_cpu(pids) - c1) / secs * 100.0;
+    const double members_cpu = (own_cpu() - o1) / secs * 100.0;
+    double sum = 0, worst = 0;
+    long counted = 0;
+    for (const double w : waited)
+        if (w >= 0) {
+            sum += w;
+            worst = std::max(worst, w);
+            ++counted;
+        }
+    const double mean = counted > 0 ? sum / static_cast<double>(counted) : 0;
+    const double floor_s = static_cast<double>(storm) / static_cast<double>(k) * std::chrono::duration<double>(hold).count();
+    std::printf("  storm: %d of %ld members served in %.2f s (K = %ld, %lld ms each: %.1f s at best); most holding at once "
+                "(as the members saw it): %d; wait for the slot: mean %.2f s, worst %.2f s (%.2fx the mean); "
+                "%.1f requests per waiting member, %.1f watches and %.0f watch messages per waiting member; "
+                "etcd CPU %.0f%% of one core, the members' %.0f%%\n",
+                served.load(), storm, secs, k, static_cast<long long>(hold.count()), floor_s, most.load(), mean, worst,
+                mean > 0 ? worst / mean : 0.0, static_cast<double>(requests.load() - r1) / static_cast<double>(storm),
+                static_cast<double>(watches.load() - w1) / static_cast<double>(storm),
+                static_cast<double>(messages.load() - m1) / static_cast<double>(storm), storm_cpu, members_cpu);
     for (auto& m : members) m->budget->stop();
-    return 0;
+    return served.load() == storm && most.load() <= k ? 0 : 1;
 }
