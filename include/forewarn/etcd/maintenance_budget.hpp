@@ -334,22 +334,8 @@ private:
         } else {
             release_at_.reset();
         }
-        // 3. The view others read. When this VM is about to ask for a slot (an event of its own is
-        // ready and not approved, nothing asked yet), the view waits a moment for that request,
-        // whose transaction carries it: one write instead of two, which a storm feels.
-        const bool about_to_ask = current_slot() == slot_state::none && wanted.empty() &&
-                                  std::any_of(local.begin(), local.end(), [&](const local_event& le) {
-                                      return le.ready && !le.approved && le.event.status == event_status::scheduled &&
-                                             detail::concerns(le.event, ctx_.self);
-                                  });
-        if (about_to_ask && !view_held_) {
-            view_held_ = true;
-            const auto until = ctx_.clock.now() + view_hold;
-            if (!come_back || until < *come_back) come_back = until;
-        } else {
-            view_held_ = false;
-            if (auto r = publish(); !r) return r.error();
-        }
+        // 3. The view others read (a change of the slot went with the transaction that made it).
+        if (auto r = publish(); !r) return r.error();
         auto next = next_keepalive_;
         if (come_back && *come_back < next) next = *come_back;
         return next;
@@ -506,29 +492,44 @@ private:
         queue_.read_revision = queue_.revision = read.revision;
         queue_.valid = true;
         queue_.fresh = true;
+        queue_.ahead_left = false;
         for (const auto& kv : read.kvs) queue_.add(kv, group_prefix(), self_key_);
     }
 
-    // A waiting member's turn. While a watch runs, the queue as last read with every change the
-    // watch reported since: the queue as it was at the revision of the last change, which is as
-    // good as a read to decide on (take_slot() says why). No request while it keeps this VM out;
-    // the transaction alone when it lets it in. Without a watch, a fresh read, after which a watch
-    // starts from that read. Returns when to come back: nothing while a watch runs (its news wake
-    // the budget's thread).
+    // A waiting member's turn. It watches only what can let it in, so that a slot given back
+    // wakes the members that may take it, not every waiting one (etcd's election recipe, for K
+    // slots):
+    //   - one of the first K in the queue watches the queue and the slots (every change): from its
+    //     read and those changes it knows them as they are, and sends the take's txn as soon as a
+    //     slot frees for it, no read first;
+    //   - any other watches the deletion of the queue key just ahead of it: when that member took
+    //     a slot or left, it reads the queue again and watches according to its new place.
+    // Nothing else changes what a member behind the first K waits for: members joining go behind
+    // it, and a member ahead moving to slots/ counts the same. Without a watch, a fresh read
+    // every poll_interval.
+    // Returns when to come back: nothing while a watch runs (its news wake the budget's thread).
     using turn = std::optional<clock::time_point>;
     result<turn> wait_turn(const std::string& event_id) {
         const bool watching = watch_news();
-        if (watching && !queue_.fresh && queue_.valid && queue_.mine(self_key_, own_create_)) {
-            if (!detail::slot_admits(queue_.entries, self_key_, options_.max_in_maintenance)) return turn{};
-            auto taken = take_slot(event_id);
-            if (!taken) return taken.error();
-            if (*taken) return turn{};
+        if (watching && !queue_.fresh && queue_.valid) {
+            if (watch_.ahead.empty()) {  // among the first K: the queue and slots as the watch tells them
+                if (!detail::slot_admits(queue_.entries, self_key_, options_.max_in_maintenance)) return turn{};
+                auto taken = take_slot(event_id);
+                if (!taken) return taken.error();
+                if (*taken) return turn{};
+            } else if (!queue_.ahead_left) {
+                return turn{};  // the member ahead is still there
+            }
         }
         auto r = try_take(event_id);
         if (!r) return r.error();
         if (*r) return turn{};
         if (current_slot() != slot_state::waiting) return turn(ctx_.clock.now() + options_.poll_interval);  // queue again
-        if (watching || start_watch(queue_.revision + 1)) return turn{};
+        const std::string ahead = queue_.place(self_key_, own_create_) < options_.max_in_maintenance
+                                      ? std::string()
+                                      : queue_.ahead_of(self_key_, own_create_);
+        if (watching && ahead == watch_.ahead) return turn{};  // the same watch still serves
+        if (start_watch(ahead, queue_.revision + 1)) return turn{};
         return turn(ctx_.clock.now() + options_.poll_interval);
     }
 
@@ -582,11 +583,26 @@ private:
         std::int64_t read_revision = 0;  // of the read `entries` come from
         std::int64_t revision = 0;       // of the last change in `entries`
         bool valid = false;
-        bool fresh = false;  // read in this round, nothing decided on it yet
+        bool fresh = false;       // read in this round, nothing decided on it yet
+        bool ahead_left = false;  // the watch saw the queue key ahead of this member deleted
         bool mine(const std::string& self, std::int64_t own_create) const {
             return std::any_of(entries.begin(), entries.end(), [&](const detail::slot_entry& e) {
                 return e.member == self && e.state == slot_state::waiting && e.order == own_create;
             });
+        }
+        // How many members wait ahead of `self`.
+        std::size_t place(const std::string& self, std::int64_t own_create) const {
+            return static_cast<std::size_t>(std::count_if(entries.begin(), entries.end(), [&](const detail::slot_entry& e) {
+                return e.state == slot_state::waiting && e.member != self && e.order < own_create;
+            }));
+        }
+        // The member just ahead of `self` in the queue ("" when `self` is first).
+        std::string ahead_of(const std::string& self, std::int64_t own_create) const {
+            const detail::slot_entry* best = nullptr;
+            for (const auto& e : entries)
+                if (e.state == slot_state::waiting && e.member != self && e.order < own_create && (!best || e.order > best->order))
+                    best = &e;
+            return best ? best->member : std::string();
         }
         // One key of a read under the group's prefix (or a put the watch reported).
         void add(const key_value& kv, const std::string& group, const std::string& self) {
@@ -607,6 +623,7 @@ private:
             revision = std::max(revision, ev.kv.mod_revision);
             const std::string_view key(ev.kv.key);
             const bool waiting = key.substr(group.size(), 6) == "queue/";
+            if (waiting && ev.deleted) ahead_left = true;  // what a watch of the key ahead reports
             const std::string_view member = key.substr(group.size() + 6);
             entries.erase(std::remove_if(entries.begin(), entries.end(),
                                          [&](const detail::slot_entry& e) {
@@ -650,12 +667,15 @@ private:
         return false;
     }
 
-    // Starts the watch of slots/ from `from` on its own thread. False when it cannot (the option,
-    // the transport, a recent failure, no thread): the member then polls.
-    bool start_watch(std::int64_t from) {
+    // Starts a watch from `from` on its own thread: of the deletion of queue/<ahead>, or of the
+    // queue and the slots when `ahead` is empty (wait_turn() says why). False when it cannot (the option, the
+    // transport, a recent failure, no thread): the member then polls.
+    bool start_watch(const std::string& ahead, std::int64_t from) {
         if (!options_.watch || !basic_client<Transport>::can_watch() || ctx_.clock.now() < watch_retry_at_) return false;
         stop_watch();
         watch_client_.reset();  // before the thread: a stop_watch() from now on is never lost
+        watch_.ahead = ahead;
+        watch_.from = from;
         {
             std::lock_guard<std::mutex> lock(signal_->mutex);
             watch_events_.clear();
@@ -665,7 +685,7 @@ private:
             ++watches_started_;
         }
         try {
-            watch_thread_ = std::thread([this, from] { watch_loop(from); });
+            watch_thread_ = std::thread([this] { watch_loop(); });
         } catch (...) {
             return false;
         }
@@ -687,9 +707,12 @@ private:
 
     // The watch's thread: hands the events to the budget's thread and wakes it. No etcd request
     // but the watch, no decision: those stay on the budget's thread.
-    void watch_loop(std::int64_t from) {
+    void watch_loop() {
+        const std::string key = watch_.ahead.empty() ? queue_begin() : group_prefix() + "queue/" + watch_.ahead;
+        const std::string end = watch_.ahead.empty() ? queue_end() : std::string();
+        const std::int64_t from = watch_.from;
         auto r = watch_client_.watch(
-            queue_begin(), queue_end(), from, options_.watch_idle, [&](const watch_response& w) {
+            key, end, from, options_.watch_idle, [&](const watch_response& w) {
             bool news = false;
             {
                 std::lock_guard<std::mutex> lock(signal_->mutex);
@@ -703,7 +726,7 @@ private:
                                               (w.compact_revision > 0 ? "compacted past revision " + std::to_string(from) : w.cancel_reason) +
                                               "); reading the queue again", {}, {});
             return true;
-        });
+        }, /*deletes_only=*/!watch_.ahead.empty());
         {
             std::lock_guard<std::mutex> lock(signal_->mutex);
             watch_ended_ = true;
@@ -849,8 +872,11 @@ private:
     std::string published_;
     std::vector<local_event> local_view_;  // what the poller last told, as this round read it
     watched_queue queue_;
-    bool view_held_ = false;  // the last round held the view back for a slot request
-    static constexpr std::chrono::milliseconds view_hold{50};
+    // What the running watch watches; set before its thread starts, read by it.
+    struct watch_target {
+        std::string ahead;  // the member ahead in the queue; empty: the queue and the slots
+        std::int64_t from = 0;
+    } watch_;
     int watch_failures_ = 0;  // watches in a row that etcd never granted
     clock::time_point watch_retry_at_{};
 };
