@@ -590,6 +590,10 @@ struct watched_group {
         for (auto& h : holders) h->stop();
     }
 
+    // Every waiter has started a second watch (after a read: its first one ended).
+    bool all_watched_again() const {
+        return std::all_of(waiters.begin(), waiters.end(), [](const auto& w) { return w->watches_started() >= 2; });
+    }
     bool all_watching() const {
         return std::all_of(waiters.begin(), waiters.end(), [](const auto& w) { return w->watching(); });
     }
@@ -699,9 +703,7 @@ TEST_CASE("fleet on etcd: a compaction past a watch's start revision - read afre
         revision = *put;
     }
     REQUIRE(admin.compact(revision));
-    REQUIRE(eventually([&] {
-        return std::all_of(g.waiters.begin(), g.waiters.end(), [](const auto& w) { return w->watches_started() >= 2; });
-    }));  // canceled by etcd, read afresh, watching again
+    REQUIRE(eventually([&] { return g.all_watched_again(); }));  // canceled by etcd, read afresh, watching again
     const auto r = g.serve();
     CHECK(r.served == 3);
     CHECK(r.most <= 1);
@@ -714,9 +716,7 @@ TEST_CASE("fleet on etcd: the etcd member a watch streams from is killed - every
     watched_group g(etcd.client_urls(), "killed", 2, 4, t);
     REQUIRE(eventually([&] { return g.all_watching(); }));  // granted by the first endpoint, the first they ask
     etcd.kill(0);
-    REQUIRE(eventually([&] {
-        return std::all_of(g.waiters.begin(), g.waiters.end(), [](const auto& w) { return w->watches_started() >= 2; });
-    }, 30s));  // each noticed its stream break and watches again, from another member
+    REQUIRE(eventually([&] { return g.all_watched_again(); }, 30s));  // each noticed its stream break and watches again, from another member
     const auto r = g.serve();
     CHECK(r.served == 4);
     CHECK(r.most <= 2);
