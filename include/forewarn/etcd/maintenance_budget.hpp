@@ -17,12 +17,15 @@
 // that transaction fail. A member started by the platform without a slot is counted anyway
 // ("forced").
 //
-// A waiting member watches slots/ (etcd's watch, on a thread and a connection of its own) and
-// keeps the queue up to date from what the watch tells; it sends a request only when that queue
-// lets it in (the transaction, decided on the watched revision), so a release costs one request of
-// the member it lets in and none of the others. Without a watch (a transport that cannot stream,
-// etcd refusing it, budget_options::watch false) it reads the queue every poll_interval. A member
-// at rest keeps only its lease alive: no watch, no reads.
+// A waiting member watches etcd (on a thread and a connection of its own) for what can let it in:
+// one of the first K in the queue watches queue/ and slots/ and takes a slot as soon as one frees
+// for it, any other watches the queue key just ahead of it (wait_turn() says why). A release so
+// costs one request of the member it lets in, and reaches nobody else. Without a watch (a
+// transport that cannot stream, etcd refusing it, budget_options::watch false) it reads the queue
+// every poll_interval. A member
+// at rest keeps only its lease alive: no watch, no reads. The watch's thread waits on the network,
+// not on the poller's clock: under testing::manual_clock a member hears a release in real time,
+// and wait_idle() may return before it has acted on it (the next step sees it).
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
