@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // libFuzzer target: etcd's JSON gateway as forewarn reads and writes it (etcd/wire.hpp). The first
 // byte picks what is fuzzed. Invariants: no crash, hang, leak or UB; base64 decodes what it
-// encodes; a range answer that parses is read back the same after writing it again; every
-// request body forewarn writes is well-formed JSON, whatever bytes its keys and values hold.
+// encodes; a range answer that parses is read back the same after writing it again; the other
+// answers (leases, transactions, a watch's messages, versions, tokens, errors) fail with a message
+// or parse; every request body forewarn writes is well-formed JSON, whatever bytes its keys and
+// values hold.
 #include <forewarn/detail/json.hpp>
 #include <forewarn/etcd/wire.hpp>
 
@@ -77,6 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const std::string body = in.ConsumeRemainingBytesAsString();
         if (auto l = parse_lease(body); !l) FOREWARN_FUZZ_CHECK(!l.error().message.empty(), "lease error without a message");
         if (auto t = parse_txn(body); !t) FOREWARN_FUZZ_CHECK(!t.error().message.empty(), "txn error without a message");
+        if (auto w = parse_watch_response(body); !w) FOREWARN_FUZZ_CHECK(!w.error().message.empty(), "watch error without a message");
         if (auto v = parse_version(body); v) FOREWARN_FUZZ_CHECK(!api_prefix(v->server).empty(), "a prefix for every version");
         (void)parse_auth_token(body);
         int code = 0;
@@ -91,7 +94,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         t.compares.push_back({compare::target::value, compare::op::equal, key, {}, 0, value});
         t.success.push_back({operation::kind::put, key, value, 42});
         t.failure.push_back({operation::kind::remove, key, {}, 0});
-        for (const std::string& body : {write_txn(t), write_range(key, value), write_put(key, value, 9)}) {
+        t.success.push_back({operation::kind::range, key, {}, 0, value, true});
+        for (const std::string& body : {write_txn(t), write_range(key, value), write_put(key, value, 9),
+                                        write_watch_create(key, value, 5, true, true)}) {
             auto doc = forewarn::detail::parse_json(body);
             FOREWARN_FUZZ_CHECK(doc && doc->IsObject(), "a request body is a JSON object");
         }
