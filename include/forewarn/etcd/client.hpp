@@ -180,12 +180,9 @@ public:
                 };
                 auto r = stream_at(i, body, idle, sink);
                 if (bad) return *bad;
-                if (r) {
-                    current_ = i;
-                    return {};
-                }
+                if (r || messages > 0) current_ = i;  // this endpoint served the watch: start there next time
+                if (r) return {};
                 last = r.error();
-                if (messages > 0) current_ = i;  // this endpoint served the watch: start there next time
                 if (messages > 0 || !endpoint_failure(last)) return last;
                 prefixes_[i].clear();
             }
@@ -269,10 +266,10 @@ private:
             }
             const http_request req = request_to(i, method, path, body, authenticated, options_.request_timeout);
             auto r = transport_.send(req);
-            auto answer = read_answer(req, r, authenticated, attempt);
-            if (!answer && answer.error().code == errc::unknown) continue;  // authenticate once more
-            if (answer) return std::move(r->body);
-            return answer.error();
+            auto again = read_answer(req, r, authenticated, attempt);
+            if (!again) return again.error();
+            if (*again) continue;  // authenticate once more
+            return std::move(r->body);
         }
         return error(errc::http_status, "etcd refused the credentials");
     }
@@ -288,9 +285,9 @@ private:
             }
             http_request req = request_to(i, http_method::post, *prefix + "/watch", body, true, idle);
             auto r = stream_.send_stream(req, sink);
-            auto answer = read_answer(req, r, true, attempt);
-            if (!answer && answer.error().code == errc::unknown) continue;
-            return answer;
+            auto again = read_answer(req, r, true, attempt);
+            if (!again) return again.error();
+            if (!*again) return {};
         }
         return error(errc::http_status, "etcd refused the credentials");
     }
@@ -309,9 +306,9 @@ private:
         return req;
     }
 
-    // What an answer means: success (200), an error, or errc::unknown for "the token expired:
-    // authenticate and send again" (first attempt only).
-    result<void> read_answer(const http_request& req, result<http_response>& r, bool authenticated, int attempt) {
+    // What an answer means: an error, or whether to authenticate and send again (the token
+    // expired, on the first attempt); false: a 200, the answer to use.
+    result<bool> read_answer(const http_request& req, result<http_response>& r, bool authenticated, int attempt) {
         if (!r) {
             error e = r.error();
             if (e.url.empty()) e.url = req.url;
@@ -320,14 +317,14 @@ private:
         if (options_.log.enabled(log_level::debug))
             options_.log(log_level::debug, "etcd " + std::string(to_string(req.method)) + " " + req.url + " -> " +
                                                std::to_string(r->status), {}, {});
-        if (r->status == 200) return {};
+        if (r->status == 200) return false;
         int code = 0;
         std::string message = parse_error_message(r->body, &code);
         // An expired or unknown token (code 16, UNAUTHENTICATED): authenticate once more.
         if (authenticated && !options_.username.empty() && attempt == 0 &&
             (code == 16 || message.find("invalid auth token") != std::string::npos)) {
             token_.clear();
-            return error(errc::unknown, "authenticate again");
+            return true;
         }
         error e(errc::http_status,
                 "etcd answered " + std::to_string(r->status) + (message.empty() ? std::string() : ": " + message), r->status);

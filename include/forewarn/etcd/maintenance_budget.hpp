@@ -12,18 +12,18 @@
 // All are attached to the member's lease (TTL above the expected downtime), so a slot outlives a
 // reboot and etcd frees it when the VM never returns. Slots are served in the order the queue keys
 // were created (create_revision); a slot is taken by a transaction that moves the member's key
-// from queue/ to slots/ only if nothing in slots/ changed since the read it was decided on, so K
-// is never exceeded by two members deciding at once, and a member joining the queue never makes
-// that transaction fail. A member started by the platform without a slot is counted anyway
-// ("forced").
+// from queue/ to slots/ if that key is still the one the decision counted on, a decision made on
+// what the member read after it queued (take_slot() says why that keeps K). Members joining the
+// queue or deciding at once never make that transaction fail. A member started by the platform
+// without a slot is counted anyway ("forced").
 //
 // A waiting member watches etcd (on a thread and a connection of its own) for what can let it in:
 // one of the first K in the queue watches queue/ and slots/ and takes a slot as soon as one frees
 // for it, any other watches the queue key just ahead of it (wait_turn() says why). A release so
-// costs one request of the member it lets in, and reaches nobody else. Without a watch (a
-// transport that cannot stream, etcd refusing it, budget_options::watch false) it reads the queue
-// every poll_interval. A member
-// at rest keeps only its lease alive: no watch, no reads. The watch's thread waits on the network,
+// costs one request of the member it lets in, and reaches the first K and the member behind a key
+// that went. Without a watch (a transport that cannot stream, etcd refusing it,
+// budget_options::watch false) it reads the queue every poll_interval. A member at rest keeps
+// only its lease alive: no watch, no reads. The watch's thread waits on the network,
 // not on the poller's clock: under testing::manual_clock a member hears a release in real time,
 // and wait_idle() may return before it has acted on it (the next step sees it).
 
@@ -492,7 +492,7 @@ private:
     // keys alone.
     void keep_queue(const range_result& read) {
         queue_.entries.clear();
-        queue_.read_revision = queue_.revision = read.revision;
+        queue_.revision = read.revision;
         queue_.valid = true;
         queue_.fresh = true;
         queue_.ahead_left = false;
@@ -583,8 +583,7 @@ private:
     // thread only): queue/ keys as waiting entries in their order, slots/ keys as busy.
     struct watched_queue {
         std::vector<detail::slot_entry> entries;
-        std::int64_t read_revision = 0;  // of the read `entries` come from
-        std::int64_t revision = 0;       // of the last change in `entries`
+        std::int64_t revision = 0;  // of the read `entries` come from
         bool valid = false;
         bool fresh = false;       // read in this round, nothing decided on it yet
         bool ahead_left = false;  // the watch saw the queue key ahead of this member deleted
@@ -622,8 +621,7 @@ private:
         // A change the watch reported; one the read already held (a watch started before it) is
         // skipped.
         void apply(const watch_event& ev, const std::string& group, const std::string& self) {
-            if (ev.kv.mod_revision <= read_revision || ev.kv.key.size() <= group.size() + 6) return;
-            revision = std::max(revision, ev.kv.mod_revision);
+            if (ev.kv.mod_revision <= revision || ev.kv.key.size() <= group.size() + 6) return;
             const std::string_view key(ev.kv.key);
             const bool waiting = key.substr(group.size(), 6) == "queue/";
             if (waiting && ev.deleted) ahead_left = true;  // what a watch of the key ahead reports

@@ -40,8 +40,6 @@ std::atomic<long> watches{0}, messages{0};
 class counting_transport {
 public:
     counting_transport() = default;
-    counting_transport(const counting_transport&) : counting_transport() {}
-    counting_transport& operator=(const counting_transport&) { return *this; }
     forewarn::result<forewarn::http_response> send(const forewarn::http_request& r) {
         ++requests;
         return inner_.send(r);
