@@ -551,7 +551,8 @@ bool admitted_budget(Budget& b, const forewarn::event& e, std::chrono::milliseco
 }
 
 // A group with K slots on `endpoints`: K holders, then `waiters` members queued behind them over
-// `transport` (fault_transport copies share their faults and counters), each watching the queue.
+// `transport` (fault_transport copies share their faults and counters), each watching the queue,
+// queued in their order.
 struct watched_group {
     forewarn::testing::fault_transport<> transport;
     std::vector<std::shared_ptr<forewarn::etcd::maintenance_budget>> holders;
@@ -583,6 +584,8 @@ struct watched_group {
             events.push_back(reboot("E-" + name, name));
             waiters.back()->observe({forewarn::local_event{events.back(), true, false}});
             (void)waiters.back()->admit(events.back());
+            // Queued before the next one asks: the queue's order is the waiters' order.
+            REQUIRE(eventually([&] { return waiters.back()->slot() == slot_state::waiting; }));
         }
     }
     ~watched_group() {
@@ -656,6 +659,36 @@ TEST_CASE("fleet on etcd: a waiting member watches the queue - no read while it 
     CHECK(admitted_budget(w, g.events.front()));
     CHECK(t.matched(read_id) == reads_before);
     CHECK(w.slot() == slot_state::holding);
+}
+
+TEST_CASE("fleet on etcd: K slots freed at once - the next K waiters all watch the queue and take the slots with no read",
+          "[fleet][etcd]") {
+    // Each member behind the first K watches the member K places ahead of it, not the one just
+    // ahead: when K slots free together, the K members behind move up together, rather than one
+    // after another (each waiting for the one ahead to take its slot before it reads the queue).
+    forewarn_test::etcd_cluster etcd(1);
+    forewarn::testing::fault_transport<> t;
+    forewarn::testing::fault reads;  // a counter only
+    reads.match.path_ends_with = "/kv/range";
+    reads.count = 0;
+    const auto read_id = t.add(reads);
+    watched_group g(etcd.client_urls(), "burst", 2, 4, t);
+    REQUIRE(eventually([&] { return g.all_watching(); }));
+    // Both holders give back: w0 and w1 (the first K) take the slots; w2 and w3 each hear the
+    // member two ahead leave, read the queue once and now watch it themselves.
+    for (auto& h : g.holders) h->observe({});
+    REQUIRE(admitted_budget(*g.waiters[0], g.events[0]));
+    REQUIRE(admitted_budget(*g.waiters[1], g.events[1]));
+    CHECK(eventually([&] {
+        return g.waiters[2]->watches_started() >= 2 && g.waiters[3]->watches_started() >= 2 && g.waiters[2]->watching() &&
+               g.waiters[3]->watching();
+    }));
+    const auto reads_before = t.matched(read_id);
+    g.waiters[0]->observe({});
+    g.waiters[1]->observe({});
+    CHECK(admitted_budget(*g.waiters[2], g.events[2]));
+    CHECK(admitted_budget(*g.waiters[3], g.events[3]));
+    CHECK(t.matched(read_id) == reads_before);  // both knew the slots freed from their watch
 }
 
 TEST_CASE("fleet on etcd: a watch cut in the middle of a message - read again, watch again, everyone served, never more than K",

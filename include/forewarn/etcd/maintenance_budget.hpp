@@ -19,9 +19,9 @@
 //
 // A waiting member watches etcd (on a thread and a connection of its own) for what can let it in:
 // one of the first K in the queue watches queue/ and slots/ and takes a slot as soon as one frees
-// for it, any other watches the queue key just ahead of it (wait_turn() says why). A release so
-// costs one request of the member it lets in, and reaches the first K and the member behind a key
-// that went. Without a watch (a transport that cannot stream, etcd refusing it,
+// for it, any other watches the queue key of the member K places ahead (wait_turn() says why). A
+// release so costs one request of the member it lets in, and reaches the first K and the member
+// K places behind a key that went. Without a watch (a transport that cannot stream, etcd refusing it,
 // budget_options::watch false) it reads the queue every poll_interval. A member at rest keeps
 // only its lease alive: no watch, no reads. The watch's thread waits on the network,
 // not on the poller's clock: under testing::manual_clock a member hears a release in real time,
@@ -505,8 +505,10 @@ private:
     //   - one of the first K in the queue watches the queue and the slots (every change): from its
     //     read and those changes it knows them as they are, and sends the take's txn as soon as a
     //     slot frees for it, no read first;
-    //   - any other watches the deletion of the queue key just ahead of it: when that member took
-    //     a slot or left, it reads the queue again and watches according to its new place.
+    //   - any other watches the deletion of the queue key of the member K places ahead of it:
+    //     when that member took a slot or left, it reads the queue again and watches according to
+    //     its new place. (Not the key just ahead: K slots freed together would then let the K
+    //     members behind in one after another, each reading only once the one ahead took its slot.)
     // Nothing else changes what a member behind the first K waits for: members joining go behind
     // it, and a member ahead moving to slots/ counts the same. Without a watch, a fresh read
     // every poll_interval.
@@ -530,7 +532,7 @@ private:
         if (current_slot() != slot_state::waiting) return turn(ctx_.clock.now() + options_.poll_interval);  // queue again
         const std::string ahead = queue_.place(self_key_, own_create_) < options_.max_in_maintenance
                                       ? std::string()
-                                      : queue_.ahead_of(self_key_, own_create_);
+                                      : queue_.ahead_of(self_key_, own_create_, options_.max_in_maintenance);
         if (watching && ahead == watch_.ahead) return turn{};  // the same watch still serves
         if (start_watch(ahead, queue_.revision + 1)) return turn{};
         return turn(ctx_.clock.now() + options_.poll_interval);
@@ -598,13 +600,16 @@ private:
                 return e.state == slot_state::waiting && e.member != self && e.order < own_create;
             }));
         }
-        // The member just ahead of `self` in the queue ("" when `self` is first).
-        std::string ahead_of(const std::string& self, std::int64_t own_create) const {
-            const detail::slot_entry* best = nullptr;
+        // The member waiting `k` places ahead of `self` ("" when fewer wait ahead): the one whose
+        // move into slots/ (or leaving) brings `self` among the first k.
+        std::string ahead_of(const std::string& self, std::int64_t own_create, std::size_t k) const {
+            std::vector<const detail::slot_entry*> ahead;
             for (const auto& e : entries)
-                if (e.state == slot_state::waiting && e.member != self && e.order < own_create && (!best || e.order > best->order))
-                    best = &e;
-            return best ? best->member : std::string();
+                if (e.state == slot_state::waiting && e.member != self && e.order < own_create) ahead.push_back(&e);
+            if (k == 0 || ahead.size() < k) return std::string();
+            const auto kth = ahead.end() - static_cast<std::ptrdiff_t>(k);
+            std::nth_element(ahead.begin(), kth, ahead.end(), [](const auto* a, const auto* b) { return a->order < b->order; });
+            return (*kth)->member;
         }
         // One key of a read under the group's prefix (or a put the watch reported).
         void add(const key_value& kv, const std::string& group, const std::string& self) {
