@@ -167,6 +167,31 @@ TEST_CASE("etcd client: no endpoint, or not a URL, is a clear error and sends no
     CHECK(t.request_count() == 0);
 }
 
+TEST_CASE("etcd wire: a range of the newest keys - a limit, newest first, created at or before a revision", "[etcd]") {
+    operation newest{operation::kind::range, "q/", {}, 0, prefix_end("q/"), true};
+    newest.limit = 3;
+    newest.newest_first = true;
+    newest.max_create_revision = 904;
+    txn_request t;
+    t.success.push_back(newest);
+    CHECK(write_txn(t) == R"({"compare":[],"success":[{"request_range":{"key":"cS8=","range_end":"cTA=","keys_only":true,)"
+                          R"("limit":"3","sort_order":"DESCEND","sort_target":"CREATE","max_create_revision":"904"}}],"failure":[]})");
+    // The same fields on a range of its own, and none of them when unset.
+    CHECK(write_range("q/", prefix_end("q/")) == R"({"key":"cS8=","range_end":"cTA="})");
+    // etcd 3.4.23's answer to such a read of five keys created at 902-906: the three newest at or
+    // before 904, newest first; "count" is the range's before the revision filter, not the answer's.
+    auto r = parse_txn(
+        R"({"header":{"revision":"906"},"succeeded":true,"responses":[{"response_range":{"header":{"revision":"906"},)"
+        R"("kvs":[{"key":"cS9k","create_revision":"904","mod_revision":"904","version":"1"},)"
+        R"({"key":"cS9h","create_revision":"903","mod_revision":"903","version":"1"},)"
+        R"({"key":"cS9j","create_revision":"902","mod_revision":"902","version":"1"}],"count":"5"}}]})");
+    REQUIRE(r);
+    REQUIRE(r->ranges.size() == 1);
+    REQUIRE(r->ranges[0].kvs.size() == 3);
+    CHECK(r->ranges[0].kvs[0].key == "q/d");
+    CHECK(r->ranges[0].kvs[2].create_revision == 902);
+}
+
 TEST_CASE("etcd wire: a transaction's range operations, and their answers read back in order", "[etcd]") {
     txn_request t;
     t.compares.push_back({compare::target::create, compare::op::equal, "q/a", {}, 0, {}});

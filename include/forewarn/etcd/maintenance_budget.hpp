@@ -462,17 +462,30 @@ private:
 
     // Queue for a slot: the queue key is created once (a restart finds it and never makes a
     // second), and the queue is read in the same transaction, for wait_turn() to decide on at once.
+    // Just queued, this member's key is the newest: the K + 1 newest queue keys are it and the K
+    // ahead of it, all that the decision (at most K ahead count) and the watch need, so a storm's
+    // burst of transactions each answers with K + 1 keys and slots/, not with the whole queue.
     result<void> enqueue(const std::string& event_id) {
-        const operation read{operation::kind::range, queue_begin(), {}, 0, queue_end(), /*keys_only=*/true};
+        const auto k = static_cast<std::int64_t>(std::min<std::size_t>(options_.max_in_maintenance, 1u << 20));
+        operation newest{operation::kind::range, queue_begin(), {}, 0, prefix_end(queue_begin()), /*keys_only=*/true};
+        newest.limit = k + 1;
+        newest.newest_first = true;
+        const operation slots{operation::kind::range, group_prefix() + "slots/", {}, 0, queue_end(), /*keys_only=*/true};
         txn_request t;
         t.compares.push_back({compare::target::create, compare::op::equal, queue_key(), {}, 0, {}});
         t.compares.push_back({compare::target::create, compare::op::equal, slot_key(), {}, 0, {}});
         t.success.push_back({operation::kind::put, queue_key(), slot_value(slot_state::waiting, event_id), lease_id_});
-        t.success.push_back(read);
-        t.failure.push_back(read);
+        t.success.push_back(newest);
+        t.success.push_back(slots);
+        // Already queued or holding (from before a restart): the whole queue and slots/.
+        t.failure.push_back({operation::kind::range, queue_begin(), {}, 0, queue_end(), /*keys_only=*/true});
         auto r = slot_txn(t, slot_state::waiting);
         if (!r) return r.error();
-        if (r->ranges.empty()) return error(errc::invalid_document, "etcd's answer to the queue's transaction holds no read");
+        if (r->ranges.size() != (r->succeeded ? 2u : 1u))
+            return error(errc::invalid_document, "etcd's answer to the queue's transaction holds " +
+                                                     std::to_string(r->ranges.size()) + " reads");
+        for (std::size_t i = 1; i < r->ranges.size(); ++i)
+            r->ranges.front().kvs.insert(r->ranges.front().kvs.end(), r->ranges[i].kvs.begin(), r->ranges[i].kvs.end());
         const auto& kvs = r->ranges.front().kvs;
         const auto own_slot = std::find_if(kvs.begin(), kvs.end(), [&](const key_value& kv) { return kv.key == slot_key(); });
         const auto own = std::find_if(kvs.begin(), kvs.end(), [&](const key_value& kv) { return kv.key == queue_key(); });

@@ -132,6 +132,9 @@ struct operation {
     std::int64_t lease = 0;
     std::string range_end{};  ///< range only
     bool keys_only = false;   ///< range only: the keys and their revisions, no values
+    std::int64_t limit = 0;   ///< range only: at most this many keys (0: all)
+    bool newest_first = false;  ///< range only: ordered by create revision, newest first (else by key)
+    std::int64_t max_create_revision = 0;  ///< range only: only keys created at or before it (0: any)
 };
 
 /// A transaction: if every compare holds, `success` runs, else `failure`.
@@ -199,6 +202,23 @@ inline void write_bytes(detail::json_writer& w, std::string_view name, std::stri
     w.string(base64_encode(bytes));
 }
 
+// A range request's fields beyond its key (etcdserverpb.RangeRequest).
+inline void write_range_fields(detail::json_writer& w, const operation& op) {
+    if (!op.range_end.empty()) write_bytes(w, "range_end", op.range_end);
+    if (op.keys_only) {
+        w.key("keys_only");
+        w.boolean(true);
+    }
+    if (op.limit > 0) write_int(w, "limit", op.limit);
+    if (op.newest_first) {
+        w.key("sort_order");
+        w.string("DESCEND");
+        w.key("sort_target");
+        w.string("CREATE");
+    }
+    if (op.max_create_revision > 0) write_int(w, "max_create_revision", op.max_create_revision);
+}
+
 inline void write_operation(detail::json_writer& w, const operation& op) {
     w.begin_object();
     if (op.what == operation::kind::put) {
@@ -212,11 +232,7 @@ inline void write_operation(detail::json_writer& w, const operation& op) {
         w.key(op.what == operation::kind::range ? "request_range" : "request_delete_range");
         w.begin_object();
         write_bytes(w, "key", op.key);
-        if (op.what == operation::kind::range && !op.range_end.empty()) write_bytes(w, "range_end", op.range_end);
-        if (op.what == operation::kind::range && op.keys_only) {
-            w.key("keys_only");
-            w.boolean(true);
-        }
+        if (op.what == operation::kind::range) write_range_fields(w, op);
         w.end_object();
     }
     w.end_object();
@@ -300,11 +316,8 @@ inline std::string write_range(std::string_view key, std::string_view range_end 
     detail::json_writer w;
     w.begin_object();
     wire::write_bytes(w, "key", key);
-    if (!range_end.empty()) wire::write_bytes(w, "range_end", range_end);
-    if (keys_only) {
-        w.key("keys_only");
-        w.boolean(true);
-    }
+    operation op{operation::kind::range, {}, {}, 0, std::string(range_end), keys_only};
+    wire::write_range_fields(w, op);
     w.end_object();
     return w.str();
 }
