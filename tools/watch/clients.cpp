@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The clients forewarn-watch runs, one per cloud, made from its settings: the agent and `check`
 // both take theirs from make_source (source.hpp). The one place the agent names each cloud's
-// client; everything else reaches it as a watch::source.
+// client; everything else reaches it as a watch::source. Compiled twice: as itself, for size, and
+// by clients_poll.cpp (WATCH_CLIENTS_POLL), for speed, as only what the clients do on every poll
+// (poll_next(), at the end; tools/watch/CMakeLists.txt says why).
 
 #include <forewarn/alibaba/metadata_client.hpp>
 #include <forewarn/aws/instance_metadata_client.hpp>
@@ -10,7 +12,9 @@
 #include <forewarn/tencent/metadata_client.hpp>
 #include <forewarn/transport/default.hpp>
 
+#if !WATCH_CLIENTS_POLL
 #include "source.hpp"
+#endif
 
 #include <memory>
 #include <string>
@@ -18,6 +22,13 @@
 #include <utility>
 
 namespace watch {
+
+// A client's next(), its rounds, exchange, transport and parse: defined and instantiated only
+// when compiled as clients_poll.cpp (at the end), so that this file's sources call that copy.
+template <class Client>
+forewarn::result<forewarn::document> poll_next(Client& c, forewarn::clock::time_point not_after);
+
+#if !WATCH_CLIENTS_POLL
 namespace {
 
 /// `Client` as a watch::source.
@@ -87,7 +98,7 @@ class source_of final : public source {
 public:
     explicit source_of(Client c) : c_(std::move(c)) {}
 
-    forewarn::result<forewarn::document> next(forewarn::clock::time_point not_after) override { return c_.next(not_after); }
+    forewarn::result<forewarn::document> next(forewarn::clock::time_point not_after) override { return poll_next(c_, not_after); }
     void wake() noexcept override { c_.wake(); }
     bool can_approve() const override { return c_.can_approve(); }
     forewarn::result<void> approve(const std::vector<std::string>& ids) override { return c_.approve(ids); }
@@ -162,5 +173,19 @@ std::unique_ptr<source> make_source(const std::string& cloud, const settings& s)
     if (cloud == "tencent") return make<forewarn::tencent::metadata_client>(s);
     return make<forewarn::gce::metadata_client>(s);
 }
+
+#else  // clients_poll.cpp
+
+template <class Client>
+forewarn::result<forewarn::document> poll_next(Client& c, forewarn::clock::time_point not_after) {
+    return c.next(not_after);
+}
+template forewarn::result<forewarn::document> poll_next(forewarn::azure::scheduled_events_client&, forewarn::clock::time_point);
+template forewarn::result<forewarn::document> poll_next(forewarn::aws::instance_metadata_client&, forewarn::clock::time_point);
+template forewarn::result<forewarn::document> poll_next(forewarn::gce::metadata_client&, forewarn::clock::time_point);
+template forewarn::result<forewarn::document> poll_next(forewarn::alibaba::metadata_client&, forewarn::clock::time_point);
+template forewarn::result<forewarn::document> poll_next(forewarn::tencent::metadata_client&, forewarn::clock::time_point);
+
+#endif
 
 }  // namespace watch
