@@ -42,7 +42,6 @@ class counting_transport {
 public:
     counting_transport() = default;
     explicit counting_transport(std::shared_ptr<std::atomic<long>> own) : own_(std::move(own)) {}
-    counting_transport(const counting_transport& o) : own_(o.own_) {}  // a copy: its own connections
     forewarn::result<forewarn::http_response> send(const forewarn::http_request& r) {
         ++requests;
         if (own_) ++*own_;
