@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The clients forewarn-watch runs, one per cloud, made from its settings: the agent and `check`
 // both take theirs from make_source (source.hpp). The one place the agent names each cloud's
-// client; everything else reaches it as a watch::source. Compiled twice: as itself, for size, and
-// by clients_poll.cpp (WATCH_CLIENTS_POLL), for speed, as only what the clients do on every poll
-// (poll_next(), at the end; tools/watch/CMakeLists.txt says why).
+// client; everything else reaches it as a watch::source. In Release builds with GCC or Clang it is
+// compiled twice (WATCH_CLIENTS_POLL_APART): as itself, for size, and by clients_poll.cpp
+// (WATCH_CLIENTS_POLL), for speed, as only what the clients do on every poll (poll_next(), at the
+// end; tools/watch/CMakeLists.txt says why). Other builds compile it once, poll_next() included.
 
 #include <forewarn/alibaba/metadata_client.hpp>
 #include <forewarn/aws/instance_metadata_client.hpp>
@@ -23,8 +24,8 @@
 
 namespace watch {
 
-// A client's next(), its rounds, exchange, transport and parse: defined and instantiated only
-// when compiled as clients_poll.cpp (at the end), so that this file's sources call that copy.
+// A client's next(), its rounds, exchange, transport and parse (at the end). Compiled apart, it is
+// defined and instantiated only as clients_poll.cpp, so that this file's sources call that copy.
 template <class Client>
 forewarn::result<forewarn::document> poll_next(Client& c, forewarn::clock::time_point not_after);
 
@@ -174,12 +175,16 @@ std::unique_ptr<source> make_source(const std::string& cloud, const settings& s)
     return make<forewarn::gce::metadata_client>(s);
 }
 
-#else  // clients_poll.cpp
+#endif
 
+#if WATCH_CLIENTS_POLL || !WATCH_CLIENTS_POLL_APART
 template <class Client>
 forewarn::result<forewarn::document> poll_next(Client& c, forewarn::clock::time_point not_after) {
     return c.next(not_after);
 }
+#endif
+
+#if WATCH_CLIENTS_POLL  // clients_poll.cpp
 template forewarn::result<forewarn::document> poll_next(forewarn::azure::scheduled_events_client&, forewarn::clock::time_point);
 template forewarn::result<forewarn::document> poll_next(forewarn::aws::instance_metadata_client&, forewarn::clock::time_point);
 template forewarn::result<forewarn::document> poll_next(forewarn::gce::metadata_client&, forewarn::clock::time_point);
