@@ -15,11 +15,10 @@
 #include <cstddef>
 #include <condition_variable>
 #include <exception>
-#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <string>
+#include <string>  // also std::size ([iterator.range])
 #include <string_view>
 #include <thread>
 #include <utility>
