@@ -12,7 +12,7 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-FOREWARN_INLINE std::pair<recover_reason, std::string> vanished_reason(const event& last, const document& current,
+FOREWARN_INLINE FOREWARN_COLD std::pair<recover_reason, std::string> vanished_reason(const event& last, const document& current,
                                                                        const vanish_evidence& ev) {
     if (ev.seen_started || last.status == event_status::started) return {recover_reason::completed, "seen Started"};
     if (ev.approved) return {recover_reason::completed, "approved by this VM"};

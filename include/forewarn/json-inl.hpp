@@ -12,13 +12,13 @@
 
 FOREWARN_BEGIN_NAMESPACE
 
-FOREWARN_INLINE result<std::string> json_string(std::string_view text, invalid_utf8 bad) {
+FOREWARN_INLINE FOREWARN_COLD result<std::string> json_string(std::string_view text, invalid_utf8 bad) {
     detail::json_writer w(bad == invalid_utf8::replace);
     if (!w.string(text)) return error(errc::invalid_argument, "the text is not valid UTF-8: JSON cannot carry it");
     return w.str();
 }
 
-FOREWARN_INLINE result<std::string> to_json(const event& e, invalid_utf8 bad) {
+FOREWARN_INLINE FOREWARN_COLD result<std::string> to_json(const event& e, invalid_utf8 bad) {
     detail::json_writer w(bad == invalid_utf8::replace);
     w.begin_object();
     detail::write_event_members(w, e);
@@ -26,7 +26,7 @@ FOREWARN_INLINE result<std::string> to_json(const event& e, invalid_utf8 bad) {
     return detail::json_text(w);
 }
 
-FOREWARN_INLINE result<std::string> to_json(const change& c, invalid_utf8 bad) {
+FOREWARN_INLINE FOREWARN_COLD result<std::string> to_json(const change& c, invalid_utf8 bad) {
     detail::json_writer w(bad == invalid_utf8::replace);
     w.begin_object();
     w.key("change");
@@ -57,7 +57,7 @@ FOREWARN_INLINE result<std::string> to_json(const change& c, invalid_utf8 bad) {
     return detail::json_text(w);
 }
 
-FOREWARN_INLINE result<std::string> to_json(const document& d, invalid_utf8 bad) {
+FOREWARN_INLINE FOREWARN_COLD result<std::string> to_json(const document& d, invalid_utf8 bad) {
     detail::json_writer w(bad == invalid_utf8::replace);
     w.begin_object();
     w.key("cloud");
@@ -81,13 +81,13 @@ FOREWARN_INLINE result<std::string> to_json(const document& d, invalid_utf8 bad)
     return detail::json_text(w);
 }
 
-FOREWARN_INLINE result<event> event_from_json(std::string_view text) {
+FOREWARN_INLINE FOREWARN_COLD result<event> event_from_json(std::string_view text) {
     auto parsed = detail::parse_json(text);
     if (!parsed) return std::move(parsed).error();
     return detail::read_event(*parsed, "");
 }
 
-FOREWARN_INLINE result<change> change_from_json(std::string_view text) {
+FOREWARN_INLINE FOREWARN_COLD result<change> change_from_json(std::string_view text) {
     auto parsed = detail::parse_json(text);
     if (!parsed) return std::move(parsed).error();
     const rapidjson::Document& root = *parsed;

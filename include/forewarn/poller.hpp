@@ -272,7 +272,7 @@ private:
 };
 
 template <class Source>
-basic_poller<Source>::basic_poller(Source source, poller_handlers h, poller_options o)
+FOREWARN_COLD basic_poller<Source>::basic_poller(Source source, poller_handlers h, poller_options o)
     : source_(std::move(source)), options_(std::move(o)),
       dispatch_(std::move(h), options_.executor,
                 [this](const error& e) {  // what report() notes before on_error: the health, the log
@@ -290,13 +290,13 @@ basic_poller<Source>::basic_poller(Source source, poller_handlers h, poller_opti
 }
 
 template <class Source>
-basic_poller<Source>::~basic_poller() {
+FOREWARN_COLD basic_poller<Source>::~basic_poller() {
     stop();
     waker_->set(nullptr);
 }
 
 template <class Source>
-result<void> basic_poller<Source>::start() {
+FOREWARN_COLD result<void> basic_poller<Source>::start() {
     if (auto v = source_.validate(); !v) return std::move(v).error();
     if (worker_.running() && !worker_.stop_requested()) return error(errc::invalid_argument, "the poller is already running");
     auto r = worker_.start(
@@ -310,13 +310,13 @@ result<void> basic_poller<Source>::start() {
 }
 
 template <class Source>
-void basic_poller<Source>::stop() noexcept {
+FOREWARN_COLD void basic_poller<Source>::stop() noexcept {
     worker_.stop();
     if (!worker_.on_worker_thread()) meter_.stop();  // from a handler: run() stops it as it ends
 }
 
 template <class Source>
-result<std::size_t> basic_poller<Source>::poll_once() {
+FOREWARN_COLD result<std::size_t> basic_poller<Source>::poll_once() {
     if (worker_.running()) return error(errc::invalid_argument, "poll_once() while the poller runs its own thread");
     if (auto v = source_.validate(); !v) return std::move(v).error();
     return worker_.run_here([this] {
@@ -326,7 +326,7 @@ result<std::size_t> basic_poller<Source>::poll_once() {
 }
 
 template <class Source>
-void basic_poller<Source>::approve_due() {
+FOREWARN_COLD void basic_poller<Source>::approve_due() {
     if (worker_.running()) return;
     after_cycle();
 }

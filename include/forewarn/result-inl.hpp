@@ -19,7 +19,7 @@ FOREWARN_INLINE const error& no_error() noexcept {
 
 }  // namespace detail
 
-FOREWARN_INLINE std::string error::describe() const {
+FOREWARN_INLINE FOREWARN_COLD std::string error::describe() const {
     std::string out(to_string(code));
     if (http_status != 0) {
         out += " (HTTP ";

@@ -13,7 +13,7 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-FOREWARN_INLINE error time_scanner::fail(std::string what, std::size_t at) const {
+FOREWARN_INLINE FOREWARN_COLD error time_scanner::fail(std::string what, std::size_t at) const {
     error e(errc::parse_error, what + " in time \"" + std::string(text_) + '"');
     e.offset = at;
     return e;
@@ -211,7 +211,7 @@ FOREWARN_INLINE result<std::optional<std::chrono::system_clock::time_point>> par
     return opt{*tp};
 }
 
-FOREWARN_INLINE std::string format_iso8601(std::chrono::system_clock::time_point t, bool exact) {
+FOREWARN_INLINE FOREWARN_COLD std::string format_iso8601(std::chrono::system_clock::time_point t, bool exact) {
     const auto ct = detail::split_time(t);
     std::string out;
     out.reserve(30);
@@ -239,7 +239,7 @@ FOREWARN_INLINE std::string format_iso8601(std::chrono::system_clock::time_point
     return out;
 }
 
-FOREWARN_INLINE std::string format_rfc1123(std::chrono::system_clock::time_point t) {
+FOREWARN_INLINE FOREWARN_COLD std::string format_rfc1123(std::chrono::system_clock::time_point t) {
     const auto ct = detail::split_time(t);
     std::string out;
     out.reserve(29);

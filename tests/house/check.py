@@ -14,6 +14,9 @@
   check.py clouds SOURCE_DIR    each cloud is named only where it must be (CLOUD_PLACES below,
                                 docs/architecture.md "A new cloud"): at most that many files outside
                                 its own folder name it
+  check.py cold SOURCE_DIR      no function of the poll path (POLL_PATH below) is marked FOREWARN_COLD
+                                (config.hpp: compiled for size, its calls taken as unlikely), and each
+                                one is still found where the list says
 """
 import json
 import pathlib
@@ -52,6 +55,30 @@ CLOUD_PLACES = (
 # (aws_autoscaling.hpp), which its lifecycle hook approves through.
 CLOUD_ALLOWANCE = {"azure": 10, "gce": 9, "aws": 10, "alibaba": 9, "tencent": 9}
 SCANNED = ("include", "src", "tools", "cmake", "packaging", "CMakeLists.txt")
+
+# The poll path: what every poll runs (the client's round, the exchange, the transport, the parse)
+# and what grows with the events of a document (their parse, the diff, the change tracker), by the
+# file that defines each function and the start of its definition. FOREWARN_COLD (config.hpp) is for
+# code whose speed does not matter; on these it would slow every poll, or the 1,000-event parse and
+# diff (docs/benchmarks.md, "Cold code").
+POLL_PATH = (
+    ("include/forewarn/transport/curl-inl.hpp", "result<http_response> curl_transport::send("),
+    ("include/forewarn/transport/curl-inl.hpp", "result<http_response> curl_transport::state::send("),
+    ("include/forewarn/transport/curl-inl.hpp", "CURLcode curl_transport::state::configure("),
+    ("include/forewarn/transport/curl-inl.hpp", "size_t curl_exchange::on_header("),
+    ("include/forewarn/transport/curl-inl.hpp", "size_t curl_exchange::on_body("),
+    ("include/forewarn/transport/retry-inl.hpp", "bool rate_limiter::acquire("),
+    ("include/forewarn/detail/json-inl.hpp", "result<rapidjson::Document> parse_json("),
+    ("include/forewarn/azure/parse-inl.hpp", "result<document> parse_document("),
+    ("include/forewarn/detail/client_base.hpp", "result<document> client_base<Client, Transport, Identity, Cloud, Options>::next("),
+    ("include/forewarn/detail/metadata_exchange-inl.hpp", "result<document> key_rounds::round("),
+    ("include/forewarn/azure/parse-inl.hpp", "result<event> azure_parse_event("),
+    ("include/forewarn/time-inl.hpp", "result<std::chrono::system_clock::time_point> parse_iso8601("),
+    ("include/forewarn/time-inl.hpp", "result<std::chrono::system_clock::time_point> parse_rfc1123("),
+    ("include/forewarn/poller/ledger-inl.hpp", "std::vector<change> poller_ledger::track("),
+    ("include/forewarn/poller/change_tracker-inl.hpp", "std::vector<change> change_tracker::track("),
+    ("include/forewarn/diff-inl.hpp", "std::vector<change> diff("),
+)
 
 
 def timeouts(build, ctest="ctest"):
@@ -158,9 +185,27 @@ def clouds(source):
     return ok and len(files) > 0
 
 
+def cold(source):
+    root = pathlib.Path(source)
+    ok = True
+    for rel, start in POLL_PATH:
+        lines = (root / rel).read_text(encoding="utf-8").splitlines()
+        at = [i for i, l in enumerate(lines) if start in l]
+        if not at:
+            print(f"{rel}: no definition starting '{start}' (moved or renamed? update POLL_PATH)")
+            ok = False
+            continue
+        for i in at:
+            if "FOREWARN_COLD" in lines[i] or (i > 0 and "FOREWARN_COLD" in lines[i - 1]):
+                print(f"{rel}:{i + 1}: '{start}' is on the poll path but is marked FOREWARN_COLD")
+                ok = False
+    print(f"{len(POLL_PATH)} functions of the poll path checked")
+    return ok
+
+
 if __name__ == "__main__":
-    if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("timeouts", "agent", "names", "top", "clouds"):
+    if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("timeouts", "agent", "names", "top", "clouds", "cold"):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    ok = {"timeouts": timeouts, "agent": agent, "names": names, "top": top, "clouds": clouds}[sys.argv[1]](*sys.argv[2:])
+    ok = {"timeouts": timeouts, "agent": agent, "names": names, "top": top, "clouds": clouds, "cold": cold}[sys.argv[1]](*sys.argv[2:])
     sys.exit(0 if ok else 1)

@@ -16,7 +16,7 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-FOREWARN_INLINE std::string azure_event_field(std::size_t index, std::string_view member) {
+FOREWARN_INLINE FOREWARN_COLD std::string azure_event_field(std::size_t index, std::string_view member) {
     std::string f = "Events[" + std::to_string(index) + ']';
     if (!member.empty()) {
         f += '.';
@@ -107,7 +107,7 @@ FOREWARN_INLINE result<event> azure_parse_event(const rapidjson::Value& v, std::
 
 namespace azure {
 
-FOREWARN_INLINE result<void> validate_api_version(std::string_view v) {
+FOREWARN_INLINE FOREWARN_COLD result<void> validate_api_version(std::string_view v) {
     if (is_known_api_version(v)) return {};
     bool shape = v.size() == 10 && v[4] == '-' && v[7] == '-';
     for (std::size_t i = 0; shape && i < v.size(); ++i)
@@ -160,7 +160,7 @@ FOREWARN_INLINE result<document> parse_document(std::string_view body, std::stri
     return doc;
 }
 
-FOREWARN_INLINE result<std::string> write_start_requests(const std::vector<std::string>& ids,
+FOREWARN_INLINE FOREWARN_COLD result<std::string> write_start_requests(const std::vector<std::string>& ids,
                                                          const std::optional<std::string>& incarnation) {
     if (ids.empty()) return error(errc::invalid_argument, "no EventId to approve");
     forewarn::detail::json_writer w;
@@ -189,7 +189,7 @@ FOREWARN_INLINE result<std::string> write_start_requests(const std::vector<std::
 
 namespace detail {
 
-FOREWARN_INLINE result<azure::instance_identity> azure_parse_instance_identity(std::string_view body) {
+FOREWARN_INLINE FOREWARN_COLD result<azure::instance_identity> azure_parse_instance_identity(std::string_view body) {
     if (trim(body).empty()) return error(errc::empty_body, "empty instance metadata answer");
     auto parsed = parse_json(body);
     if (!parsed) return std::move(parsed).error();
@@ -216,7 +216,7 @@ FOREWARN_INLINE result<azure::instance_identity> azure_parse_instance_identity(s
     return id;
 }
 
-FOREWARN_INLINE error azure_status_error(int status, std::string_view what, std::string_view body, std::string_view api_version) {
+FOREWARN_INLINE FOREWARN_COLD error azure_status_error(int status, std::string_view what, std::string_view body, std::string_view api_version) {
     const std::string bad_request = "IMDS refuses a request without the \"Metadata: true\" header, with an api-version it "
                                     "does not support, " + std::string(api_version) + " here, or with an EventId it does not know";
     const status_hint hints[] = {{400, bad_request}, {404, "no such metadata path here"}};

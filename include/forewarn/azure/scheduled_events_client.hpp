@@ -124,14 +124,14 @@ private:
 };
 
 template <class Transport>
-basic_scheduled_events_client<Transport>::basic_scheduled_events_client(client_options options, Transport transport)
+FOREWARN_COLD basic_scheduled_events_client<Transport>::basic_scheduled_events_client(client_options options, Transport transport)
     : base_type(std::move(options), std::move(transport), retry_rules::azure) {
     if (this->resolved(forewarn::detail::azure_resolve_endpoint(this->options_.endpoint, "azure::client_options::endpoint")))
         if (auto v = validate_api_version(this->options_.api_version); !v) this->x_.set_config_error(std::move(v).error());
 }
 
 template <class Transport>
-result<void> basic_scheduled_events_client<Transport>::approve(const std::vector<std::string>& ids) {
+FOREWARN_COLD result<void> basic_scheduled_events_client<Transport>::approve(const std::vector<std::string>& ids) {
     if (auto v = this->validate(); !v) return v;
     if (ids.empty()) return {};
     std::optional<std::string> incarnation;
@@ -154,7 +154,7 @@ result<void> basic_scheduled_events_client<Transport>::approve(const std::vector
 }
 
 template <class Transport>
-result<instance_identity> basic_scheduled_events_client<Transport>::read_identity() {
+FOREWARN_COLD result<instance_identity> basic_scheduled_events_client<Transport>::read_identity() {
     const std::string u = this->endpoint_ + "/metadata/instance/compute?api-version=" + std::string(instance_api_version);
     auto answer = request(http_method::get, u, {}, "GET instance/compute");
     if (!answer) return std::move(answer).error();

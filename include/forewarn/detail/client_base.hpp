@@ -190,7 +190,7 @@ public:
 protected:
     /// The exchange made from the options (their clock, log, rate limit, retry under `rules`,
     /// next()'s pause after a failure), a lane per key that may hang, the keys' readings.
-    client_base(Options options, Transport transport, retry_rules rules)
+    FOREWARN_COLD client_base(Options options, Transport transport, retry_rules rules)
         : options_(Client::settled(std::move(options))),
           x_(std::move(transport), Client::may_hang ? Client::key_count + 1 : 1,
              exchange_settings{options_.clock, options_.log, options_.rate_limit, Client::error_pause(options_)},
@@ -232,7 +232,7 @@ private:
 };
 
 template <class Client, class Transport, class Identity, cloud Cloud, class Options>
-result<Identity> client_base<Client, Transport, Identity, Cloud, Options>::identity() {
+FOREWARN_COLD result<Identity> client_base<Client, Transport, Identity, Cloud, Options>::identity() {
     if (!identity_ && !options_.self_name.empty()) {
         identity_.emplace();
         identity_->name = options_.self_name;

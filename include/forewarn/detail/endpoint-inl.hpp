@@ -14,7 +14,7 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-FOREWARN_INLINE std::string getenv_string(const char* name) {
+FOREWARN_INLINE FOREWARN_COLD std::string getenv_string(const char* name) {
 #if defined(_MSC_VER)
     char* buffer = nullptr;
     std::size_t length = 0;
@@ -28,14 +28,14 @@ FOREWARN_INLINE std::string getenv_string(const char* name) {
 #endif
 }
 
-FOREWARN_INLINE void strip_trailing_slashes(std::string& url) {
+FOREWARN_INLINE FOREWARN_COLD void strip_trailing_slashes(std::string& url) {
     const auto scheme = url.find("://");
     const std::size_t keep = scheme == std::string::npos ? 0 : scheme + 3;
     while (url.size() > keep && url.back() == '/') url.pop_back();
 }
 
 // What is wrong with a URL's authority ("host", "host:port", "[v6]:port"), or "" when nothing.
-FOREWARN_INLINE std::string authority_problem(std::string_view a) {
+FOREWARN_INLINE FOREWARN_COLD std::string authority_problem(std::string_view a) {
     if (a.empty()) return "endpoint has no host";
     if (a.find('@') != std::string_view::npos) return "endpoint holds user information ('@'): a metadata service takes none";
     std::string_view host = a;
@@ -79,7 +79,7 @@ FOREWARN_INLINE std::string authority_problem(std::string_view a) {
     return {};
 }
 
-FOREWARN_INLINE result<std::string> normalize_endpoint(std::string_view e, std::string_view what) {
+FOREWARN_INLINE FOREWARN_COLD result<std::string> normalize_endpoint(std::string_view e, std::string_view what) {
     e = trim(e);
     std::string out;
     if (e.find("://") == std::string_view::npos) {
@@ -118,7 +118,7 @@ FOREWARN_INLINE result<std::string> normalize_endpoint(std::string_view e, std::
     return out;
 }
 
-FOREWARN_INLINE chosen_endpoint choose_endpoint(std::string_view option, std::string_view option_name,
+FOREWARN_INLINE FOREWARN_COLD chosen_endpoint choose_endpoint(std::string_view option, std::string_view option_name,
                                                 std::initializer_list<const char*> variables) {
     if (!trim(option).empty()) return {std::string(option), option_name};
     for (const char* var : variables) {

@@ -20,7 +20,7 @@ FOREWARN_INLINE std::optional<std::chrono::system_clock::time_point> service_tim
     return *t;
 }
 
-FOREWARN_INLINE std::string service_said(std::string_view body) {
+FOREWARN_INLINE FOREWARN_COLD std::string service_said(std::string_view body) {
     constexpr std::size_t most = 200;
     body = trim(body);
     if (body.empty()) return {};
@@ -37,7 +37,7 @@ FOREWARN_INLINE std::string service_said(std::string_view body) {
     return out;
 }
 
-FOREWARN_INLINE error status_error(int status, std::string_view what, std::string_view body, status_hints hints) {
+FOREWARN_INLINE FOREWARN_COLD error status_error(int status, std::string_view what, std::string_view body, status_hints hints) {
     std::string text(what);
     switch (status) {
     case 400: text += ": 400 Bad Request"; break;

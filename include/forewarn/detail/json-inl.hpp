@@ -106,7 +106,7 @@ FOREWARN_INLINE std::size_t utf8_sequence_length(const unsigned char* p, std::si
     return 0;
 }
 
-FOREWARN_INLINE error json_shape_error(std::string field, std::string what) {
+FOREWARN_INLINE FOREWARN_COLD error json_shape_error(std::string field, std::string what) {
     error e(errc::invalid_document, std::move(what));
     e.field = std::move(field);
     return e;
@@ -125,7 +125,7 @@ FOREWARN_INLINE std::string_view json_type_name(const rapidjson::Value& v) noexc
     return "value";
 }
 
-FOREWARN_INLINE error json_type_error(std::string field, std::string_view expected, const rapidjson::Value& got) {
+FOREWARN_INLINE FOREWARN_COLD error json_type_error(std::string field, std::string_view expected, const rapidjson::Value& got) {
     return json_shape_error(std::move(field), "expected " + std::string(expected) + ", got " +
                                                   std::string(json_type_name(got)));
 }
@@ -153,7 +153,7 @@ FOREWARN_INLINE bool is_valid_utf8(std::string_view s) noexcept {
     return true;
 }
 
-FOREWARN_INLINE std::string replace_invalid_utf8(std::string_view s, std::string_view replacement) {
+FOREWARN_INLINE FOREWARN_COLD std::string replace_invalid_utf8(std::string_view s, std::string_view replacement) {
     std::string out;
     out.reserve(s.size());
     const auto* p = reinterpret_cast<const unsigned char*>(s.data());

@@ -262,7 +262,7 @@ private:
     struct state {
         // A transport that cannot be copied gives one lane (a hanging key then fails clearly).
         static std::size_t lanes_for(std::size_t n) { return std::is_copy_constructible_v<Transport> ? n : 1; }
-        state(Transport t, std::size_t n, exchange_settings s, retry_policy p)
+        FOREWARN_COLD state(Transport t, std::size_t n, exchange_settings s, retry_policy p)
             : policy(std::move(p)), rate_limit(s.rate_limit), lane_count(lanes_for(n)),
               lanes(std::make_unique<std::optional<lane_state>[]>(lane_count)),
               rounds(s, key_rounds::lane_hooks{lane_count, this, &state::cut_hook, &state::reset_hook}) {

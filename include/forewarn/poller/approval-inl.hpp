@@ -11,11 +11,11 @@
 
 FOREWARN_BEGIN_NAMESPACE
 
-FOREWARN_INLINE bool approval_policy::needs_identity() const noexcept {
+FOREWARN_INLINE FOREWARN_COLD bool approval_policy::needs_identity() const noexcept {
     return self_.empty() && options_.scope != approval_scope::never && options_.scope != approval_scope::all;
 }
 
-FOREWARN_INLINE void approval_policy::observe(const document& d, clock::time_point now) {
+FOREWARN_INLINE FOREWARN_COLD void approval_policy::observe(const document& d, clock::time_point now) {
     std::unordered_map<std::string, entry> next;
     next.reserve(d.events.size());
     for (const auto& e : d.events) {
@@ -28,41 +28,41 @@ FOREWARN_INLINE void approval_policy::observe(const document& d, clock::time_poi
     entries_ = std::move(next);
 }
 
-FOREWARN_INLINE void approval_policy::mark_ready(std::string_view id) {
+FOREWARN_INLINE FOREWARN_COLD void approval_policy::mark_ready(std::string_view id) {
     auto it = entries_.find(std::string(id));
     if (it != entries_.end()) it->second.ready = true;
 }
 
-FOREWARN_INLINE bool approval_policy::is_ready(std::string_view id) const {
+FOREWARN_INLINE FOREWARN_COLD bool approval_policy::is_ready(std::string_view id) const {
     auto it = entries_.find(std::string(id));
     return it != entries_.end() && it->second.ready;
 }
 
-FOREWARN_INLINE void approval_policy::mark_approved(const std::vector<std::string>& ids) {
+FOREWARN_INLINE FOREWARN_COLD void approval_policy::mark_approved(const std::vector<std::string>& ids) {
     for (const auto& id : ids) {
         auto it = entries_.find(id);
         if (it != entries_.end()) it->second.approved = true;
     }
 }
 
-FOREWARN_INLINE bool approval_policy::was_approved(std::string_view id) const {
+FOREWARN_INLINE FOREWARN_COLD bool approval_policy::was_approved(std::string_view id) const {
     auto it = entries_.find(std::string(id));
     return it != entries_.end() && it->second.approved;
 }
 
-FOREWARN_INLINE void approval_policy::mark_withheld(const std::vector<std::string>& ids) {
+FOREWARN_INLINE FOREWARN_COLD void approval_policy::mark_withheld(const std::vector<std::string>& ids) {
     for (const auto& id : ids) {
         auto it = entries_.find(id);
         if (it != entries_.end()) it->second.withheld = true;
     }
 }
 
-FOREWARN_INLINE bool approval_policy::was_withheld(std::string_view id) const {
+FOREWARN_INLINE FOREWARN_COLD bool approval_policy::was_withheld(std::string_view id) const {
     auto it = entries_.find(std::string(id));
     return it != entries_.end() && it->second.withheld;
 }
 
-FOREWARN_INLINE bool approval_policy::approves_at_once(const event& e) const noexcept {
+FOREWARN_INLINE FOREWARN_COLD bool approval_policy::approves_at_once(const event& e) const noexcept {
     if (options_.approve_user_events && e.source == event_source::user) return true;
     if (options_.approve_freeze_shorter_than && e.type == event_type::freeze && e.duration_in_seconds &&
         *e.duration_in_seconds >= 0 && *e.duration_in_seconds < options_.approve_freeze_shorter_than->count())
@@ -70,7 +70,7 @@ FOREWARN_INLINE bool approval_policy::approves_at_once(const event& e) const noe
     return false;
 }
 
-FOREWARN_INLINE bool approval_policy::allowed(const event& e, std::chrono::nanoseconds seen_for) const noexcept {
+FOREWARN_INLINE FOREWARN_COLD bool approval_policy::allowed(const event& e, std::chrono::nanoseconds seen_for) const noexcept {
     switch (options_.scope) {
     case approval_scope::never: return false;
     case approval_scope::all: return true;
@@ -80,12 +80,12 @@ FOREWARN_INLINE bool approval_policy::allowed(const event& e, std::chrono::nanos
     return false;
 }
 
-FOREWARN_INLINE std::chrono::nanoseconds approval_policy::seen_for(std::string_view id, clock::time_point now) const {
+FOREWARN_INLINE FOREWARN_COLD std::chrono::nanoseconds approval_policy::seen_for(std::string_view id, clock::time_point now) const {
     auto it = entries_.find(std::string(id));
     return it == entries_.end() ? std::chrono::nanoseconds(0) : std::chrono::nanoseconds(now - it->second.first_seen);
 }
 
-FOREWARN_INLINE std::vector<std::string> approval_policy::due(const document& d, clock::time_point now,
+FOREWARN_INLINE FOREWARN_COLD std::vector<std::string> approval_policy::due(const document& d, clock::time_point now,
                                                              std::optional<std::chrono::system_clock::time_point> wall) const {
     std::vector<std::string> out;
     if (!in_window(wall)) return out;
@@ -101,7 +101,7 @@ FOREWARN_INLINE std::vector<std::string> approval_policy::due(const document& d,
     return out;
 }
 
-FOREWARN_INLINE std::optional<clock::time_point> approval_policy::next_deadline(
+FOREWARN_INLINE FOREWARN_COLD std::optional<clock::time_point> approval_policy::next_deadline(
     const document& d, clock::time_point now, std::optional<std::chrono::system_clock::time_point> wall) const {
     if (options_.window && wall && !options_.window->contains(*wall)) {
         // Closed: the next chance is the opening, if anything waits for it.
@@ -131,7 +131,7 @@ FOREWARN_INLINE std::optional<clock::time_point> approval_policy::next_deadline(
     return best;
 }
 
-FOREWARN_INLINE std::vector<std::string> approval_policy::approved_ids() const {
+FOREWARN_INLINE FOREWARN_COLD std::vector<std::string> approval_policy::approved_ids() const {
     std::vector<std::string> out;
     for (const auto& [id, en] : entries_)
         if (en.approved) out.push_back(id);
@@ -139,7 +139,7 @@ FOREWARN_INLINE std::vector<std::string> approval_policy::approved_ids() const {
     return out;
 }
 
-FOREWARN_INLINE void approval_handle::ready(std::function<void(const approval_status&)> on_done) const {
+FOREWARN_INLINE FOREWARN_COLD void approval_handle::ready(std::function<void(const approval_status&)> on_done) const {
     if (!shared_) return;
     std::function<void()> wake;
     std::optional<approval_status> final_now;
@@ -163,7 +163,7 @@ FOREWARN_INLINE void approval_handle::ready(std::function<void(const approval_st
     if (wake) wake();
 }
 
-FOREWARN_INLINE void approval_handle::decline(std::string why) const {
+FOREWARN_INLINE FOREWARN_COLD void approval_handle::decline(std::string why) const {
     if (!shared_) return;
     std::function<void()> wake;
     {
@@ -176,7 +176,7 @@ FOREWARN_INLINE void approval_handle::decline(std::string why) const {
     if (wake) wake();
 }
 
-FOREWARN_INLINE approval_status approval_handle::status() const {
+FOREWARN_INLINE FOREWARN_COLD approval_status approval_handle::status() const {
     if (!shared_) return {approval_state::not_approved, "no poller behind this handle", {}};
     std::lock_guard<std::mutex> lock(shared_->mutex);
     auto it = shared_->status.find(id_);
@@ -184,18 +184,18 @@ FOREWARN_INLINE approval_status approval_handle::status() const {
     return it->second;
 }
 
-FOREWARN_INLINE void approver::set_wake(std::function<void()> wake) {
+FOREWARN_INLINE FOREWARN_COLD void approver::set_wake(std::function<void()> wake) {
     std::lock_guard<std::mutex> lock(shared_->mutex);
     shared_->wake = std::move(wake);
 }
 
-FOREWARN_INLINE void approver::set_can_approve(bool can) {
+FOREWARN_INLINE FOREWARN_COLD void approver::set_can_approve(bool can) {
     can_approve_ = can;
     std::lock_guard<std::mutex> lock(shared_->mutex);
     shared_->can_approve = can;
 }
 
-FOREWARN_INLINE approval_handle approver::handle(const std::string& id, const event* e) {
+FOREWARN_INLINE FOREWARN_COLD approval_handle approver::handle(const std::string& id, const event* e) {
     {
         std::lock_guard<std::mutex> lock(shared_->mutex);
         shared_->status.insert_or_assign(id, e && can_approve_ && !approvable(*e) ? not_approvable() : approval_status{});
@@ -203,7 +203,7 @@ FOREWARN_INLINE approval_handle approver::handle(const std::string& id, const ev
     return approval_handle(shared_, id);
 }
 
-FOREWARN_INLINE approval_handle approver::handle_for_known(const std::string& id, const event* e) {
+FOREWARN_INLINE FOREWARN_COLD approval_handle approver::handle_for_known(const std::string& id, const event* e) {
     const bool approved = policy_.was_approved(id);
     {
         std::lock_guard<std::mutex> lock(shared_->mutex);
@@ -216,7 +216,7 @@ FOREWARN_INLINE approval_handle approver::handle_for_known(const std::string& id
     return approval_handle(shared_, id);
 }
 
-FOREWARN_INLINE result<void> approver::start_coordinator(const clock& c, const logger& log) {
+FOREWARN_INLINE FOREWARN_COLD result<void> approver::start_coordinator(const clock& c, const logger& log) {
     if (!coordinator_ || coordinator_started_) return {};
     coordinator_context ctx;
     ctx.self = policy_.self();
@@ -238,17 +238,17 @@ FOREWARN_INLINE result<void> approver::start_coordinator(const clock& c, const l
     return r;
 }
 
-FOREWARN_INLINE void approver::stop_coordinator() noexcept {
+FOREWARN_INLINE FOREWARN_COLD void approver::stop_coordinator() noexcept {
     if (coordinator_ && coordinator_started_) coordinator_->stop();
     coordinator_started_ = false;
 }
 
-FOREWARN_INLINE void approver::observe(const document& d, clock::time_point now) {
+FOREWARN_INLINE FOREWARN_COLD void approver::observe(const document& d, clock::time_point now) {
     note(d, now);
     tell_coordinator(coordinator_view(d));
 }
 
-FOREWARN_INLINE void approver::note(const document& d, clock::time_point now) {
+FOREWARN_INLINE FOREWARN_COLD void approver::note(const document& d, clock::time_point now) {
     policy_.observe(d, now);
     drain();
     std::vector<std::string> gone;
@@ -271,7 +271,7 @@ FOREWARN_INLINE void approver::note(const document& d, clock::time_point now) {
     // prepare, and prepares are rare.
 }
 
-FOREWARN_INLINE void approver::drain() {
+FOREWARN_INLINE FOREWARN_COLD void approver::drain() {
     std::vector<std::string> ids;
     {
         std::lock_guard<std::mutex> lock(shared_->mutex);
@@ -280,7 +280,7 @@ FOREWARN_INLINE void approver::drain() {
     for (const auto& id : ids) policy_.mark_ready(id);
 }
 
-FOREWARN_INLINE std::vector<std::string> approver::due(const document& d, clock::time_point now,
+FOREWARN_INLINE FOREWARN_COLD std::vector<std::string> approver::due(const document& d, clock::time_point now,
                                                        std::vector<error>& problems,
                                                        std::optional<std::chrono::system_clock::time_point> wall) {
     const auto asked = candidates(d, now, wall);
@@ -289,7 +289,7 @@ FOREWARN_INLINE std::vector<std::string> approver::due(const document& d, clock:
     return out;
 }
 
-FOREWARN_INLINE std::vector<event> approver::candidates(const document& d, clock::time_point now,
+FOREWARN_INLINE FOREWARN_COLD std::vector<event> approver::candidates(const document& d, clock::time_point now,
                                                         std::optional<std::chrono::system_clock::time_point> wall) {
     drain();
     std::vector<event> out;
@@ -311,14 +311,14 @@ FOREWARN_INLINE std::vector<event> approver::candidates(const document& d, clock
     return out;
 }
 
-FOREWARN_INLINE std::vector<result<bool>> approver::ask_coordinator(const std::vector<event>& asked) {
+FOREWARN_INLINE FOREWARN_COLD std::vector<result<bool>> approver::ask_coordinator(const std::vector<event>& asked) {
     std::vector<result<bool>> answers;
     answers.reserve(asked.size());
     for (const auto& e : asked) answers.push_back(coordinator_ ? coordinator_->admit(e) : result<bool>(true));
     return answers;
 }
 
-FOREWARN_INLINE std::vector<std::string> approver::admitted(const std::vector<event>& asked,
+FOREWARN_INLINE FOREWARN_COLD std::vector<std::string> approver::admitted(const std::vector<event>& asked,
                                                             const std::vector<result<bool>>& answers,
                                                             std::vector<error>& problems) {
     std::vector<std::string> out;
@@ -340,46 +340,46 @@ FOREWARN_INLINE std::vector<std::string> approver::admitted(const std::vector<ev
     return out;
 }
 
-FOREWARN_INLINE void approver::approved(const std::vector<std::string>& ids, const document& d) {
+FOREWARN_INLINE FOREWARN_COLD void approver::approved(const std::vector<std::string>& ids, const document& d) {
     mark_approved(ids);
     tell_coordinator(coordinator_view(d));
 }
 
-FOREWARN_INLINE void approver::mark_approved(const std::vector<std::string>& ids) {
+FOREWARN_INLINE FOREWARN_COLD void approver::mark_approved(const std::vector<std::string>& ids) {
     policy_.mark_approved(ids);
     for (const auto& id : ids) settle(id, {approval_state::approved, "approved by this VM", {}});
 }
 
-FOREWARN_INLINE std::optional<std::vector<local_event>> approver::coordinator_view(const document& d) const {
+FOREWARN_INLINE FOREWARN_COLD std::optional<std::vector<local_event>> approver::coordinator_view(const document& d) const {
     if (!coordinator_ || !coordinator_started_) return std::nullopt;
     return local_events(d);
 }
 
-FOREWARN_INLINE void approver::tell_coordinator(const std::optional<std::vector<local_event>>& view) {
+FOREWARN_INLINE FOREWARN_COLD void approver::tell_coordinator(const std::optional<std::vector<local_event>>& view) {
     if (view && coordinator_ && coordinator_started_) coordinator_->observe(*view);
 }
 
-FOREWARN_INLINE void approver::failed(const std::vector<std::string>& ids, const error& e) {
+FOREWARN_INLINE FOREWARN_COLD void approver::failed(const std::vector<std::string>& ids, const error& e) {
     for (const auto& id : ids) update(id, {approval_state::failed, "the approval request failed", e});
 }
 
-FOREWARN_INLINE void approver::withheld(const std::vector<std::string>& ids) {
+FOREWARN_INLINE FOREWARN_COLD void approver::withheld(const std::vector<std::string>& ids) {
     policy_.mark_withheld(ids);
     for (const auto& id : ids) update(id, {approval_state::not_approved, "dry run: it would have been approved now", {}});
 }
 
-FOREWARN_INLINE std::optional<clock::time_point> approver::next_deadline(
+FOREWARN_INLINE FOREWARN_COLD std::optional<clock::time_point> approver::next_deadline(
     const document& d, clock::time_point now, std::optional<std::chrono::system_clock::time_point> wall) const {
     return can_approve_ ? policy_.next_deadline(d, now, wall) : std::nullopt;
 }
 
-FOREWARN_INLINE auto approver::take_completions() -> std::vector<completion> {
+FOREWARN_INLINE FOREWARN_COLD auto approver::take_completions() -> std::vector<completion> {
     std::vector<completion> out;
     out.swap(completions_);
     return out;
 }
 
-FOREWARN_INLINE std::vector<std::string> approver::take_declined() {
+FOREWARN_INLINE FOREWARN_COLD std::vector<std::string> approver::take_declined() {
     std::vector<std::pair<std::string, std::string>> declined;
     {
         std::lock_guard<std::mutex> lock(shared_->mutex);
@@ -395,7 +395,7 @@ FOREWARN_INLINE std::vector<std::string> approver::take_declined() {
     return out;
 }
 
-FOREWARN_INLINE std::vector<std::string> approver::awaiting(const document& d) const {
+FOREWARN_INLINE FOREWARN_COLD std::vector<std::string> approver::awaiting(const document& d) const {
     std::vector<std::string> out;
     if (!can_approve_) return out;
     for (const auto& e : d.events)
@@ -405,21 +405,21 @@ FOREWARN_INLINE std::vector<std::string> approver::awaiting(const document& d) c
     return out;
 }
 
-FOREWARN_INLINE void approver::save(poller_state& st) const {
+FOREWARN_INLINE FOREWARN_COLD void approver::save(poller_state& st) const {
     save_readiness(st);
     if (coordinator_) st.coordinator = coordinator_->save_state();
 }
 
-FOREWARN_INLINE void approver::save_readiness(poller_state& st) const {
+FOREWARN_INLINE FOREWARN_COLD void approver::save_readiness(poller_state& st) const {
     for (auto& s : st.events) s.ready = policy_.is_ready(s.id);
 }
 
-FOREWARN_INLINE void approver::restore(const poller_state& st, clock::time_point now) {
+FOREWARN_INLINE FOREWARN_COLD void approver::restore(const poller_state& st, clock::time_point now) {
     restore_readiness(st, now);
     if (coordinator_ && !st.coordinator.empty()) coordinator_->load_state(st.coordinator);
 }
 
-FOREWARN_INLINE void approver::restore_readiness(const poller_state& st, clock::time_point now) {
+FOREWARN_INLINE FOREWARN_COLD void approver::restore_readiness(const poller_state& st, clock::time_point now) {
     policy_.observe(st.delivered, now);
     std::vector<std::string> approved;
     for (const auto& s : st.events) {
@@ -439,7 +439,7 @@ FOREWARN_INLINE void approver::restore_readiness(const poller_state& st, clock::
     }
 }
 
-FOREWARN_INLINE void approver::status_not_due(const event& e, clock::time_point now,
+FOREWARN_INLINE FOREWARN_COLD void approver::status_not_due(const event& e, clock::time_point now,
                                               std::optional<std::chrono::system_clock::time_point> wall) {
     if (!can_approve_) return update(e.id, {approval_state::not_approved, "this source cannot approve", {}});
     if (!approvable(e)) return update(e.id, not_approvable());
@@ -460,14 +460,14 @@ FOREWARN_INLINE void approver::status_not_due(const event& e, clock::time_point 
     update(e.id, {approval_state::waiting, "not allowed yet", {}});
 }
 
-FOREWARN_INLINE void approver::update(const std::string& id, approval_status st) {
+FOREWARN_INLINE FOREWARN_COLD void approver::update(const std::string& id, approval_status st) {
     if (is_final(st.state)) return settle(id, std::move(st));
     std::lock_guard<std::mutex> lock(shared_->mutex);
     auto it = shared_->status.find(id);
     if (it != shared_->status.end() && !is_final(it->second.state)) it->second = std::move(st);
 }
 
-FOREWARN_INLINE void approver::settle(const std::string& id, approval_status st) {
+FOREWARN_INLINE FOREWARN_COLD void approver::settle(const std::string& id, approval_status st) {
     std::vector<detail::approval_shared::callback> callbacks;
     {
         std::lock_guard<std::mutex> lock(shared_->mutex);
@@ -483,7 +483,7 @@ FOREWARN_INLINE void approver::settle(const std::string& id, approval_status st)
     for (auto& c : callbacks) completions_.emplace_back(std::move(c), st);
 }
 
-FOREWARN_INLINE std::vector<local_event> approver::local_events(const document& d) const {
+FOREWARN_INLINE FOREWARN_COLD std::vector<local_event> approver::local_events(const document& d) const {
     std::vector<local_event> out;
     out.reserve(d.events.size());
     for (const auto& e : d.events)
@@ -491,7 +491,7 @@ FOREWARN_INLINE std::vector<local_event> approver::local_events(const document& 
     return out;
 }
 
-FOREWARN_INLINE approver::approver(approval_options options, std::shared_ptr<approval_coordinator> coordinator)
+FOREWARN_INLINE FOREWARN_COLD approver::approver(approval_options options, std::shared_ptr<approval_coordinator> coordinator)
     : policy_(std::move(options)), coordinator_(std::move(coordinator)),
       shared_(std::make_shared<detail::approval_shared>()) {}
 

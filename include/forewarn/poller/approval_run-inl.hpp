@@ -12,7 +12,7 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-FOREWARN_INLINE std::vector<std::string> approval_run(approval_run_parts p, clock::time_point now,
+FOREWARN_INLINE FOREWARN_COLD std::vector<std::string> approval_run(approval_run_parts p, clock::time_point now,
                                                       clock::wall_time_point wall, bool dry_run,
                                                       function_ref<result<void>(const std::vector<std::string>&)> approve,
                                                       function_ref<bool()> stopping, function_ref<bool(const error&)> quiet) {

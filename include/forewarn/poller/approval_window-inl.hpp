@@ -12,7 +12,7 @@
 
 FOREWARN_BEGIN_NAMESPACE
 
-FOREWARN_INLINE bool approval_window::contains(std::chrono::system_clock::time_point t) const noexcept {
+FOREWARN_INLINE FOREWARN_COLD bool approval_window::contains(std::chrono::system_clock::time_point t) const noexcept {
     const auto local = minutes_since_epoch(t);
     const long long day = floor_div(local, 1440);
     const int minute = static_cast<int>(local - day * 1440);
@@ -25,7 +25,7 @@ FOREWARN_INLINE bool approval_window::contains(std::chrono::system_clock::time_p
     return false;
 }
 
-FOREWARN_INLINE std::chrono::system_clock::time_point approval_window::next_open(std::chrono::system_clock::time_point t) const noexcept {
+FOREWARN_INLINE FOREWARN_COLD std::chrono::system_clock::time_point approval_window::next_open(std::chrono::system_clock::time_point t) const noexcept {
     const auto local = minutes_since_epoch(t);
     const long long day = floor_div(local, 1440);
     for (long long d = day; d <= day + 8; ++d) {
@@ -37,7 +37,7 @@ FOREWARN_INLINE std::chrono::system_clock::time_point approval_window::next_open
     return t;
 }
 
-FOREWARN_INLINE std::string approval_window::to_string() const {
+FOREWARN_INLINE FOREWARN_COLD std::string approval_window::to_string() const {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%02d:%02d-%02d:%02d", start_minute / 60, start_minute % 60, end_minute / 60, end_minute % 60);
     std::string out = buf;
@@ -59,7 +59,7 @@ FOREWARN_INLINE std::string approval_window::to_string() const {
     return out;
 }
 
-FOREWARN_INLINE result<approval_window> approval_window::parse(std::string_view text) {
+FOREWARN_INLINE FOREWARN_COLD result<approval_window> approval_window::parse(std::string_view text) {
     approval_window w;
     auto fail = [&](const std::string& why) -> result<approval_window> {
         return error(errc::invalid_argument, "approval window \"" + std::string(text) + "\": " + why);

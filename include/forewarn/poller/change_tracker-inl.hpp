@@ -12,7 +12,7 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-FOREWARN_INLINE std::string read_boot_id() {
+FOREWARN_INLINE FOREWARN_COLD std::string read_boot_id() {
 #if defined(__linux__)
     std::FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "r");
     if (!f) return {};
@@ -27,14 +27,14 @@ FOREWARN_INLINE std::string read_boot_id() {
 #endif
 }
 
-FOREWARN_INLINE std::string seconds_text(std::chrono::nanoseconds d) {
+FOREWARN_INLINE FOREWARN_COLD std::string seconds_text(std::chrono::nanoseconds d) {
     const auto tenths = std::chrono::duration_cast<std::chrono::milliseconds>(d).count() / 100;
     return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " s";
 }
 
 }  // namespace detail
 
-FOREWARN_INLINE change_tracker::change_tracker(tracking_options options)
+FOREWARN_INLINE FOREWARN_COLD change_tracker::change_tracker(tracking_options options)
     : options_(std::move(options)) {
     if (options_.boot_id.empty()) options_.boot_id = detail::read_boot_id();
 }
@@ -63,7 +63,7 @@ FOREWARN_INLINE std::vector<change> change_tracker::track(const document& d, obs
     return changes;
 }
 
-FOREWARN_INLINE void change_tracker::delivered(std::size_t n) {
+FOREWARN_INLINE FOREWARN_COLD void change_tracker::delivered(std::size_t n) {
     n = (std::min)(n, pending_.size());
     if (n == pending_.size()) {
         base_ = latest_;
@@ -76,7 +76,7 @@ FOREWARN_INLINE void change_tracker::delivered(std::size_t n) {
     pending_.clear();
 }
 
-FOREWARN_INLINE void change_tracker::mark_approved(const std::vector<std::string>& ids) {
+FOREWARN_INLINE FOREWARN_COLD void change_tracker::mark_approved(const std::vector<std::string>& ids) {
     for (const auto& id : ids) evidence_[id].approved = true;
 }
 
@@ -85,7 +85,7 @@ FOREWARN_INLINE bool change_tracker::approved(std::string_view id) const {
     return it != evidence_.end() && it->second.approved;
 }
 
-FOREWARN_INLINE poller_state change_tracker::save() const {
+FOREWARN_INLINE FOREWARN_COLD poller_state change_tracker::save() const {
     poller_state st;
     st.delivered = base_;
     for (const auto& e : base_.events) {
@@ -104,7 +104,7 @@ FOREWARN_INLINE poller_state change_tracker::save() const {
     return st;
 }
 
-FOREWARN_INLINE void change_tracker::restore(const poller_state& st) {
+FOREWARN_INLINE FOREWARN_COLD void change_tracker::restore(const poller_state& st) {
     base_ = st.delivered;
     base_.incarnation.clear();
     latest_ = base_;
@@ -130,7 +130,7 @@ FOREWARN_INLINE std::chrono::nanoseconds change_tracker::max_gap() const {
     return ours_.limit();
 }
 
-FOREWARN_INLINE void change_tracker::decide(change& c, const document& d, observation when) {
+FOREWARN_INLINE FOREWARN_COLD void change_tracker::decide(change& c, const document& d, observation when) {
     const event& e = c.event;
     auto it = evidence_.find(e.id);
     if (it == evidence_.end()) return;
@@ -160,12 +160,12 @@ FOREWARN_INLINE void change_tracker::decide(change& c, const document& d, observ
     set(c, decided.first, std::move(decided.second));
 }
 
-FOREWARN_INLINE void change_tracker::set(change& c, recover_reason r, std::string why) {
+FOREWARN_INLINE FOREWARN_COLD void change_tracker::set(change& c, recover_reason r, std::string why) {
     c.reason = r;
     c.evidence = std::move(why);
 }
 
-FOREWARN_INLINE void change_tracker::apply(const change& c) {
+FOREWARN_INLINE FOREWARN_COLD void change_tracker::apply(const change& c) {
     auto it = std::find_if(base_.events.begin(), base_.events.end(), [&](const event& e) { return e.id == c.event.id; });
     if (c.kind == change_kind::recover && !is_final(c.event.status)) {
         if (it != base_.events.end()) base_.events.erase(it);
@@ -176,7 +176,7 @@ FOREWARN_INLINE void change_tracker::apply(const change& c) {
     }
 }
 
-FOREWARN_INLINE void change_tracker::forget_if_gone(const std::string& id) {
+FOREWARN_INLINE FOREWARN_COLD void change_tracker::forget_if_gone(const std::string& id) {
     if (!latest_.find(id)) evidence_.erase(id);
 }
 

@@ -12,7 +12,7 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-FOREWARN_INLINE void handler_dispatch::post_task(std::function<void()> task) {
+FOREWARN_INLINE FOREWARN_COLD void handler_dispatch::post_task(std::function<void()> task) {
     if (!executor_) {
         task();
         return;
@@ -26,7 +26,7 @@ FOREWARN_INLINE void handler_dispatch::post_task(std::function<void()> task) {
     }
 }
 
-FOREWARN_INLINE void handler_dispatch::report(const error& e) noexcept {
+FOREWARN_INLINE FOREWARN_COLD void handler_dispatch::report(const error& e) noexcept {
     try {
         if (noted_) noted_(e);
     } catch (...) {
@@ -39,7 +39,7 @@ FOREWARN_INLINE void handler_dispatch::report(const error& e) noexcept {
     }
 }
 
-FOREWARN_INLINE std::size_t handler_dispatch::deliver(const std::vector<change>& changes,
+FOREWARN_INLINE FOREWARN_COLD std::size_t handler_dispatch::deliver(const std::vector<change>& changes,
                                                       function_ref<approval_handle(const std::string&)> handle_for,
                                                       function_ref<std::optional<observed_pause>(const std::string&)> pause_for,
                                                       function_ref<bool()> stopping) {
@@ -62,7 +62,7 @@ FOREWARN_INLINE std::size_t handler_dispatch::deliver(const std::vector<change>&
     return n;
 }
 
-FOREWARN_INLINE void handler_dispatch::complete(std::vector<approver::completion> done) {
+FOREWARN_INLINE FOREWARN_COLD void handler_dispatch::complete(std::vector<approver::completion> done) {
     for (auto& c : done) {
         auto task = [this, c = std::move(c)] { call("approval outcome callback", c.first, c.second); };
         post_task(std::move(task));

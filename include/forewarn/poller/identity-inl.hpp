@@ -14,7 +14,7 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-FOREWARN_INLINE result<std::optional<std::string>> identity_lookup::learn(clock::time_point now, bool approvals_wait,
+FOREWARN_INLINE FOREWARN_COLD result<std::optional<std::string>> identity_lookup::learn(clock::time_point now, bool approvals_wait,
                                                                          function_ref<result<std::string>()> ask) {
     if (known() || (next_try_ && now < *next_try_)) return std::optional<std::string>();
     auto id = ask();

@@ -11,24 +11,24 @@
 
 FOREWARN_BEGIN_NAMESPACE
 
-FOREWARN_INLINE std::string_view leader_election::leader(const event& e) const noexcept {
+FOREWARN_INLINE FOREWARN_COLD std::string_view leader_election::leader(const event& e) const noexcept {
     if (e.resources.empty()) return {};
     if (rule_ == leader_rule::first_listed) return e.resources.front();
     return *std::min_element(e.resources.begin(), e.resources.end());
 }
 
-FOREWARN_INLINE bool leader_election::is_leader(const event& e, std::string_view self) const noexcept {
+FOREWARN_INLINE FOREWARN_COLD bool leader_election::is_leader(const event& e, std::string_view self) const noexcept {
     return !self.empty() && e.affects(self) && leader(e) == self;
 }
 
-FOREWARN_INLINE bool leader_election::may_approve(const event& e, std::string_view self,
+FOREWARN_INLINE FOREWARN_COLD bool leader_election::may_approve(const event& e, std::string_view self,
                                                   std::chrono::nanoseconds seen_for) const noexcept {
     if (self.empty() || !e.affects(self)) return false;
     if (leader(e) == self) return true;
     return follower_may_approve(e, seen_for);
 }
 
-FOREWARN_INLINE bool leader_election::follower_may_approve(const event& e,
+FOREWARN_INLINE FOREWARN_COLD bool leader_election::follower_may_approve(const event& e,
                                                            std::chrono::nanoseconds seen_for) const noexcept {
     return e.source == event_source::user && e.status == event_status::scheduled && seen_for >= grace_;
 }

@@ -12,7 +12,7 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-FOREWARN_INLINE poller_ledger::poller_ledger(tracking_options tracking, approval_options approval,
+FOREWARN_INLINE FOREWARN_COLD poller_ledger::poller_ledger(tracking_options tracking, approval_options approval,
                                              std::shared_ptr<approval_coordinator> coordinator, bool can_approve,
                                              std::function<void()> wake)
     : tracker_(std::move(tracking)), approver_(std::move(approval), std::move(coordinator)) {
@@ -34,55 +34,55 @@ FOREWARN_INLINE std::vector<change> poller_ledger::track(const document& d, chan
     return changes;
 }
 
-FOREWARN_INLINE bool poller_ledger::delivered(std::size_t n) {
+FOREWARN_INLINE FOREWARN_COLD bool poller_ledger::delivered(std::size_t n) {
     std::lock_guard<std::mutex> lock(mutex_);
     const bool moved = tracker_.delivered_document().incarnation != tracker_.latest().incarnation;
     tracker_.delivered(n);
     return moved;
 }
 
-FOREWARN_INLINE document poller_ledger::latest() const {
+FOREWARN_INLINE FOREWARN_COLD document poller_ledger::latest() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return tracker_.latest();
 }
 
-FOREWARN_INLINE document poller_ledger::delivered_document() const {
+FOREWARN_INLINE FOREWARN_COLD document poller_ledger::delivered_document() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return tracker_.delivered_document();
 }
 
-FOREWARN_INLINE approval_handle poller_ledger::handle(const std::string& id) {
+FOREWARN_INLINE FOREWARN_COLD approval_handle poller_ledger::handle(const std::string& id) {
     std::lock_guard<std::mutex> lock(mutex_);
     return approver_.handle(id, tracker_.latest().find(id));
 }
 
-FOREWARN_INLINE approval_handle poller_ledger::handle_for_known(const std::string& id) {
+FOREWARN_INLINE FOREWARN_COLD approval_handle poller_ledger::handle_for_known(const std::string& id) {
     std::lock_guard<std::mutex> lock(mutex_);
     return approver_.handle_for_known(id, tracker_.latest().find(id));
 }
 
-FOREWARN_INLINE std::string poller_ledger::self() const {
+FOREWARN_INLINE FOREWARN_COLD std::string poller_ledger::self() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return approver_.self();
 }
 
-FOREWARN_INLINE void poller_ledger::set_self(const std::string& name) {
+FOREWARN_INLINE FOREWARN_COLD void poller_ledger::set_self(const std::string& name) {
     std::lock_guard<std::mutex> lock(mutex_);
     approver_.set_self(name);
 }
 
-FOREWARN_INLINE result<void> poller_ledger::start_coordinator(const clock& c, const logger& log) {
+FOREWARN_INLINE FOREWARN_COLD result<void> poller_ledger::start_coordinator(const clock& c, const logger& log) {
     if (!approver_.coordinator() || self().empty()) return {};
     return approver_.start_coordinator(c, log);
 }
 
-FOREWARN_INLINE std::optional<clock::time_point> poller_ledger::next_deadline(clock::time_point now,
+FOREWARN_INLINE FOREWARN_COLD std::optional<clock::time_point> poller_ledger::next_deadline(clock::time_point now,
                                                                              clock::wall_time_point wall) const {
     std::lock_guard<std::mutex> lock(mutex_);
     return approver_.next_deadline(tracker_.latest(), now, wall);
 }
 
-FOREWARN_INLINE std::vector<std::string> poller_ledger::due(clock::time_point now, clock::wall_time_point wall,
+FOREWARN_INLINE FOREWARN_COLD std::vector<std::string> poller_ledger::due(clock::time_point now, clock::wall_time_point wall,
                                                           std::vector<error>& problems) {
     // Decided under the lock, asked outside it (the coordinator is the user's code, and may read
     // the poller or block), applied under it again if the document asked about is still current.
@@ -107,12 +107,12 @@ FOREWARN_INLINE std::vector<std::string> poller_ledger::due(clock::time_point no
     return out;
 }
 
-FOREWARN_INLINE std::vector<std::string> poller_ledger::awaiting() const {
+FOREWARN_INLINE FOREWARN_COLD std::vector<std::string> poller_ledger::awaiting() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return approver_.awaiting(tracker_.latest());
 }
 
-FOREWARN_INLINE void poller_ledger::approved(const std::vector<std::string>& ids) {
+FOREWARN_INLINE FOREWARN_COLD void poller_ledger::approved(const std::vector<std::string>& ids) {
     std::optional<std::vector<local_event>> view;
     {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -123,27 +123,27 @@ FOREWARN_INLINE void poller_ledger::approved(const std::vector<std::string>& ids
     approver_.tell_coordinator(view);
 }
 
-FOREWARN_INLINE void poller_ledger::failed(const std::vector<std::string>& ids, const error& e) {
+FOREWARN_INLINE FOREWARN_COLD void poller_ledger::failed(const std::vector<std::string>& ids, const error& e) {
     std::lock_guard<std::mutex> lock(mutex_);
     approver_.failed(ids, e);
 }
 
-FOREWARN_INLINE void poller_ledger::withheld(const std::vector<std::string>& ids) {
+FOREWARN_INLINE FOREWARN_COLD void poller_ledger::withheld(const std::vector<std::string>& ids) {
     std::lock_guard<std::mutex> lock(mutex_);
     approver_.withheld(ids);
 }
 
-FOREWARN_INLINE std::vector<approver::completion> poller_ledger::take_completions() {
+FOREWARN_INLINE FOREWARN_COLD std::vector<approver::completion> poller_ledger::take_completions() {
     std::lock_guard<std::mutex> lock(mutex_);
     return approver_.take_completions();
 }
 
-FOREWARN_INLINE std::vector<std::string> poller_ledger::take_declined() {
+FOREWARN_INLINE FOREWARN_COLD std::vector<std::string> poller_ledger::take_declined() {
     std::lock_guard<std::mutex> lock(mutex_);
     return approver_.take_declined();
 }
 
-FOREWARN_INLINE poller_state poller_ledger::save() const {
+FOREWARN_INLINE FOREWARN_COLD poller_state poller_ledger::save() const {
     poller_state st;
     {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -154,7 +154,7 @@ FOREWARN_INLINE poller_state poller_ledger::save() const {
     return st;
 }
 
-FOREWARN_INLINE void poller_ledger::restore(const poller_state& st, clock::time_point now) {
+FOREWARN_INLINE FOREWARN_COLD void poller_ledger::restore(const poller_state& st, clock::time_point now) {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         tracker_.restore(st);

@@ -13,7 +13,7 @@
 
 FOREWARN_BEGIN_NAMESPACE
 
-FOREWARN_INLINE result<void> pause_meter::watch_under_way(const document& d, const std::string& self) {
+FOREWARN_INLINE FOREWARN_COLD result<void> pause_meter::watch_under_way(const document& d, const std::string& self) {
     std::vector<std::string> ids;
     for (const auto& e : d.events)
         if (d.under_way(e) && (e.resources.empty() || (!self.empty() && e.affects(self)))) ids.push_back(e.id);
@@ -22,13 +22,13 @@ FOREWARN_INLINE result<void> pause_meter::watch_under_way(const document& d, con
     return r;
 }
 
-FOREWARN_INLINE pause_meter::pause_meter(forewarn::clock c, std::chrono::nanoseconds look)
+FOREWARN_INLINE FOREWARN_COLD pause_meter::pause_meter(forewarn::clock c, std::chrono::nanoseconds look)
     : clock_(std::move(c)), look_((std::max)(look, std::chrono::nanoseconds(std::chrono::milliseconds(1)))),
       signal_(std::make_shared<detail::wake_signal>()), worker_(signal_) {}
 
-FOREWARN_INLINE pause_meter::~pause_meter() { stop(); }
+FOREWARN_INLINE FOREWARN_COLD pause_meter::~pause_meter() { stop(); }
 
-FOREWARN_INLINE void pause_meter::stop() noexcept {
+FOREWARN_INLINE FOREWARN_COLD void pause_meter::stop() noexcept {
     worker_.stop();
     // Nobody looked while stopped: the next watch() starts a new time line instead of taking the
     // time stopped for a pause.
@@ -36,11 +36,11 @@ FOREWARN_INLINE void pause_meter::stop() noexcept {
     last_.reset();
 }
 
-FOREWARN_INLINE bool pause_meter::any_active_locked() const {
+FOREWARN_INLINE FOREWARN_COLD bool pause_meter::any_active_locked() const {
     return std::any_of(records_.begin(), records_.end(), [](const auto& r) { return r.second.active; });
 }
 
-FOREWARN_INLINE void pause_meter::look_locked() {
+FOREWARN_INLINE FOREWARN_COLD void pause_meter::look_locked() {
     const auto now = clock_.now();
     const auto wall = clock_.wall_now();
     if (last_) {
@@ -62,7 +62,7 @@ FOREWARN_INLINE void pause_meter::look_locked() {
     last_ = clock_reading{now, wall};
 }
 
-FOREWARN_INLINE result<void> pause_meter::watch(const std::vector<std::string>& ids) {
+FOREWARN_INLINE FOREWARN_COLD result<void> pause_meter::watch(const std::vector<std::string>& ids) {
     bool start = false, changed = false;
     {
         std::lock_guard<std::mutex> lock(signal_->mutex);
@@ -104,7 +104,7 @@ FOREWARN_INLINE result<void> pause_meter::watch(const std::vector<std::string>& 
     return worker_.start(clock_, [this] { loop(); }, {});
 }
 
-FOREWARN_INLINE std::optional<observed_pause> pause_meter::take(const std::string& id) {
+FOREWARN_INLINE FOREWARN_COLD std::optional<observed_pause> pause_meter::take(const std::string& id) {
     std::optional<observed_pause> out;
     {
         std::lock_guard<std::mutex> lock(signal_->mutex);
@@ -123,13 +123,13 @@ FOREWARN_INLINE std::optional<observed_pause> pause_meter::take(const std::strin
     return out;
 }
 
-FOREWARN_INLINE std::size_t pause_meter::watching() const {
+FOREWARN_INLINE FOREWARN_COLD std::size_t pause_meter::watching() const {
     std::lock_guard<std::mutex> lock(signal_->mutex);
     return static_cast<std::size_t>(
         std::count_if(records_.begin(), records_.end(), [](const auto& r) { return r.second.active; }));
 }
 
-FOREWARN_INLINE void pause_meter::loop() {
+FOREWARN_INLINE FOREWARN_COLD void pause_meter::loop() {
     std::unique_lock<std::mutex> lock(signal_->mutex);
     while (!worker_.stop_requested_locked()) {
         const auto seen = generation_;

@@ -12,7 +12,7 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-FOREWARN_INLINE std::optional<poller_state> state_keeper::load(const logger& log, function_ref<void(const error&)> report) {
+FOREWARN_INLINE FOREWARN_COLD std::optional<poller_state> state_keeper::load(const logger& log, function_ref<void(const error&)> report) {
     if (loaded_) return std::nullopt;
     loaded_ = true;
     if (!store_) return std::nullopt;
@@ -28,7 +28,7 @@ FOREWARN_INLINE std::optional<poller_state> state_keeper::load(const logger& log
     return std::nullopt;
 }
 
-FOREWARN_INLINE void state_keeper::save(function_ref<poller_state()> snapshot, function_ref<void(const error&)> report) {
+FOREWARN_INLINE FOREWARN_COLD void state_keeper::save(function_ref<poller_state()> snapshot, function_ref<void(const error&)> report) {
     if (!dirty_ || !store_) return;
     if (auto r = store_->save(snapshot()); r)
         dirty_ = false;

@@ -15,7 +15,7 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-FOREWARN_INLINE CURLcode curl_global_once() noexcept {
+FOREWARN_INLINE FOREWARN_COLD CURLcode curl_global_once() noexcept {
     static std::once_flag once;
     static CURLcode code = CURLE_OK;
     try {
@@ -141,15 +141,15 @@ FOREWARN_INLINE bool curl_slist_owner::append(const std::string& line) noexcept 
 
 }  // namespace detail
 
-FOREWARN_INLINE curl_transport::curl_transport() : curl_transport(curl_transport_options{}) {}
+FOREWARN_INLINE FOREWARN_COLD curl_transport::curl_transport() : curl_transport(curl_transport_options{}) {}
 
-FOREWARN_INLINE curl_transport::curl_transport(curl_transport_options options)
+FOREWARN_INLINE FOREWARN_COLD curl_transport::curl_transport(curl_transport_options options)
     : state_(std::make_unique<state>(std::move(options))) {}
 
-FOREWARN_INLINE curl_transport::curl_transport(const curl_transport& other)
+FOREWARN_INLINE FOREWARN_COLD curl_transport::curl_transport(const curl_transport& other)
     : state_(std::make_unique<state>(other.state_ ? other.state_->options : curl_transport_options{})) {}
 
-FOREWARN_INLINE curl_transport& curl_transport::operator=(const curl_transport& other) {
+FOREWARN_INLINE FOREWARN_COLD curl_transport& curl_transport::operator=(const curl_transport& other) {
     if (this != &other)
         state_ = std::make_unique<state>(other.state_ ? other.state_->options : curl_transport_options{});
     return *this;
@@ -191,7 +191,7 @@ FOREWARN_INLINE const curl_transport_options& curl_transport::options() const no
     return state_ ? state_->options : defaults;
 }
 
-FOREWARN_INLINE curl_transport::state::state(curl_transport_options o)
+FOREWARN_INLINE FOREWARN_COLD curl_transport::state::state(curl_transport_options o)
     : options(std::move(o)) {
     init = detail::curl_global_once();
     if (init != CURLE_OK) return;
@@ -202,7 +202,7 @@ FOREWARN_INLINE curl_transport::state::state(curl_transport_options o)
     if (easy != nullptr) setup = configure_once();
 }
 
-FOREWARN_INLINE curl_transport::state::~state() {
+FOREWARN_INLINE FOREWARN_COLD curl_transport::state::~state() {
     if (easy != nullptr) curl_easy_cleanup(easy);  // never attached to multi here
     if (multi != nullptr) curl_multi_cleanup(multi);
 }
@@ -355,7 +355,7 @@ FOREWARN_INLINE result<http_response> curl_transport::state::send(const http_req
 namespace detail {
 
 // Which connection failure a libcurl code is, with the system's errno of the failed call.
-FOREWARN_INLINE network_failure curl_network_failure(CURLcode rc, long os_error) noexcept {
+FOREWARN_INLINE FOREWARN_COLD network_failure curl_network_failure(CURLcode rc, long os_error) noexcept {
     switch (rc) {
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY: return network_failure::name_not_resolved;
@@ -374,13 +374,13 @@ FOREWARN_INLINE network_failure curl_network_failure(CURLcode rc, long os_error)
 
 }  // namespace detail
 
-FOREWARN_INLINE auto curl_transport::state::message(CURLcode rc, const std::string& what) const -> std::string {
+FOREWARN_INLINE FOREWARN_COLD auto curl_transport::state::message(CURLcode rc, const std::string& what) const -> std::string {
     std::string detail = error_text[0] != '\0' ? std::string(error_text) : std::string(curl_easy_strerror(rc));
     while (!detail.empty() && (detail.back() == '\n' || detail.back() == '\r')) detail.pop_back();
     return what + ": " + detail;
 }
 
-FOREWARN_INLINE CURLcode curl_transport::state::configure_once() {
+FOREWARN_INLINE FOREWARN_COLD CURLcode curl_transport::state::configure_once() {
     CURLcode rc = CURLE_OK;
     auto set = [&rc](CURLcode r) {
         if (rc == CURLE_OK) rc = r;

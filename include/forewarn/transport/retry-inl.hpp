@@ -75,7 +75,7 @@ FOREWARN_INLINE bool rate_limiter::acquire(interruptible_sleep& sleep) {
     }
 }
 
-FOREWARN_INLINE std::shared_ptr<rate_limiter> rate_limiter::for_host(std::string_view authority,
+FOREWARN_INLINE FOREWARN_COLD std::shared_ptr<rate_limiter> rate_limiter::for_host(std::string_view authority,
                                                                      const forewarn::clock& c) {
     static std::mutex m;
     static std::map<std::pair<std::string, const void*>, std::shared_ptr<rate_limiter>> limiters;
