@@ -50,10 +50,13 @@
 #define FOREWARN_INLINE inline
 #endif
 
-// FOREWARN_COLD marks a function that runs only when something happens (a notice, an approval, an
-// error, a start or a stop), never on an idle poll. GCC and Clang compile it for size and keep it
-// out of the way of the code around its calls: every program that includes forewarn gets less code
-// and compiles faster (docs/benchmarks.md, "Cold code"). It changes no behaviour.
+// FOREWARN_COLD marks a function whose speed does not matter: it runs once (construction, start,
+// stop, identity), when something happens (an approval, an error, a pause measured, a handler
+// called), or as the poller's small bookkeeping beside each poll's network round trip. GCC and Clang
+// compile it for size and take its calls as unlikely: every program that includes forewarn gets
+// less code and compiles faster (docs/benchmarks.md, "Cold code"); no behaviour changes. Never on
+// the poll path: each poll's round, exchange, transport and parse, and what grows with a document's
+// events (their parse, the diff, the change tracker); tests/house/check.py cold holds that list.
 #if defined(__GNUC__) || defined(__clang__)
 #define FOREWARN_COLD __attribute__((cold))
 #else
