@@ -52,11 +52,12 @@
 
 // FOREWARN_COLD marks a function whose speed does not matter: it runs once (construction, start,
 // stop, identity), when something happens (an approval, an error, a pause measured, a handler
-// called), or as the poller's small bookkeeping beside each poll's network round trip. GCC and Clang
-// compile it for size and take its calls as unlikely: every program that includes forewarn gets
-// less code and compiles faster (docs/benchmarks.md, "Cold code"); no behaviour changes. Never on
-// the poll path: each poll's round, exchange, transport and parse, and what grows with a document's
-// events (their parse, the diff, the change tracker); tests/house/check.py cold holds that list.
+// called), or as the poller's bookkeeping beside each poll's request (the approval policy's look at
+// each event: microseconds a poll). GCC and Clang compile it for size and take its calls as
+// unlikely: a program gets less code and compiles faster (docs/benchmarks.md, "Cold code"); no
+// behaviour changes. Never on the poll path: each poll's round, exchange, transport and parse, and
+// the document's events through the parse, the diff and the change tracker (poll_once() too);
+// tests/house/check.py cold holds that list.
 #if defined(__GNUC__) || defined(__clang__)
 #define FOREWARN_COLD __attribute__((cold))
 #else

@@ -316,7 +316,7 @@ FOREWARN_COLD void basic_poller<Source>::stop() noexcept {
 }
 
 template <class Source>
-FOREWARN_COLD result<std::size_t> basic_poller<Source>::poll_once() {
+result<std::size_t> basic_poller<Source>::poll_once() {
     if (worker_.running()) return error(errc::invalid_argument, "poll_once() while the poller runs its own thread");
     if (auto v = source_.validate(); !v) return std::move(v).error();
     return worker_.run_here([this] {
@@ -326,7 +326,7 @@ FOREWARN_COLD result<std::size_t> basic_poller<Source>::poll_once() {
 }
 
 template <class Source>
-FOREWARN_COLD void basic_poller<Source>::approve_due() {
+void basic_poller<Source>::approve_due() {
     if (worker_.running()) return;
     after_cycle();
 }

@@ -15,8 +15,9 @@
                                 docs/architecture.md "A new cloud"): at most that many files outside
                                 its own folder name it
   check.py cold SOURCE_DIR      no function of the poll path (POLL_PATH below) is marked FOREWARN_COLD
-                                (config.hpp: compiled for size, its calls taken as unlikely), and each
-                                one is still found where the list says
+                                (config.hpp: compiled for size, its calls taken as unlikely) at its
+                                definition or a declaration, each one is still found where the list
+                                says, and no header spells the attribute but config.hpp
 """
 import json
 import pathlib
@@ -67,14 +68,25 @@ POLL_PATH = (
     ("include/forewarn/transport/curl-inl.hpp", "CURLcode curl_transport::state::configure("),
     ("include/forewarn/transport/curl-inl.hpp", "size_t curl_exchange::on_header("),
     ("include/forewarn/transport/curl-inl.hpp", "size_t curl_exchange::on_body("),
+    ("include/forewarn/transport/curl-inl.hpp", "int curl_exchange::on_progress("),
     ("include/forewarn/transport/retry-inl.hpp", "bool rate_limiter::acquire("),
     ("include/forewarn/detail/json-inl.hpp", "result<rapidjson::Document> parse_json("),
-    ("include/forewarn/azure/parse-inl.hpp", "result<document> parse_document("),
-    ("include/forewarn/detail/client_base.hpp", "result<document> client_base<Client, Transport, Identity, Cloud, Options>::next("),
+    ("include/forewarn/detail/metadata_exchange.hpp", "result<http_response> send_once("),
     ("include/forewarn/detail/metadata_exchange-inl.hpp", "result<document> key_rounds::round("),
+    ("include/forewarn/detail/client_base.hpp", "result<document> client_base<Client, Transport, Identity, Cloud, Options>::next("),
+    ("include/forewarn/detail/client_base.hpp", "result<document> client_base<Client, Transport, Identity, Cloud, Options>::fetch("),
+    ("include/forewarn/detail/client_base.hpp", "result<bool> client_base<Client, Transport, Identity, Cloud, Options>::ask("),
+    ("include/forewarn/detail/client_base.hpp", "result<document> client_base<Client, Transport, Identity, Cloud, Options>::compose("),
+    ("include/forewarn/azure/parse-inl.hpp", "result<document> parse_document("),
     ("include/forewarn/azure/parse-inl.hpp", "result<event> azure_parse_event("),
+    ("include/forewarn/aws/parse-inl.hpp", "result<std::vector<event>> aws_parse_key("),
+    ("include/forewarn/aws/parse-inl.hpp", "result<std::vector<event>> parse_scheduled_events("),
+    ("include/forewarn/gce/upcoming_maintenance-inl.hpp", "result<std::optional<upcoming_maintenance>> parse_upcoming_maintenance("),
     ("include/forewarn/time-inl.hpp", "result<std::chrono::system_clock::time_point> parse_iso8601("),
     ("include/forewarn/time-inl.hpp", "result<std::chrono::system_clock::time_point> parse_rfc1123("),
+    ("include/forewarn/time-inl.hpp", "result<std::optional<std::chrono::system_clock::time_point>> parse_time("),
+    ("include/forewarn/time-inl.hpp", "result<std::optional<std::chrono::system_clock::time_point>> parse_aws_time("),
+    ("include/forewarn/poller.hpp", "result<std::size_t> basic_poller<Source>::poll_once("),
     ("include/forewarn/poller/ledger-inl.hpp", "std::vector<change> poller_ledger::track("),
     ("include/forewarn/poller/change_tracker-inl.hpp", "std::vector<change> change_tracker::track("),
     ("include/forewarn/diff-inl.hpp", "std::vector<change> diff("),
@@ -146,9 +158,10 @@ def top(source):
 
 
 def without_comments(text):
-    """C++ text without its comments; string and character literals kept."""
+    """C++ text without its comments (their line breaks kept, so line numbers hold); string and
+    character literals kept."""
     pattern = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.S)
-    return pattern.sub(lambda m: m.group(0) if m.group(0)[0] in "\"'" else " ", text)
+    return pattern.sub(lambda m: m.group(0) if m.group(0)[0] in "\"'" else " " + "\n" * m.group(0).count("\n"), text)
 
 
 def clouds(source):
@@ -186,22 +199,36 @@ def clouds(source):
 
 
 def cold(source):
+    """Nothing on POLL_PATH is marked cold, at its definition or at any declaration of its name; the
+    attribute is spelled only through FOREWARN_COLD (config.hpp), so that this is the one thing to look
+    for."""
     root = pathlib.Path(source)
     ok = True
+    headers = sorted((root / "include" / "forewarn").rglob("*.hpp"))
+    texts = {h: without_comments(h.read_text(encoding="utf-8")) for h in headers}
+    raw = re.compile(r"__attribute__\s*\(\(\s*cold|\[\[\s*gnu::cold")
+    for h, text in texts.items():
+        if h.name != "config.hpp" and raw.search(text):
+            print(f"{h.relative_to(root).as_posix()}: spells the cold attribute itself; use FOREWARN_COLD")
+            ok = False
     for rel, start in POLL_PATH:
-        lines = (root / rel).read_text(encoding="utf-8").splitlines()
-        at = [i for i, l in enumerate(lines) if start in l]
-        if not at:
+        lines = texts[root / rel].splitlines()
+        if not any(start in l for l in lines):
             print(f"{rel}: no definition starting '{start}' (moved or renamed? update POLL_PATH)")
             ok = False
             continue
-        for i in at:
-            if "FOREWARN_COLD" in lines[i] or (i > 0 and "FOREWARN_COLD" in lines[i - 1]):
-                print(f"{rel}:{i + 1}: '{start}' is on the poll path but is marked FOREWARN_COLD")
-                ok = False
-    print(f"{len(POLL_PATH)} functions of the poll path checked")
+        # The function's own name (after the last "::" of its qualified name, or the whole name),
+        # as it appears where it is declared or defined, with FOREWARN_COLD in the same declaration.
+        name = start.rstrip("(").split(" ")[-1].split("::")[-1]
+        for h, text in texts.items():
+            for m in re.finditer(r"[^;{}]*\b" + re.escape(name) + r"\s*\(", text):
+                if "FOREWARN_COLD" in m.group(0) and (h == root / rel or "::" not in start.split(" ")[-1]
+                                                       or start.split(" ")[-1].split("::")[-2].split("<")[0] in text):
+                    line = text.count("\n", 0, m.end()) + 1
+                    print(f"{h.relative_to(root).as_posix()}:{line}: '{name}' is on the poll path ({rel}) but is marked FOREWARN_COLD")
+                    ok = False
+    print(f"{len(POLL_PATH)} functions of the poll path checked in {len(headers)} headers")
     return ok
-
 
 if __name__ == "__main__":
     if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("timeouts", "agent", "names", "top", "clouds", "cold"):
