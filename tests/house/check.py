@@ -211,19 +211,20 @@ def cold(source):
         if h.name != "config.hpp" and raw.search(text):
             print(f"{h.relative_to(root).as_posix()}: spells the cold attribute itself; use FOREWARN_COLD")
             ok = False
+    reported = set()
     for rel, start in POLL_PATH:
         lines = texts[root / rel].splitlines()
         if not any(start in l for l in lines):
             print(f"{rel}: no definition starting '{start}' (moved or renamed? update POLL_PATH)")
             ok = False
             continue
-        # The function's own name (after the last "::" of its qualified name, or the whole name),
-        # as it appears where it is declared or defined, with FOREWARN_COLD in the same declaration.
-        name = start.rstrip("(").split(" ")[-1].split("::")[-1]
+        # The function's own name (after the last "::"): no declaration of that name, in any
+        # header, may carry FOREWARN_COLD (the text since the previous ';', '{' or '}').
+        name = start.rstrip("(").split("::")[-1].split(" ")[-1]
         for h, text in texts.items():
             for m in re.finditer(r"[^;{}]*\b" + re.escape(name) + r"\s*\(", text):
-                if "FOREWARN_COLD" in m.group(0) and (h == root / rel or "::" not in start.split(" ")[-1]
-                                                       or start.split(" ")[-1].split("::")[-2].split("<")[0] in text):
+                if "FOREWARN_COLD" in m.group(0) and (h, m.end()) not in reported:
+                    reported.add((h, m.end()))
                     line = text.count("\n", 0, m.end()) + 1
                     print(f"{h.relative_to(root).as_posix()}:{line}: '{name}' is on the poll path ({rel}) but is marked FOREWARN_COLD")
                     ok = False
