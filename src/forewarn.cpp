@@ -39,4 +39,10 @@ template class FOREWARN_API basic_poller<aws::basic_instance_metadata_client<def
 template class FOREWARN_API basic_poller<alibaba::basic_metadata_client<default_transport>>;
 template class FOREWARN_API basic_poller<tencent::basic_metadata_client<default_transport>>;
 
+// The poller's parts' maps by id (detail/hidden.hpp): a program's copies and destructors of a
+// change_tracker, an approval_policy or a pause_meter call these, never seeing the maps' type.
+template class detail::hidden<change_tracker::evidence_map>;
+template class detail::hidden<approval_policy::entry_map>;
+template class detail::hidden<pause_meter::record_map>;
+
 FOREWARN_END_NAMESPACE

@@ -4,13 +4,13 @@
 #include <forewarn/clouds.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/latest_metadata.hpp>
+#include <forewarn/detail/min_max.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/transport.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <condition_variable>
@@ -145,7 +145,7 @@ result<void> probe(Transport& t, const cloud_facts& f, const std::string& base, 
         const auto id = trim(r->body);
         const std::size_t prefix = f.instance_id.prefix.size();
         bool shaped = id.size() > prefix && id.size() <= 64 && id.substr(0, prefix) == f.instance_id.prefix;
-        for (const char c : id.substr((std::min)(id.size(), prefix)))
+        for (const char c : id.substr(detail::smaller(id.size(), prefix)))
             shaped = shaped && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'));
         if (!shaped)
             return error(errc::not_metadata_server,

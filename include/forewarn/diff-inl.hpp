@@ -9,6 +9,8 @@
 
 #if FOREWARN_HEADER_DEFINITIONS
 
+#include <unordered_map>
+
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 

@@ -7,6 +7,8 @@
 
 #include <forewarn/fleet.hpp>
 
+#include <algorithm>
+
 #if FOREWARN_HEADER_DEFINITIONS
 
 FOREWARN_BEGIN_NAMESPACE

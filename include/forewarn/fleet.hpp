@@ -9,7 +9,6 @@
 #include <forewarn/poller/coordinator.hpp>
 #include <forewarn/event.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>

@@ -7,8 +7,8 @@
 // an spdlog adapter.
 
 #include <forewarn/config.hpp>
+#include <forewarn/detail/std_function.hpp>
 
-#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>

@@ -7,6 +7,7 @@
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/detail/std_function.hpp>
 #include <forewarn/detail/worker.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
@@ -25,10 +26,8 @@
 #include <forewarn/poller/state_store.hpp>
 #include <forewarn/result.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -233,8 +232,14 @@ private:
             return fetched.error();
         }
         if (options_.filter) {
-            auto& ev = fetched->events;
-            ev.erase(std::remove_if(ev.begin(), ev.end(), [&](const event& e) { return !options_.filter(e); }), ev.end());
+            auto& ev = fetched->events;  // std::remove_if's work, without <algorithm>
+            std::size_t kept = 0;
+            for (std::size_t i = 0; i < ev.size(); ++i)
+                if (options_.filter(ev[i])) {
+                    if (i != kept) ev[kept] = std::move(ev[i]);
+                    ++kept;
+                }
+            ev.erase(ev.begin() + static_cast<std::ptrdiff_t>(kept), ev.end());
         }
         for (auto& e : fetched->events)  // the source's word on each event, else on all of them
             if (!e.approvable) e.approvable = source_.can_approve();

@@ -11,6 +11,20 @@
 #error "compiled mode: <forewarn/forewarn.hpp> brought RapidJSON into a user's translation unit"
 #endif
 
+// Compiled mode: nor libcurl (transport/curl_handles.hpp is the definitions'), nor the standard
+// headers that only forewarn's definitions use (docs/benchmarks.md, "Narrow includes"). The
+// standard headers are told by libstdc++'s include guards; other libraries are not checked.
+#if defined(FOREWARN_COMPILED_LIB) && defined(CURLINC_CURL_H)
+#error "compiled mode: <forewarn/forewarn.hpp> brought libcurl into a user's translation unit"
+#endif
+#if defined(FOREWARN_COMPILED_LIB) && \
+    (defined(_GLIBCXX_UNORDERED_MAP) || defined(_GLIBCXX_DEQUE) || defined(_GLIBCXX_ALGORITHM))
+#error "compiled mode: <forewarn/forewarn.hpp> brought <unordered_map>, <deque> or <algorithm> into a user's translation unit"
+#endif
+#if defined(FOREWARN_COMPILED_LIB) && defined(FOREWARN_STD_FUNCTION_ONLY) && defined(_GLIBCXX_FUNCTIONAL)
+#error "compiled mode: <forewarn/forewarn.hpp> brought all of <functional> into a user's translation unit"
+#endif
+
 // On Windows the default transport is WinHTTP: nothing of libcurl reaches a user's program.
 #if defined(_WIN32) && defined(CURLINC_CURL_H)
 #error "on Windows, <forewarn/forewarn.hpp> brought libcurl into a user's translation unit"

@@ -13,13 +13,13 @@
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/function_ref.hpp>
+#include <forewarn/detail/std_function.hpp>
 #include <forewarn/log.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/transport.hpp>
 #include <forewarn/transport/retry.hpp>
 
 #include <chrono>
-#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -73,7 +73,6 @@ struct autoscaling_options {
     forewarn::clock clock;  ///< for the backoff and the signature's time
     logger log;
 };
-
 
 }  // namespace aws
 

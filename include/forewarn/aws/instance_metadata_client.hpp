@@ -11,11 +11,11 @@
 #include <forewarn/aws/parse.hpp>
 #include <forewarn/detail/client_base.hpp>  // with detail/http.hpp, result.hpp, transport.hpp
 #include <forewarn/detail/latest_metadata.hpp>
+#include <forewarn/detail/min_max.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/fwd.hpp>
 #include <forewarn/poller/notice_source.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -88,7 +88,6 @@ public:
         base_type::reset();
     }
 
-
     // identity() comes from the base, asked once and cached: instance-id (required), instance-type,
     // placement/availability-zone and instance-life-cycle (each empty when 404). With
     // options().self_name, that is the name and nothing is asked.
@@ -103,9 +102,9 @@ private:
                                                                    rebalance_path, target_lifecycle_state_path};
 
     static client_options settled(client_options o) {
-        o.spot_interval = (std::max)(o.spot_interval, std::chrono::milliseconds(200));
-        o.poll_interval = (std::max)(o.poll_interval, std::chrono::milliseconds(1000));
-        o.lifecycle_heartbeat = (std::max)(o.lifecycle_heartbeat, std::chrono::seconds(1));
+        o.spot_interval = detail::larger(o.spot_interval, std::chrono::milliseconds(200));
+        o.poll_interval = detail::larger(o.poll_interval, std::chrono::milliseconds(1000));
+        o.lifecycle_heartbeat = detail::larger(o.lifecycle_heartbeat, std::chrono::seconds(1));
         return o;
     }
     static std::chrono::milliseconds error_pause(const client_options& o) { return o.spot_interval; }
@@ -185,7 +184,6 @@ private:
     } asg_;
 };
 
-
 template <class Transport>
 basic_instance_metadata_client<Transport>::basic_instance_metadata_client(client_options options, Transport transport)
     : base_type(std::move(options), std::move(transport), retry_rules::aws),
@@ -241,7 +239,9 @@ result<void> basic_instance_metadata_client<Transport>::approve(const std::vecto
 
 template <class Transport>
 void basic_instance_metadata_client<Transport>::abandon(const std::vector<std::string>& ids) {
-    if (std::find(ids.begin(), ids.end(), autoscaling_event_id) == ids.end() || !asg_.pending) return;
+    bool named = false;
+    for (const auto& id : ids) named = named || id == autoscaling_event_id;
+    if (!named || !asg_.pending) return;
     asg_.pending = false;
     if (this->log().enabled(log_level::info))
         this->log()(log_level::info, "the Auto Scaling termination was declined: no more heartbeats, nothing completed", {},

@@ -7,6 +7,8 @@
 
 #include <forewarn/detail/http.hpp>
 
+#include <algorithm>
+
 #if FOREWARN_HEADER_DEFINITIONS
 
 FOREWARN_BEGIN_NAMESPACE

@@ -5,12 +5,12 @@
 // debug line of one exchange.
 
 #include <forewarn/config.hpp>
+#include <forewarn/detail/min_max.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/time.hpp>
 #include <forewarn/transport.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -61,7 +61,7 @@ inline http_request metadata_request(http_method method, std::string url, std::c
     req.url = std::move(url);
     req.headers = std::move(headers);
     req.timeout = timeout;
-    req.connect_timeout = (std::min)(connect_timeout, timeout);
+    req.connect_timeout = detail::smaller(connect_timeout, timeout);
     req.max_body = max_body;
     return req;
 }

@@ -11,13 +11,13 @@
 #include <forewarn/detail/endpoint.hpp>
 #include <forewarn/detail/http.hpp>
 #include <forewarn/detail/metadata_exchange.hpp>
+#include <forewarn/detail/min_max.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/log.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/transport.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -101,7 +101,7 @@ public:
         token_ = std::string(token);
         ++fetched_;
         const auto life = std::chrono::duration_cast<clock::duration>(s_.token_ttl);
-        renew_at_ = clock::saturating_add(now, life - (std::min)(life / 10, std::chrono::duration_cast<clock::duration>(std::chrono::minutes(1))));
+        renew_at_ = clock::saturating_add(now, life - detail::smaller(life / 10, std::chrono::duration_cast<clock::duration>(std::chrono::minutes(1))));
         return {};
     }
 

@@ -8,6 +8,7 @@
 #include <forewarn/detail/metadata_exchange.hpp>
 
 #if FOREWARN_HEADER_DEFINITIONS
+#include <algorithm>
 #include <exception>
 #include <thread>
 

@@ -11,6 +11,7 @@
 #include <forewarn/config.hpp>
 #include <forewarn/detail/function_ref.hpp>
 #include <forewarn/detail/http.hpp>
+#include <forewarn/detail/min_max.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/log.hpp>
@@ -18,7 +19,6 @@
 #include <forewarn/transport/retry.hpp>
 #include <forewarn/transport.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -164,7 +164,7 @@ template <class Transport>
 class metadata_exchange {
 public:
     metadata_exchange(Transport transport, std::size_t lanes, exchange_settings settings, retry_policy policy)
-        : s_(std::make_unique<state>(std::move(transport), (std::max)(lanes, std::size_t(1)), std::move(settings),
+        : s_(std::make_unique<state>(std::move(transport), detail::larger(lanes, std::size_t(1)), std::move(settings),
                                      std::move(policy))) {}
 
     const forewarn::clock& clock() const noexcept { return s_->rounds.clock(); }

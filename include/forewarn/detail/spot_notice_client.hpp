@@ -10,12 +10,12 @@
 #include <forewarn/detail/client_base.hpp>
 #include <forewarn/detail/endpoint.hpp>
 #include <forewarn/detail/latest_metadata.hpp>
+#include <forewarn/detail/min_max.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/log.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/transport/retry.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <initializer_list>
@@ -79,7 +79,7 @@ private:
     static constexpr bool may_hang = false;
 
     static Options settled(Options o) {
-        o.spot_interval = (std::max)(o.spot_interval, std::chrono::milliseconds(200));
+        o.spot_interval = detail::larger(o.spot_interval, std::chrono::milliseconds(200));
         return o;
     }
     static std::chrono::milliseconds error_pause(const Options& o) { return o.spot_interval; }

@@ -7,11 +7,11 @@
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/detail/std_function.hpp>
 #include <forewarn/result.hpp>
 
 #include <atomic>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>

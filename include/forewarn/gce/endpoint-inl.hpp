@@ -8,6 +8,8 @@
 #include <forewarn/gce/endpoint.hpp>
 #include <forewarn/detail/strings.hpp>
 
+#include <algorithm>
+
 #if FOREWARN_HEADER_DEFINITIONS
 
 FOREWARN_BEGIN_NAMESPACE

@@ -11,7 +11,6 @@
 #include <forewarn/result.hpp>
 #include <forewarn/transport.hpp>
 
-#include <algorithm>
 #include <utility>
 #include <string>
 #include <string_view>

@@ -8,6 +8,7 @@
 #include <forewarn/config.hpp>
 #include <forewarn/detail/http.hpp>
 #include <forewarn/detail/client_base.hpp>
+#include <forewarn/detail/min_max.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
@@ -22,7 +23,6 @@
 #include <forewarn/transport/retry.hpp>
 #include <forewarn/transport.hpp>
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -107,7 +107,6 @@ public:
     }
 
 
-
     // next() and fetch() come from the base. next(): plain GETs the first time (and after wake());
     // then each key on its own schedule: a hanging GET where it has an ETag (answering on a
     // change, or after `watch_timeout`, shortened to reach `not_after`; under a second away,
@@ -172,8 +171,8 @@ private:
     };
 
     static client_options settled(client_options o) {
-        o.watch_timeout = (std::max)(o.watch_timeout, std::chrono::seconds(1));
-        o.poll_interval = (std::max)(o.poll_interval, std::chrono::milliseconds(200));
+        o.watch_timeout = detail::larger(o.watch_timeout, std::chrono::seconds(1));
+        o.poll_interval = detail::larger(o.poll_interval, std::chrono::milliseconds(200));
         return o;
     }
     static std::chrono::milliseconds error_pause(const client_options& o) { return o.error_pause; }
@@ -463,7 +462,7 @@ result<void> basic_metadata_client<Transport>::approve(const std::vector<std::st
         auto t = parse_access_token(body->value);
         if (!t) return error(t.error().code, what + ": the service account's token: " + t.error().describe());
         compute_.token = std::move(t->token);
-        compute_.token_until = now + (std::max)(t->expires_in - std::chrono::seconds(60), std::chrono::seconds(0));
+        compute_.token_until = now + detail::larger(t->expires_in - std::chrono::seconds(60), std::chrono::seconds(0));
     }
     if (compute_.request_id.empty()) compute_.request_id = forewarn::detail::uuid_v4();
     const std::string endpoint =

@@ -7,59 +7,84 @@
 
 #include <forewarn/poller/approval.hpp>
 
+#include <algorithm>
+
 #if FOREWARN_HEADER_DEFINITIONS
 
+#include <forewarn/detail/hidden-inl.hpp>
+
+#include <mutex>
+#include <unordered_map>
+
 FOREWARN_BEGIN_NAMESPACE
+
+struct approval_policy::entry_map : std::unordered_map<std::string, entry> {};
+
+namespace detail {
+
+/// What the approver shares with the approval handles it gives out.
+struct approval_shared {
+    using callback = std::function<void(const approval_status&)>;
+    std::mutex mutex;
+    std::vector<std::string> ready;  ///< ready() calls not drained yet
+    std::unordered_map<std::string, approval_status> status;
+    std::unordered_map<std::string, std::vector<callback>> on_done;
+    std::vector<std::pair<std::string, std::string>> declined;  ///< decline() calls not drained yet: id, why
+    std::function<void()> wake;  ///< wakes the poller (set once, before any handle exists)
+    bool can_approve = true;     ///< false: ready() settles at once as not_approved
+};
+
+}  // namespace detail
 
 FOREWARN_INLINE FOREWARN_COLD bool approval_policy::needs_identity() const noexcept {
     return self_.empty() && options_.scope != approval_scope::never && options_.scope != approval_scope::all;
 }
 
 FOREWARN_INLINE FOREWARN_COLD void approval_policy::observe(const document& d, clock::time_point now) {
-    std::unordered_map<std::string, entry> next;
+    entry_map next;
     next.reserve(d.events.size());
     for (const auto& e : d.events) {
-        auto it = entries_.find(e.id);
-        if (it != entries_.end())
+        auto it = entries_->find(e.id);
+        if (it != entries_->end())
             next.emplace(e.id, it->second);
         else
             next.emplace(e.id, entry{now, false, false, false});
     }
-    entries_ = std::move(next);
+    *entries_ = std::move(next);
 }
 
 FOREWARN_INLINE FOREWARN_COLD void approval_policy::mark_ready(std::string_view id) {
-    auto it = entries_.find(std::string(id));
-    if (it != entries_.end()) it->second.ready = true;
+    auto it = entries_->find(std::string(id));
+    if (it != entries_->end()) it->second.ready = true;
 }
 
 FOREWARN_INLINE FOREWARN_COLD bool approval_policy::is_ready(std::string_view id) const {
-    auto it = entries_.find(std::string(id));
-    return it != entries_.end() && it->second.ready;
+    auto it = entries_->find(std::string(id));
+    return it != entries_->end() && it->second.ready;
 }
 
 FOREWARN_INLINE FOREWARN_COLD void approval_policy::mark_approved(const std::vector<std::string>& ids) {
     for (const auto& id : ids) {
-        auto it = entries_.find(id);
-        if (it != entries_.end()) it->second.approved = true;
+        auto it = entries_->find(id);
+        if (it != entries_->end()) it->second.approved = true;
     }
 }
 
 FOREWARN_INLINE FOREWARN_COLD bool approval_policy::was_approved(std::string_view id) const {
-    auto it = entries_.find(std::string(id));
-    return it != entries_.end() && it->second.approved;
+    auto it = entries_->find(std::string(id));
+    return it != entries_->end() && it->second.approved;
 }
 
 FOREWARN_INLINE FOREWARN_COLD void approval_policy::mark_withheld(const std::vector<std::string>& ids) {
     for (const auto& id : ids) {
-        auto it = entries_.find(id);
-        if (it != entries_.end()) it->second.withheld = true;
+        auto it = entries_->find(id);
+        if (it != entries_->end()) it->second.withheld = true;
     }
 }
 
 FOREWARN_INLINE FOREWARN_COLD bool approval_policy::was_withheld(std::string_view id) const {
-    auto it = entries_.find(std::string(id));
-    return it != entries_.end() && it->second.withheld;
+    auto it = entries_->find(std::string(id));
+    return it != entries_->end() && it->second.withheld;
 }
 
 FOREWARN_INLINE FOREWARN_COLD bool approval_policy::approves_at_once(const event& e) const noexcept {
@@ -81,8 +106,8 @@ FOREWARN_INLINE FOREWARN_COLD bool approval_policy::allowed(const event& e, std:
 }
 
 FOREWARN_INLINE FOREWARN_COLD std::chrono::nanoseconds approval_policy::seen_for(std::string_view id, clock::time_point now) const {
-    auto it = entries_.find(std::string(id));
-    return it == entries_.end() ? std::chrono::nanoseconds(0) : std::chrono::nanoseconds(now - it->second.first_seen);
+    auto it = entries_->find(std::string(id));
+    return it == entries_->end() ? std::chrono::nanoseconds(0) : std::chrono::nanoseconds(now - it->second.first_seen);
 }
 
 FOREWARN_INLINE FOREWARN_COLD std::vector<std::string> approval_policy::due(const document& d, clock::time_point now,
@@ -91,8 +116,8 @@ FOREWARN_INLINE FOREWARN_COLD std::vector<std::string> approval_policy::due(cons
     if (!in_window(wall)) return out;
     for (const auto& e : d.events) {
         if (e.status != event_status::scheduled || !e.approvable.value_or(true)) continue;
-        auto it = entries_.find(e.id);
-        if (it == entries_.end() || it->second.approved || it->second.withheld) continue;
+        auto it = entries_->find(e.id);
+        if (it == entries_->end() || it->second.approved || it->second.withheld) continue;
         if (std::find(out.begin(), out.end(), e.id) != out.end()) continue;
         if (!it->second.ready && !approves_at_once(e)) continue;
         if (!allowed(e, now - it->second.first_seen)) continue;
@@ -106,8 +131,8 @@ FOREWARN_INLINE FOREWARN_COLD std::optional<clock::time_point> approval_policy::
     if (options_.window && wall && !options_.window->contains(*wall)) {
         // Closed: the next chance is the opening, if anything waits for it.
         for (const auto& e : d.events) {
-            auto it = entries_.find(e.id);
-            if (it == entries_.end() || it->second.approved || it->second.withheld || e.status != event_status::scheduled ||
+            auto it = entries_->find(e.id);
+            if (it == entries_->end() || it->second.approved || it->second.withheld || e.status != event_status::scheduled ||
                 !e.approvable.value_or(true))
                 continue;
             if (!it->second.ready && !approves_at_once(e)) continue;
@@ -119,8 +144,8 @@ FOREWARN_INLINE FOREWARN_COLD std::optional<clock::time_point> approval_policy::
     if (options_.scope != approval_scope::leader) return std::nullopt;
     std::optional<clock::time_point> best;
     for (const auto& e : d.events) {
-        auto it = entries_.find(e.id);
-        if (it == entries_.end() || it->second.approved || it->second.withheld || e.status != event_status::scheduled ||
+        auto it = entries_->find(e.id);
+        if (it == entries_->end() || it->second.approved || it->second.withheld || e.status != event_status::scheduled ||
             !e.approvable.value_or(true))
             continue;
         if (e.source != event_source::user || !e.affects(self_) || election_.is_leader(e, self_)) continue;
@@ -133,7 +158,7 @@ FOREWARN_INLINE FOREWARN_COLD std::optional<clock::time_point> approval_policy::
 
 FOREWARN_INLINE FOREWARN_COLD std::vector<std::string> approval_policy::approved_ids() const {
     std::vector<std::string> out;
-    for (const auto& [id, en] : entries_)
+    for (const auto& [id, en] : *entries_)
         if (en.approved) out.push_back(id);
     std::sort(out.begin(), out.end());
     return out;

@@ -7,6 +7,8 @@
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/detail/hidden.hpp>
+#include <forewarn/detail/std_function.hpp>
 #include <forewarn/poller/approval_window.hpp>
 #include <forewarn/poller/coordinator.hpp>
 #include <forewarn/event.hpp>
@@ -15,15 +17,11 @@
 #include <forewarn/result.hpp>
 #include <forewarn/poller/state_store.hpp>
 
-#include <algorithm>
 #include <chrono>
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -158,7 +156,8 @@ private:
     approval_options options_;
     leader_election election_;
     std::string self_;
-    std::unordered_map<std::string, entry> entries_;
+    struct entry_map;  // by id: an unordered_map, in approval-inl.hpp
+    detail::hidden<entry_map> entries_;
 };
 
 /// Where an event's approval stands, as its approval_handle sees it.
@@ -197,19 +196,7 @@ struct approval_status {
 };
 
 namespace detail {
-
-/// What the approver shares with the approval handles it gives out.
-struct approval_shared {
-    using callback = std::function<void(const approval_status&)>;
-    std::mutex mutex;
-    std::vector<std::string> ready;  ///< ready() calls not drained yet
-    std::unordered_map<std::string, approval_status> status;
-    std::unordered_map<std::string, std::vector<callback>> on_done;
-    std::vector<std::pair<std::string, std::string>> declined;  ///< decline() calls not drained yet: id, why
-    std::function<void()> wake;  ///< wakes the poller (set once, before any handle exists)
-    bool can_approve = true;     ///< false: ready() settles at once as not_approved
-};
-
+struct approval_shared;  // what the approver shares with its handles (approval-inl.hpp)
 }  // namespace detail
 
 /**

@@ -7,9 +7,17 @@
 
 #include <forewarn/poller/change_tracker.hpp>
 
+#include <algorithm>
+
 #if FOREWARN_HEADER_DEFINITIONS
 
+#include <forewarn/detail/hidden-inl.hpp>
+
+#include <unordered_map>
+
 FOREWARN_BEGIN_NAMESPACE
+
+struct change_tracker::evidence_map : std::unordered_map<std::string, evidence> {};
 namespace detail {
 
 FOREWARN_INLINE FOREWARN_COLD std::string read_boot_id() {
@@ -45,7 +53,7 @@ FOREWARN_INLINE std::vector<change> change_tracker::track(const document& d, obs
         if (c.kind == change_kind::recover && c.reason == recover_reason::unknown) decide(c, d, when);
     // Evidence from this document, after the reasons (which look at the evidence before it).
     for (const auto& e : d.events) {
-        auto& ev = evidence_[e.id];
+        auto& ev = (*evidence_)[e.id];
         if (!ev.first_seen) ev.first_seen = when.wall;
         ev.last_seen = when.wall;
         ev.last_seen_steady = when.steady;
@@ -77,20 +85,20 @@ FOREWARN_INLINE FOREWARN_COLD void change_tracker::delivered(std::size_t n) {
 }
 
 FOREWARN_INLINE FOREWARN_COLD void change_tracker::mark_approved(const std::vector<std::string>& ids) {
-    for (const auto& id : ids) evidence_[id].approved = true;
+    for (const auto& id : ids) (*evidence_)[id].approved = true;
 }
 
 FOREWARN_INLINE bool change_tracker::approved(std::string_view id) const {
-    auto it = evidence_.find(std::string(id));
-    return it != evidence_.end() && it->second.approved;
+    auto it = evidence_->find(std::string(id));
+    return it != evidence_->end() && it->second.approved;
 }
 
 FOREWARN_INLINE FOREWARN_COLD poller_state change_tracker::save() const {
     poller_state st;
     st.delivered = base_;
     for (const auto& e : base_.events) {
-        auto it = evidence_.find(e.id);
-        if (it == evidence_.end()) continue;
+        auto it = evidence_->find(e.id);
+        if (it == evidence_->end()) continue;
         saved_event s;
         s.id = e.id;
         s.first_seen = it->second.first_seen;
@@ -108,9 +116,9 @@ FOREWARN_INLINE FOREWARN_COLD void change_tracker::restore(const poller_state& s
     base_ = st.delivered;
     base_.incarnation.clear();
     latest_ = base_;
-    evidence_.clear();
+    evidence_->clear();
     for (const auto& s : st.events) {
-        auto& ev = evidence_[s.id];
+        auto& ev = (*evidence_)[s.id];
         ev.first_seen = s.first_seen;
         ev.last_seen = s.last_seen;
         ev.last_seen_service = s.last_seen_service;
@@ -119,7 +127,7 @@ FOREWARN_INLINE FOREWARN_COLD void change_tracker::restore(const poller_state& s
         ev.boot_id = s.boot_id;
         ev.restored = true;
     }
-    for (const auto& e : base_.events) evidence_[e.id].restored = true;
+    for (const auto& e : base_.events) (*evidence_)[e.id].restored = true;
     pending_.clear();
     last_steady_.reset();
     last_service_.reset();
@@ -132,8 +140,8 @@ FOREWARN_INLINE std::chrono::nanoseconds change_tracker::max_gap() const {
 
 FOREWARN_INLINE FOREWARN_COLD void change_tracker::decide(change& c, const document& d, observation when) {
     const event& e = c.event;
-    auto it = evidence_.find(e.id);
-    if (it == evidence_.end()) return;
+    auto it = evidence_->find(e.id);
+    if (it == evidence_->end()) return;
     const evidence& ev = it->second;
     detail::vanish_evidence v;
     v.seen_started = ev.seen_started;
@@ -177,7 +185,7 @@ FOREWARN_INLINE FOREWARN_COLD void change_tracker::apply(const change& c) {
 }
 
 FOREWARN_INLINE FOREWARN_COLD void change_tracker::forget_if_gone(const std::string& id) {
-    if (!latest_.find(id)) evidence_.erase(id);
+    if (!latest_.find(id)) evidence_->erase(id);
 }
 
 FOREWARN_INLINE void change_tracker::cadence::add(std::chrono::nanoseconds d) {

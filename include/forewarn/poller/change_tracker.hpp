@@ -6,11 +6,11 @@
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/detail/hidden.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/poller/state_store.hpp>
 
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -18,7 +18,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -151,7 +150,8 @@ private:
     document base_;
     document latest_;
     std::vector<change> pending_;
-    std::unordered_map<std::string, evidence> evidence_;
+    struct evidence_map;  // by id: an unordered_map, in change_tracker-inl.hpp
+    detail::hidden<evidence_map> evidence_;
     std::optional<clock::time_point> last_steady_;
     std::optional<clock::wall_time_point> last_service_;
     cadence ours_;

@@ -7,11 +7,11 @@
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/detail/std_function.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/log.hpp>
 #include <forewarn/result.hpp>
 
-#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>

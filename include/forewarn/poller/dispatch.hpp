@@ -7,13 +7,13 @@
 
 #include <forewarn/config.hpp>
 #include <forewarn/detail/function_ref.hpp>
+#include <forewarn/detail/std_function.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/poller/approval.hpp>
 #include <forewarn/result.hpp>
 
 #include <cstddef>
 #include <exception>
-#include <functional>
 #include <optional>
 #include <string>
 #include <utility>

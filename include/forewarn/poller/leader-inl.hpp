@@ -7,6 +7,8 @@
 
 #include <forewarn/poller/leader.hpp>
 
+#include <algorithm>
+
 #if FOREWARN_HEADER_DEFINITIONS
 
 FOREWARN_BEGIN_NAMESPACE

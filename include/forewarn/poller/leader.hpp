@@ -4,7 +4,6 @@
 #include <forewarn/config.hpp>
 #include <forewarn/event.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <string>
 #include <string_view>

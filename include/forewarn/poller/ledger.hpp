@@ -6,6 +6,7 @@
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/detail/std_function.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/log.hpp>
@@ -17,7 +18,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>

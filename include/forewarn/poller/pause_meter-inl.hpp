@@ -8,10 +8,15 @@
 
 #if FOREWARN_HEADER_DEFINITIONS
 
+#include <forewarn/detail/hidden-inl.hpp>
+
 #include <algorithm>
+#include <unordered_map>
 #include <utility>
 
 FOREWARN_BEGIN_NAMESPACE
+
+struct pause_meter::record_map : std::unordered_map<std::string, record> {};
 
 FOREWARN_INLINE FOREWARN_COLD result<void> pause_meter::watch_under_way(const document& d, const std::string& self) {
     std::vector<std::string> ids;
@@ -37,7 +42,7 @@ FOREWARN_INLINE FOREWARN_COLD void pause_meter::stop() noexcept {
 }
 
 FOREWARN_INLINE FOREWARN_COLD bool pause_meter::any_active_locked() const {
-    return std::any_of(records_.begin(), records_.end(), [](const auto& r) { return r.second.active; });
+    return std::any_of(records_->begin(), records_->end(), [](const auto& r) { return r.second.active; });
 }
 
 FOREWARN_INLINE FOREWARN_COLD void pause_meter::look_locked() {
@@ -49,7 +54,7 @@ FOREWARN_INLINE FOREWARN_COLD void pause_meter::look_locked() {
         const std::chrono::nanoseconds steady_moved = now - last_->steady;
         const auto wall_moved = std::chrono::duration_cast<std::chrono::nanoseconds>(wall - last_->wall);
         const std::chrono::nanoseconds jump = wall_moved > steady_moved ? wall_moved - steady_moved : std::chrono::nanoseconds(0);
-        for (auto& [id, r] : records_) {
+        for (auto& [id, r] : *records_) {
             if (!r.active) continue;
             auto& s = r.seen;
             s.monotonic_gap = (std::max)(s.monotonic_gap, late);
@@ -67,7 +72,7 @@ FOREWARN_INLINE FOREWARN_COLD result<void> pause_meter::watch(const std::vector<
     {
         std::lock_guard<std::mutex> lock(signal_->mutex);
         if (any_active_locked() && last_) look_locked();  // the last look for those that stop being watched
-        for (auto& [id, r] : records_) {
+        for (auto& [id, r] : *records_) {
             const bool still = std::find(ids.begin(), ids.end(), id) != ids.end();
             if (r.active && !still) {
                 r.active = false;
@@ -75,14 +80,14 @@ FOREWARN_INLINE FOREWARN_COLD result<void> pause_meter::watch(const std::vector<
             }
         }
         for (const auto& id : ids) {
-            auto it = records_.find(id);
-            if (it != records_.end()) {
+            auto it = records_->find(id);
+            if (it != records_->end()) {
                 if (it->second.active) continue;
-                records_.erase(it);  // Started again after it stopped (not seen by this process): anew
+                records_->erase(it);  // Started again after it stopped (not seen by this process): anew
             }
             record r;
             r.since = clock_.now();
-            records_.emplace(id, r);
+            records_->emplace(id, r);
             changed = true;
         }
         if (!any_active_locked()) {
@@ -108,14 +113,14 @@ FOREWARN_INLINE FOREWARN_COLD std::optional<observed_pause> pause_meter::take(co
     std::optional<observed_pause> out;
     {
         std::lock_guard<std::mutex> lock(signal_->mutex);
-        auto it = records_.find(id);
-        if (it == records_.end()) return std::nullopt;
+        auto it = records_->find(id);
+        if (it == records_->end()) return std::nullopt;
         // Without the thread (stopped, or it could not start) the calls' own looks are as far
         // apart as the caller's cadence, not a pause: nothing is measured.
         const bool measured = worker_.running();
         if (measured && it->second.active) look_locked();
         if (measured) out = it->second.seen;
-        records_.erase(it);
+        records_->erase(it);
         if (!any_active_locked()) last_.reset();
         ++generation_;
     }
@@ -126,7 +131,7 @@ FOREWARN_INLINE FOREWARN_COLD std::optional<observed_pause> pause_meter::take(co
 FOREWARN_INLINE FOREWARN_COLD std::size_t pause_meter::watching() const {
     std::lock_guard<std::mutex> lock(signal_->mutex);
     return static_cast<std::size_t>(
-        std::count_if(records_.begin(), records_.end(), [](const auto& r) { return r.second.active; }));
+        std::count_if(records_->begin(), records_->end(), [](const auto& r) { return r.second.active; }));
 }
 
 FOREWARN_INLINE FOREWARN_COLD void pause_meter::loop() {

@@ -9,6 +9,7 @@
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/detail/hidden.hpp>
 #include <forewarn/detail/worker.hpp>
 #include <forewarn/diff.hpp>
 
@@ -18,7 +19,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 FOREWARN_BEGIN_NAMESPACE
@@ -87,7 +87,8 @@ private:
     std::chrono::nanoseconds look_;
     std::shared_ptr<detail::wake_signal> signal_;
     // Under signal_->mutex:
-    std::unordered_map<std::string, record> records_;
+    struct record_map;  // by id: an unordered_map, in pause_meter-inl.hpp
+    detail::hidden<record_map> records_;
     struct clock_reading {
         clock::time_point steady;
         clock::wall_time_point wall;

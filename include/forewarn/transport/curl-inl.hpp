@@ -7,8 +7,11 @@
 
 #include <forewarn/transport/curl.hpp>
 #include <forewarn/detail/strings.hpp>
+#include <forewarn/transport/curl_handles.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <mutex>
 
 #if FOREWARN_HEADER_DEFINITIONS
 
@@ -176,6 +179,10 @@ FOREWARN_INLINE void curl_transport::cancel() noexcept {
     // Wakes curl_multi_poll in send(). A wake-up sent before send() reaches the poll is kept
     // by libcurl and ends the next poll at once, so no ordering of the two threads loses it.
     if (state_->multi != nullptr) curl_multi_wakeup(state_->multi);
+}
+
+FOREWARN_INLINE bool curl_transport::cancelled() const noexcept {
+    return state_ && state_->cancelled.load(std::memory_order_acquire);
 }
 
 FOREWARN_INLINE void curl_transport::reset() noexcept {

@@ -5,6 +5,7 @@
 // included at the end of that header. Compiled mode: compiled once into libforewarn
 // (src/forewarn.cpp) and empty in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0.
 
+#include <forewarn/transport/curl_handles.hpp>
 #include <forewarn/transport/curl_stream.hpp>
 
 #include <algorithm>

@@ -8,6 +8,7 @@
 #include <forewarn/transport/retry.hpp>
 
 #if FOREWARN_HEADER_DEFINITIONS
+#include <algorithm>
 #include <map>
 
 FOREWARN_BEGIN_NAMESPACE
@@ -59,12 +60,15 @@ FOREWARN_INLINE std::chrono::nanoseconds rate_limiter::try_acquire() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (limit_ == 0) return std::chrono::nanoseconds(0);
     const auto now = clock_.now();
-    while (!sent_.empty() && now - sent_.front() >= window_) sent_.pop_front();
     if (sent_.size() < limit_) {
         sent_.push_back(now);
         return std::chrono::nanoseconds(0);
     }
-    return sent_.front() + window_ - now;
+    const auto oldest = sent_[next_];
+    if (now - oldest < window_) return oldest + window_ - now;
+    sent_[next_] = now;
+    next_ = (next_ + 1) % limit_;
+    return std::chrono::nanoseconds(0);
 }
 
 FOREWARN_INLINE bool rate_limiter::acquire(interruptible_sleep& sleep) {

@@ -7,16 +7,15 @@
 #include <forewarn/log.hpp>
 #include <forewarn/result.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 FOREWARN_BEGIN_NAMESPACE
 
@@ -105,7 +104,10 @@ private:
     std::mutex mutex_;
     std::size_t limit_;
     std::chrono::nanoseconds window_;
-    std::deque<forewarn::clock::time_point> sent_;
+    // The last `limit_` requests' times, a ring whose oldest is at next_ once it is full: a
+    // request may go when fewer than limit_ of them are within the window.
+    std::vector<forewarn::clock::time_point> sent_;
+    std::size_t next_ = 0;
 };
 
 /// Retry rules, backoff and budget of one client. Copies share the budget.
