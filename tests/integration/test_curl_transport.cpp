@@ -6,6 +6,8 @@
 #include "catch.hpp"
 #include "support_loopback.hpp"
 
+#include <curl/curl.h>  // the raw libcurl client below (forewarn's headers do not bring it in compiled mode)
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
