@@ -118,6 +118,76 @@ TEST_CASE("key_rounds: not_after brings forward a polled key not asked yet in th
     CHECK(server->asked(1) == 2);  // asked once in the round: past not_after it waits for its 10 s
 }
 
+TEST_CASE("key_rounds: a key on its own cadence (a heartbeat) is asked once planned, then every `every` - "
+          "never sooner for not_after, wake() or a plain reading, and a round never waits for it",
+          "[key_rounds]") {
+    manual_clock clock;
+    auto server = std::make_shared<key_server>(clock, 2);
+    server->set(0, "a");
+    keyed_client<2> c(server, clock, {key_plan::poll(1s), key_plan::off()});
+    REQUIRE(c.next());
+    CHECK(server->asked(1) == 0);
+    c.plans[1] = key_plan::beat(3s);  // the heartbeat turns on
+    auto beats = [&] {
+        std::vector<std::chrono::nanoseconds> at;
+        for (const auto& s : server->log())
+            if (s.key == 1) at.push_back(since_start(s.at));
+        return at;
+    };
+    using at_list = std::vector<std::chrono::nanoseconds>;
+    {
+        next_call call(c, clock);
+        REQUIRE(clock.wait_idle());
+        CHECK(beats() == at_list{0s});  // at once: it was off
+        CHECK_FALSE(call.done());
+        REQUIRE(clock.advance_and_wait(1s));
+        REQUIRE(call.done());  // key 0 asked at 1 s: the round is over, not waiting for the beat's 3 s
+        REQUIRE(call.get());
+    }
+    {
+        next_call call(c, clock, clock.now() + 200ms);  // a document wanted sooner
+        REQUIRE(clock.wait_idle());
+        REQUIRE(clock.advance_and_wait(200ms));
+        REQUIRE(call.done());
+        REQUIRE(call.get());
+        CHECK(server->asked(0) == 3);  // key 0 brought forward to 1.2 s
+        CHECK(beats() == at_list{0s});  // the beat was not
+    }
+    c.wake();
+    REQUIRE(c.next());  // a plain reading of every key (no wait): not the beat's time either
+    CHECK(server->asked(0) == 4);
+    CHECK(beats() == at_list{0s});
+    {
+        next_call call(c, clock);
+        REQUIRE(clock.wait_idle());
+        REQUIRE(clock.advance_and_wait(1s));  // 2.2 s: key 0, and the round is over
+        REQUIRE(call.done());
+        REQUIRE(call.get());
+    }
+    {
+        next_call call(c, clock);
+        REQUIRE(clock.wait_idle());
+        REQUIRE(clock.advance_and_wait(800ms));  // 3 s: the beat's time
+        CHECK(beats() == at_list{0s, 3s});
+        CHECK_FALSE(call.done());
+        REQUIRE(clock.advance_and_wait(200ms));  // 3.2 s: key 0
+        REQUIRE(call.done());
+        REQUIRE(call.get());
+    }
+    c.plans[1] = key_plan::off();  // the heartbeat stops
+    {
+        next_call call(c, clock);
+        REQUIRE(clock.wait_idle());
+        REQUIRE(clock.advance_and_wait(1s));  // 4.2 s: key 0
+        REQUIRE(call.done());
+        REQUIRE(call.get());
+    }
+    c.plans[1] = key_plan::beat(3s);  // and turns on again: at once
+    next_call call(c, clock);
+    REQUIRE(clock.wait_idle());
+    CHECK(beats() == at_list{0s, 3s, 4200ms});
+}
+
 TEST_CASE("key_rounds: a change ends the round at once - a key not asked yet keeps its last reading", "[key_rounds]") {
     manual_clock clock;
     auto server = std::make_shared<key_server>(clock, 2);

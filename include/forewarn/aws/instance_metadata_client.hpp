@@ -111,7 +111,7 @@ private:
 
     forewarn::detail::key_plan plan(std::size_t k) const {
         if (k == heartbeat_key)
-            return asg_.pending ? forewarn::detail::key_plan::poll(this->options_.lifecycle_heartbeat)
+            return asg_.pending ? forewarn::detail::key_plan::beat(this->options_.lifecycle_heartbeat)
                                 : forewarn::detail::key_plan::off();
         if (k == 3 && !this->options_.read_target_lifecycle_state) return forewarn::detail::key_plan::off();
         return forewarn::detail::key_plan::poll(k == 1 ? this->options_.spot_interval : this->options_.poll_interval);

@@ -52,6 +52,13 @@ FOREWARN_INLINE void key_rounds::reset() noexcept {
 
 FOREWARN_INLINE void key_rounds::prepare_keys(std::size_t keys) {
     if (asked_at_.size() != keys) asked_at_.assign(keys, settings_.clock.now());
+    if (planned_.size() != keys) planned_.assign(keys, 0);
+}
+
+FOREWARN_INLINE void key_rounds::note_plan(std::size_t k, const key_plan& p) {
+    const bool on = p.how != key_plan::mode::off;
+    if (on && !planned_[k] && p.own_cadence) asked_at_[k] = (clock::time_point::min)();
+    planned_[k] = on ? 1 : 0;
 }
 
 FOREWARN_INLINE bool key_rounds::take_woken() {
@@ -70,7 +77,10 @@ FOREWARN_INLINE bool key_rounds::pause_until(clock::time_point until) {
 FOREWARN_INLINE result<void> key_rounds::read_all(std::size_t keys, plan_fn plan, ask_fn ask) {
     prepare_keys(keys);
     for (std::size_t k = 0; k < keys; ++k) {
-        if (plan(k).how == key_plan::mode::off) continue;
+        const key_plan p = plan(k);
+        note_plan(k, p);
+        if (p.how == key_plan::mode::off) continue;
+        if (p.own_cadence && settings_.clock.now() < forewarn::clock::saturating_add(asked_at_[k], p.every)) continue;
         auto r = ask(k, std::size_t(0), std::optional<std::chrono::seconds>());
         asked_at_[k] = settings_.clock.now();
         if (!r) return std::move(r).error();
@@ -171,6 +181,7 @@ FOREWARN_INLINE result<document> key_rounds::round(clock::time_point not_after, 
     std::vector<std::size_t> polled;
     for (std::size_t k = 0; k < keys; ++k) {
         st.plans[k] = plan(k);
+        note_plan(k, st.plans[k]);
         if (st.plans[k].how == key_plan::mode::hang) st.hanging.push_back(k);
         if (st.plans[k].how == key_plan::mode::poll) polled.push_back(k);
     }
@@ -217,11 +228,13 @@ FOREWARN_INLINE result<document> key_rounds::round(clock::time_point not_after, 
             bool pending = false;
             auto earliest = (clock::time_point::max)();
             for (const auto k : polled) {
-                pending = pending || !asked[k];
+                const bool own = st.plans[k].own_cadence;
+                if (own && asked[k]) continue;
+                pending = pending || (!asked[k] && !own);
                 // `not_after` brings forward only a key not asked yet in this round: one asked
                 // already waits for its own cadence (else it would be asked again and again).
                 auto due = forewarn::clock::saturating_add(asked_at_[k], st.plans[k].every);
-                if (!asked[k]) due = (std::min)(due, not_after);
+                if (!asked[k] && !own) due = (std::min)(due, not_after);
                 if (due < earliest || (due == earliest && pick != keys && asked[pick] && !asked[k])) {
                     earliest = due;
                     pick = k;

@@ -40,11 +40,17 @@ struct key_plan {
     mode how = mode::off;
     /// poll: the time from one ask to the next. hang: the longest hang (timeout_sec).
     clock::duration every{};
+    /// poll only: the key keeps its own cadence alone (AWS's lifecycle heartbeat). Asked as soon as
+    /// it is planned, then every `every`: never sooner because a document is wanted sooner, and a
+    /// round never waits for it.
+    bool own_cadence = false;
 
     /// A hanging GET that answers on a change, or after `longest` with the same value.
     static key_plan hang(std::chrono::seconds longest) { return {mode::hang, longest}; }
     /// A plain GET every `every`.
     static key_plan poll(clock::duration every) { return {mode::poll, every}; }
+    /// A call every `every` on its own cadence alone (see own_cadence).
+    static key_plan beat(clock::duration every) { return {mode::poll, every, true}; }
     /// Not asked (not wanted, or known not to exist here).
     static key_plan off() { return {mode::off, {}}; }
 };
@@ -152,6 +158,8 @@ private:
     bool synced_ = false;  // a document was had, and nothing failed since
     bool failed_ = false;
     std::vector<clock::time_point> asked_at_;  // each key's last ask (rounds and read_all)
+    std::vector<char> planned_;  // each key, 1: planned (not off) at the last look
+    void note_plan(std::size_t k, const key_plan& p);
 };
 
 /**
