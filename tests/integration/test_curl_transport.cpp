@@ -121,6 +121,7 @@ TEST_CASE("curl_transport GET: headers go out, status, headers and body come bac
     CHECK(seen[0].path == "/metadata/scheduledevents");
     CHECK(header_of(seen[0], "Metadata") == "true");
     CHECK(header_of(seen[0], "User-Agent") == "forewarn/" FOREWARN_VERSION_STRING);
+    CHECK(seen[0].headers.count("User-Agent") == 1);  // in the header list, and not libcurl's own as well
     // No compression is asked for (httplib would gzip if it were) and no proxy header leaks.
     CHECK(header_of(seen[0], "Accept-Encoding") == "<absent>");
     CHECK(header_of(seen[0], "X-Forwarded-For") == "<absent>");
@@ -306,6 +307,8 @@ TEST_CASE("curl_transport with proxy_from_environment goes through the proxy nam
     REQUIRE(via_proxy.size() == 1);
     CHECK(via_proxy.all()[0].body == "Action=RecordLifecycleActionHeartbeat");
     CHECK(header_of(via_proxy.all()[0], "Host") == "autoscaling.forewarn-test.invalid");
+    CHECK(header_of(via_proxy.all()[0], "User-Agent") == "forewarn/" FOREWARN_VERSION_STRING);
+    CHECK(via_proxy.all()[0].headers.count("User-Agent") == 1);  // listed, and libcurl's own skipped
     // NO_PROXY's hosts are reached directly.
     auto d = get_request(server.url("/"));
     d.method = http_method::post;
@@ -1037,6 +1040,7 @@ TEST_CASE("curl_transport: a request carries its own method, headers and body, n
         CHECK(header_of(seen[i], "X-Token-TTL") == want[i].ttl);
         CHECK(header_of(seen[i], "Metadata") == want[i].metadata);
         CHECK(header_of(seen[i], "User-Agent") == want[i].user_agent);
+        CHECK(seen[i].headers.count("User-Agent") == 1);
         CHECK(header_of(seen[i], "Expect") == "<absent>");
         const std::string content_type = want[i].content_type;
         if (!content_type.empty()) CHECK(header_of(seen[i], "Content-Type") == content_type);
