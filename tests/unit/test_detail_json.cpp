@@ -8,6 +8,7 @@
 using forewarn::errc;
 using forewarn::detail::json_limits;
 using forewarn::detail::json_writer;
+using forewarn::detail::local_json;
 using forewarn::detail::parse_json;
 
 namespace {
@@ -82,6 +83,39 @@ TEST_CASE("parse_json validates UTF-8 and keeps embedded NULs", "[json]") {
         REQUIRE_FALSE(r.has_value());
         CHECK(r.error().code == errc::parse_error);
         CHECK(nul.at(r.error().offset) == '\0');
+    }
+}
+
+TEST_CASE("local_json parses as parse_json does, past its own buffer, and refuses the same texts", "[json]") {
+    // Small (inside the buffer), and far past it: 6,000 numbers and a 20 kB string, 60 kB.
+    std::string big = "{\"n\":[";
+    for (int i = 0; i < 6000; ++i) big += (i ? "," : "") + std::to_string(i);
+    big += "],\"s\":\"" + std::string(20000, 'x') + "\"}";
+    for (const std::string& text : {std::string(R"( {"a":[1,"two",{"b":null}],"c":true} )"), big}) {
+        local_json local;
+        REQUIRE(local.parse(text).has_value());
+        auto heap = parse_json(text);
+        REQUIRE(heap.has_value());
+        CHECK(local.document() == *heap);  // RapidJSON's deep comparison
+    }
+    {
+        local_json local;
+        REQUIRE(local.parse(big).has_value());
+        const auto& n = local.document()["n"];
+        REQUIRE(n.Size() == 6000);
+        CHECK(n[5999].GetInt() == 5999);
+        CHECK(local.document()["s"].GetStringLength() == 20000);
+    }
+    // The same refusals, with the same error.
+    for (const std::string& bad : {nested(65), std::string("[1,]"), std::string("[\"a\0b\"]", 7), std::string("[\"\xff\"]")}) {
+        local_json local;
+        auto r = local.parse(bad);
+        auto heap = parse_json(bad);
+        REQUIRE_FALSE(r.has_value());
+        REQUIRE_FALSE(heap.has_value());
+        CHECK(r.error().code == heap.error().code);
+        CHECK(r.error().message == heap.error().message);
+        CHECK(r.error().offset == heap.error().offset);
     }
 }
 

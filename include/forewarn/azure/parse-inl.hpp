@@ -123,9 +123,9 @@ FOREWARN_INLINE FOREWARN_COLD result<void> validate_api_version(std::string_view
 
 FOREWARN_INLINE result<document> parse_document(std::string_view body, std::string_view api_version) {
     if (forewarn::detail::trim(body).empty()) return error(errc::empty_body, "empty Scheduled Events document");
-    auto parsed = forewarn::detail::parse_json(body);
-    if (!parsed) return std::move(parsed).error();
-    const rapidjson::Document& root = *parsed;
+    forewarn::detail::local_json parsed;  // every poll's parse: no pool on the heap
+    if (auto r = parsed.parse(body); !r) return std::move(r).error();
+    const rapidjson::Document& root = parsed.document();
     if (!root.IsObject()) return forewarn::detail::json_type_error("$", "object", root);
 
     document doc;

@@ -13,6 +13,12 @@ FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
 FOREWARN_INLINE result<rapidjson::Document> parse_json(std::string_view text, const json_limits& limits) {
+    rapidjson::Document doc;
+    if (auto r = parse_json_into(doc, text, limits); !r) return std::move(r).error();
+    return doc;
+}
+
+FOREWARN_INLINE result<void> parse_json_into(rapidjson::Document& doc, std::string_view text, const json_limits& limits) {
     // One linear pass first, that skips strings: the depth check, so that 10^6 '[' are refused
     // before RapidJSON allocates a stack for them; raw NUL bytes (RapidJSON reads one as the end
     // of input: "[1]\0junk" would pass); and UTF-8 validity. Validating here, with a fast path for
@@ -77,7 +83,6 @@ FOREWARN_INLINE result<rapidjson::Document> parse_json(std::string_view text, co
 
     // Parsed in place in a copy owned by the document's own allocator (it moves with the
     // document): RapidJSON then points into that copy instead of copying every string again.
-    rapidjson::Document doc;
     char* buffer = static_cast<char*>(doc.GetAllocator().Malloc(n + 1));
     if (buffer == nullptr) return error(errc::parse_error, "out of memory for the JSON text");
     if (n != 0) std::memcpy(buffer, text.data(), n);
@@ -88,7 +93,7 @@ FOREWARN_INLINE result<rapidjson::Document> parse_json(std::string_view text, co
         e.offset = doc.GetErrorOffset();
         return e;
     }
-    return doc;
+    return {};
 }
 
 FOREWARN_INLINE std::size_t utf8_sequence_length(const unsigned char* p, std::size_t left) noexcept {

@@ -62,6 +62,32 @@ std::size_t utf8_sequence_length(const unsigned char* p, std::size_t left) noexc
  */
 result<rapidjson::Document> parse_json(std::string_view text, const json_limits& limits = {});
 
+/// parse_json()'s checks and parse into `doc`, whose allocator its owner chose (local_json).
+result<void> parse_json_into(rapidjson::Document& doc, std::string_view text, const json_limits& limits = {});
+
+/**
+ * A document parsed and read within one function (a poll's document, before its events are
+ * copied out): its pool starts in a buffer of its own and grows by 16 KiB chunks, where a
+ * rapidjson::Document allocates its pool and a first chunk of 64 KiB on the heap for every parse
+ * (and glibc consolidates its free lists whenever a chunk that large is freed). Not copyable or
+ * movable: values point into the buffer.
+ */
+class local_json {
+public:
+    local_json() = default;
+    local_json(const local_json&) = delete;
+    local_json& operator=(const local_json&) = delete;
+
+    /// parse_json()'s checks and parse; the document is valid while this object lives.
+    result<void> parse(std::string_view text, const json_limits& limits = {}) { return parse_json_into(doc_, text, limits); }
+    const rapidjson::Document& document() const noexcept { return doc_; }
+
+private:
+    alignas(std::max_align_t) char buffer_[4096];
+    rapidjson::MemoryPoolAllocator<> pool_{buffer_, sizeof buffer_, 16384};
+    rapidjson::Document doc_{&pool_};
+};
+
 /// An invalid_document error naming the member at fault.
 error json_shape_error(std::string field, std::string what);
 

@@ -48,9 +48,9 @@ FOREWARN_INLINE result<std::optional<upcoming_maintenance>> parse_upcoming_maint
     if (status != 200)
         return error(errc::http_status, "instance/upcoming-maintenance: HTTP " + std::to_string(status), status);
     if (text.empty() || detail::iequals(text, "NONE")) return none();
-    auto doc = detail::parse_json(text);
-    if (!doc) return std::move(doc).error();
-    const rapidjson::Value& root = *doc;
+    detail::local_json doc;  // every poll's parse: no pool on the heap
+    if (auto r = doc.parse(text); !r) return std::move(r).error();
+    const rapidjson::Value& root = doc.document();
     if (!root.IsObject()) return detail::json_type_error("upcoming-maintenance", "object", root);
     if (root.MemberCount() == 0) return none();
 
