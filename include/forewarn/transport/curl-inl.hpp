@@ -239,26 +239,24 @@ FOREWARN_INLINE result<http_response> curl_transport::state::send(const http_req
         detail::curl_slist_owner fresh;
         bool has_user_agent = false;
         bool has_content_type = false;
+        bool ok = true;  // false once libcurl could not take a line (out of memory)
         for (const auto& h : request.headers) {
             has_user_agent = has_user_agent || detail::iequals(h.name, "User-Agent");
             has_content_type = has_content_type || detail::iequals(h.name, "Content-Type");
             // "Name;" is libcurl's spelling of a header sent with an empty value.
-            const bool ok = detail::trim(h.value).empty() ? fresh.append(h.name + ";")
-                                                          : fresh.append(h.name + ": " + h.value);
-            if (!ok) return error(errc::transport, "out of memory building the header list");
+            ok = ok && (detail::trim(h.value).empty() ? fresh.append(h.name + ";") : fresh.append(h.name + ": " + h.value));
         }
         // forewarn's User-Agent goes in the list, built once, rather than through
         // CURLOPT_USERAGENT: libcurl formats that line again for every request, which cost a poll
         // about 2,300 instructions more than a listed line (docs/benchmarks.md).
-        if (!has_user_agent && !options.user_agent.empty() && !fresh.append("User-Agent: " + options.user_agent))
-            return error(errc::transport, "out of memory building the header list");
+        if (!has_user_agent && !options.user_agent.empty()) ok = ok && fresh.append("User-Agent: " + options.user_agent);
         if (with_body) {
             // libcurl would wait up to a second for a 100 Continue on large bodies, and would
             // label the body form-urlencoded; the metadata services want neither.
-            if (!fresh.append("Expect:")) return error(errc::transport, "out of memory building the header list");
-            if (!has_content_type && !fresh.append("Content-Type:"))
-                return error(errc::transport, "out of memory building the header list");
+            ok = ok && fresh.append("Expect:");
+            if (!has_content_type) ok = ok && fresh.append("Content-Type:");
         }
+        if (!ok) return error(errc::transport, "out of memory building the header list");
         std::swap(header_list.list, fresh.list);
         listed = request.headers;
         listed_body = with_body;
