@@ -188,6 +188,25 @@ TEST_CASE("key_rounds: a key on its own cadence (a heartbeat) is asked once plan
     CHECK(beats() == at_list{0s, 3s, 4200ms});
 }
 
+TEST_CASE("key_rounds: not_after never brings forward a key on its own cadence, even one due before every other key",
+          "[key_rounds]") {
+    manual_clock clock;
+    auto server = std::make_shared<key_server>(clock, 2);
+    server->set(1, "b");
+    // The beat is key 0, first in the keys' order: brought forward, it would tie with key 1 at
+    // not_after and be picked first.
+    keyed_client<2> c(server, clock, {key_plan::beat(2s), key_plan::poll(10s)});
+    REQUIRE(c.next());  // the first document: both keys at 0 s
+    REQUIRE(server->asked(0) == 1);
+    next_call call(c, clock, clock.now() + 1500ms);  // wanted at 1.5 s: before the beat's 2 s and key 1's 10 s
+    REQUIRE(clock.wait_idle());
+    REQUIRE(clock.advance_and_wait(1500ms));
+    REQUIRE(call.done());
+    REQUIRE(call.get());
+    CHECK(server->asked(1) == 2);  // key 1 brought forward to 1.5 s
+    CHECK(server->asked(0) == 1);  // the beat was not: its next time is 2 s
+}
+
 TEST_CASE("key_rounds: a change ends the round at once - a key not asked yet keeps its last reading", "[key_rounds]") {
     manual_clock clock;
     auto server = std::make_shared<key_server>(clock, 2);

@@ -7,6 +7,13 @@
 //                                            an AWS notice reader needs, each with the token
 //   forewarn-bench-raw-libcurl URL N every=MS one poll every MS milliseconds (a paced loop, the
 //                                            comparison for an agent at 1 Hz: tests/bench/watch_cost.sh)
+//   forewarn-bench-raw-libcurl URL N options=LETTERS
+//                                            the same GETs with some of curl_transport's choices, to
+//                                            price each (tests/bench/curl_options.sh): m the multi
+//                                            interface (a handle added and removed per request),
+//                                            u CURLOPT_USERAGENT, U a User-Agent line in the header
+//                                            list, h a header callback, p a progress callback,
+//                                            t both timeouts
 //
 // (libcurl used directly is fine here: this is a benchmark program, not a library header.)
 
@@ -25,10 +32,35 @@ std::size_t keep(char* data, std::size_t size, std::size_t count, void* out) {
     static_cast<std::string*>(out)->append(data, size * count);
     return size * count;
 }
+std::size_t skip_header(char*, std::size_t size, std::size_t count, void*) { return size * count; }
+int keep_going(void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t) { return 0; }
+
+// One exchange through a multi handle, as curl_transport does it (so that stop() can interrupt it).
+CURLcode perform_multi(CURLM* multi, CURL* h) {
+    if (curl_multi_add_handle(multi, h) != CURLM_OK) return CURLE_FAILED_INIT;
+    CURLcode outcome = CURLE_OK;
+    for (bool done = false; !done;) {
+        int running = 0;
+        if (curl_multi_perform(multi, &running) != CURLM_OK) {
+            outcome = CURLE_FAILED_INIT;
+            break;
+        }
+        int queued = 0;
+        while (CURLMsg* msg = curl_multi_info_read(multi, &queued)) {
+            if (msg->msg == CURLMSG_DONE && msg->easy_handle == h) {
+                done = true;
+                outcome = msg->data.result;
+            }
+        }
+        if (!done) curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+    }
+    curl_multi_remove_handle(multi, h);
+    return outcome;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
-    const char* usage = "URL N [aws] [every=MS]";
+    const char* usage = "URL N [aws] [every=MS] [options=mhptuU]";
     if (argc < 3) {
         std::fprintf(stderr, "usage: %s %s\n", argv[0], usage);
         return 2;
@@ -36,10 +68,12 @@ int main(int argc, char** argv) {
     const long n = bench::count_arg(argc, argv, 2, usage);
     bool aws = false;
     long every_ms = 0;
+    std::string options;
     for (int i = 3; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "aws") aws = true;
         else if (a.rfind("every=", 0) == 0) every_ms = std::strtol(a.c_str() + 6, nullptr, 10);
+        else if (a.rfind("options=", 0) == 0 && a.find_first_not_of("mhptuU", 8) == std::string::npos) options = a.substr(8);
         else {
             std::fprintf(stderr, "usage: %s %s\n", argv[0], usage);
             return 2;
@@ -78,6 +112,19 @@ int main(int argc, char** argv) {
         headers = curl_slist_append(nullptr, "Metadata: true");
         urls.push_back(argv[1]);
     }
+    const auto with = [&options](char c) { return options.find(c) != std::string::npos; };
+    if (with('U')) headers = curl_slist_append(headers, "User-Agent: forewarn-bench");
+    if (with('u')) curl_easy_setopt(h, CURLOPT_USERAGENT, "forewarn-bench");
+    if (with('h')) curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, skip_header);
+    if (with('p')) {
+        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, keep_going);
+        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    }
+    if (with('t')) {
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 2000L);
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
+    }
+    CURLM* multi = with('m') ? curl_multi_init() : nullptr;
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     const double cpu0 = bench::cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
@@ -88,7 +135,7 @@ int main(int argc, char** argv) {
             curl_easy_setopt(h, CURLOPT_URL, url.c_str());
             long status = 0;
             // 404 is an answer here: AWS's "no Spot notice" and "no rebalance recommendation".
-            if (curl_easy_perform(h) != CURLE_OK ||
+            if ((multi != nullptr ? perform_multi(multi, h) : curl_easy_perform(h)) != CURLE_OK ||
                 curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK || (status != 200 && status != 404))
                 ++errors;
             bytes += body.size();
@@ -98,6 +145,7 @@ int main(int argc, char** argv) {
     std::printf("{\"polls\":%ld,\"errors\":%ld,\"bytes\":%zu,\"loop_cpu_s\":%.6f,\"loop_wall_s\":%.6f,\"rss_kb\":%ld,\"peak_rss_kb\":%ld}\n", n,
                 errors, bytes, cpu, wall, bench::proc_status_kb("VmRSS"), bench::proc_status_kb("VmHWM"));
     curl_slist_free_all(headers);
+    if (multi != nullptr) curl_multi_cleanup(multi);
     curl_easy_cleanup(h);
     curl_global_cleanup();
     return errors == 0 ? 0 : 1;
