@@ -196,15 +196,58 @@ TEST_CASE("key_rounds: not_after never brings forward a key on its own cadence, 
     // The beat is key 0, first in the keys' order: brought forward, it would tie with key 1 at
     // not_after and be picked first.
     keyed_client<2> c(server, clock, {key_plan::beat(2s), key_plan::poll(10s)});
-    REQUIRE(c.next());  // the first document: both keys at 0 s
+    REQUIRE(c.next());  // the first document, a plain reading: key 1 alone
+    {
+        next_call call(c, clock, clock.now());  // a round at 0 s: the beat's first ask, then key 1
+        REQUIRE(clock.wait_idle());
+        REQUIRE(call.done());
+        REQUIRE(call.get());
+    }
     REQUIRE(server->asked(0) == 1);
+    REQUIRE(server->asked(1) == 2);
     next_call call(c, clock, clock.now() + 1500ms);  // wanted at 1.5 s: before the beat's 2 s and key 1's 10 s
     REQUIRE(clock.wait_idle());
     REQUIRE(clock.advance_and_wait(1500ms));
     REQUIRE(call.done());
     REQUIRE(call.get());
-    CHECK(server->asked(1) == 2);  // key 1 brought forward to 1.5 s
+    CHECK(server->asked(1) == 3);  // key 1 brought forward to 1.5 s
     CHECK(server->asked(0) == 1);  // the beat was not: its next time is 2 s
+}
+
+TEST_CASE("key_rounds: next()'s plain readings never ask a key on its own cadence, even one due - the next round asks "
+          "it first thing; a caller's own fetch() asks it when due",
+          "[key_rounds]") {
+    manual_clock clock;
+    auto server = std::make_shared<key_server>(clock, 2);
+    server->set(0, "a");
+    keyed_client<2> c(server, clock, {key_plan::poll(10s), key_plan::beat(1s)});
+    REQUIRE(c.next());  // the first document, a plain reading: key 0 alone
+    CHECK(server->asked(0) == 1);
+    CHECK(server->asked(1) == 0);
+    auto round_now = [&] {  // a round with a document wanted now: nothing waits
+        next_call call(c, clock, clock.now());
+        REQUIRE(clock.wait_idle());
+        REQUIRE(call.done());
+        REQUIRE(call.get());
+    };
+    round_now();
+    CHECK(server->asked(1) == 1);  // planned and never asked: the round's first ask
+    clock.advance(1500ms);         // no call under way: the beat is due from 1 s
+    c.wake();
+    REQUIRE(c.next());  // a plain reading at 1.5 s
+    CHECK(server->asked(0) == 3);
+    CHECK(server->asked(1) == 1);  // due, and still left to the round
+    round_now();
+    REQUIRE(server->asked(1) == 2);
+    const auto log = server->log();
+    REQUIRE(log.size() == 6);
+    CHECK(log[4].key == 1);  // before key 0: due since 1 s
+    CHECK(since_start(log[4].at) == 1500ms);
+    clock.advance(1s);   // 2.5 s: due again
+    REQUIRE(c.fetch());  // the caller's own plain reading
+    CHECK(server->asked(1) == 3);
+    REQUIRE(c.fetch());  // not again before its time
+    CHECK(server->asked(1) == 3);
 }
 
 TEST_CASE("key_rounds: a change ends the round at once - a key not asked yet keeps its last reading", "[key_rounds]") {

@@ -80,7 +80,11 @@ FOREWARN_INLINE result<void> key_rounds::read_all(std::size_t keys, plan_fn plan
         const key_plan p = plan(k);
         note_plan(k, p);
         if (p.how == key_plan::mode::off) continue;
-        if (p.own_cadence && settings_.clock.now() < forewarn::clock::saturating_add(asked_at_[k], p.every)) continue;
+        // A key on its own cadence is a call, not part of the document. Within next() only rounds
+        // ask it (the next one first thing, when due): the caller sees the document that follows a
+        // wake() (a declined approval lets go of AWS's heartbeat) before another call can go out.
+        if (p.own_cadence && (in_next_ || settings_.clock.now() < forewarn::clock::saturating_add(asked_at_[k], p.every)))
+            continue;
         auto r = ask(k, std::size_t(0), std::optional<std::chrono::seconds>());
         asked_at_[k] = settings_.clock.now();
         if (!r) return std::move(r).error();
@@ -96,6 +100,11 @@ FOREWARN_INLINE result<document> key_rounds::next(clock::time_point not_after, s
         if (!pause_until((std::min)(due, not_after))) return cancelled_error();
     }
     if (cancelled()) return cancelled_error();
+    in_next_ = true;
+    struct reading_for_next {  // cleared on every way out
+        bool& flag;
+        ~reading_for_next() { flag = false; }
+    } reading{in_next_};
     result<document> r = !synced_ || take_woken() ? fetch() : round(not_after, keys, plan, ask, fetch, compose, hangs);
     if (!r) synced_ = false;
     failed_ = !r && r.error().code != errc::cancelled;

@@ -40,9 +40,10 @@ struct key_plan {
     mode how = mode::off;
     /// poll: the time from one ask to the next. hang: the longest hang (timeout_sec).
     clock::duration every{};
-    /// poll only: the key keeps its own cadence alone (AWS's lifecycle heartbeat). Asked as soon as
-    /// it is planned, then every `every`: never sooner because a document is wanted sooner, and a
-    /// round never waits for it.
+    /// poll only: the key keeps its own cadence alone (AWS's lifecycle heartbeat). Asked by the
+    /// first round after it is planned, then every `every`: never sooner because a document is
+    /// wanted sooner, never by next()'s plain readings, and a round never waits for it. A plain
+    /// fetch() by the caller asks it when due.
     bool own_cadence = false;
 
     /// A hanging GET that answers on a change, or after `longest` with the same value.
@@ -96,7 +97,8 @@ public:
     void cancel() noexcept;
     void reset() noexcept;
 
-    /// Every key that is not off, once, plainly, in order (a document's first reading).
+    /// Every key that is not off, once, plainly, in order (a document's first reading); a key on
+    /// its own cadence only when due, and never within next(), which leaves it to its rounds.
     result<void> read_all(std::size_t keys, plan_fn plan, ask_fn ask);
 
     /**
@@ -156,6 +158,7 @@ private:
     bool woken_ = false;
     std::vector<std::size_t> watching_;  // per lane, 1: a hanging GET of a round runs on it (wake() cuts it)
     bool synced_ = false;  // a document was had, and nothing failed since
+    bool in_next_ = false; // next() is reading: its plain readings leave own-cadence keys to its rounds
     bool failed_ = false;
     std::vector<clock::time_point> asked_at_;  // each key's last ask (rounds and read_all)
     std::vector<char> planned_;  // each key, 1: planned (not off) at the last look
