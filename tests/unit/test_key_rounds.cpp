@@ -33,6 +33,15 @@ std::vector<std::string> ids(const forewarn::document& d) {
 
 std::chrono::nanoseconds since_start(forewarn::clock::time_point t) { return t.time_since_epoch(); }
 
+// One round with a document wanted now: nothing in it waits on the clock.
+template <class Client>
+void round_now(Client& c, const manual_clock& clock) {
+    next_call call(c, clock, clock.now());
+    REQUIRE(clock.wait_idle());
+    REQUIRE(call.done());
+    REQUIRE(call.get());
+}
+
 }  // namespace
 
 TEST_CASE("key_rounds: the first document is every key read once, plainly, on lane 0 and the caller's thread - "
@@ -196,13 +205,8 @@ TEST_CASE("key_rounds: not_after never brings forward a key on its own cadence, 
     // The beat is key 0, first in the keys' order: brought forward, it would tie with key 1 at
     // not_after and be picked first.
     keyed_client<2> c(server, clock, {key_plan::beat(2s), key_plan::poll(10s)});
-    REQUIRE(c.next());  // the first document, a plain reading: key 1 alone
-    {
-        next_call call(c, clock, clock.now());  // a round at 0 s: the beat's first ask, then key 1
-        REQUIRE(clock.wait_idle());
-        REQUIRE(call.done());
-        REQUIRE(call.get());
-    }
+    REQUIRE(c.next());    // the first document, a plain reading: key 1 alone
+    round_now(c, clock);  // a round at 0 s: the beat's first ask, then key 1
     REQUIRE(server->asked(0) == 1);
     REQUIRE(server->asked(1) == 2);
     next_call call(c, clock, clock.now() + 1500ms);  // wanted at 1.5 s: before the beat's 2 s and key 1's 10 s
@@ -215,7 +219,7 @@ TEST_CASE("key_rounds: not_after never brings forward a key on its own cadence, 
 }
 
 TEST_CASE("key_rounds: next()'s plain readings never ask a key on its own cadence, even one due - the next round asks "
-          "it first thing; a caller's own fetch() asks it when due",
+          "it first thing, and a caller's own fetch() asks it when due",
           "[key_rounds]") {
     manual_clock clock;
     auto server = std::make_shared<key_server>(clock, 2);
@@ -224,20 +228,14 @@ TEST_CASE("key_rounds: next()'s plain readings never ask a key on its own cadenc
     REQUIRE(c.next());  // the first document, a plain reading: key 0 alone
     CHECK(server->asked(0) == 1);
     CHECK(server->asked(1) == 0);
-    auto round_now = [&] {  // a round with a document wanted now: nothing waits
-        next_call call(c, clock, clock.now());
-        REQUIRE(clock.wait_idle());
-        REQUIRE(call.done());
-        REQUIRE(call.get());
-    };
-    round_now();
+    round_now(c, clock);
     CHECK(server->asked(1) == 1);  // planned and never asked: the round's first ask
     clock.advance(1500ms);         // no call under way: the beat is due from 1 s
     c.wake();
     REQUIRE(c.next());  // a plain reading at 1.5 s
     CHECK(server->asked(0) == 3);
     CHECK(server->asked(1) == 1);  // due, and still left to the round
-    round_now();
+    round_now(c, clock);
     REQUIRE(server->asked(1) == 2);
     const auto log = server->log();
     REQUIRE(log.size() == 6);
