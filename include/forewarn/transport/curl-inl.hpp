@@ -247,8 +247,8 @@ FOREWARN_INLINE result<http_response> curl_transport::state::send(const http_req
             ok = ok && (detail::trim(h.value).empty() ? fresh.append(h.name + ";") : fresh.append(h.name + ": " + h.value));
         }
         // forewarn's User-Agent goes in the list, built once, rather than through
-        // CURLOPT_USERAGENT: libcurl formats that line again for every request, which cost a poll
-        // about 2,300 instructions more than a listed line (docs/benchmarks.md).
+        // CURLOPT_USERAGENT, which libcurl formats again for every request: 2,700 instructions
+        // less a poll (docs/benchmarks.md, "The cost of one poll").
         if (!has_user_agent && !options.user_agent.empty()) ok = ok && fresh.append("User-Agent: " + options.user_agent);
         if (with_body) {
             // libcurl would wait up to a second for a 100 Continue on large bodies, and would
