@@ -8,6 +8,7 @@
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
 #include <forewarn/detail/std_function.hpp>
+#include <forewarn/detail/strings.hpp>
 #include <forewarn/detail/worker.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
@@ -308,7 +309,7 @@ FOREWARN_COLD result<void> basic_poller<Source>::start() {
         source_.clock(), [this] { run(); }, [this] { source_.cancel(); }, [this] { source_.reset(); });
     if (!r) {
         error e = std::move(r).error();
-        e.message = "cannot start the poller's thread: " + e.message;
+        e.message = detail::cat({"cannot start the poller's thread: ", e.message});
         return e;
     }
     return {};

@@ -6,6 +6,7 @@
 // empty in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
 
 #include <forewarn/result.hpp>
+#include <forewarn/detail/strings.hpp>
 
 #if FOREWARN_HEADER_DEFINITIONS
 
@@ -23,7 +24,7 @@ FOREWARN_INLINE FOREWARN_COLD std::string error::describe() const {
     std::string out(to_string(code));
     if (http_status != 0) {
         out += " (HTTP ";
-        out += std::to_string(http_status);
+        out += std::string_view(detail::num(http_status));
         out += ')';
     }
     if (!field.empty()) {
@@ -32,7 +33,7 @@ FOREWARN_INLINE FOREWARN_COLD std::string error::describe() const {
     }
     if (offset != npos) {
         out += " at offset ";
-        out += std::to_string(offset);
+        out += std::string_view(detail::num(offset));
     }
     if (!message.empty()) {
         out += ": ";

@@ -14,7 +14,7 @@ FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
 FOREWARN_INLINE FOREWARN_COLD error time_scanner::fail(std::string what, std::size_t at) const {
-    error e(errc::parse_error, what + " in time \"" + std::string(text_) + '"');
+    error e(errc::parse_error, cat({what, " in time \"", text_, "\""}));
     e.offset = at;
     return e;
 }
@@ -54,16 +54,15 @@ FOREWARN_INLINE result<std::int64_t> checked_epoch_seconds(const time_scanner& s
                                                            std::int64_t day, std::int64_t hour, std::int64_t minute,
                                                            std::int64_t second, std::size_t month_at,
                                                            std::size_t day_at, std::size_t time_at) {
-    if (month < 1 || month > 12) return s.fail("month " + std::to_string(month) + " is not 1..12", month_at);
+    if (month < 1 || month > 12) return s.fail(cat({"month ", num(month), " is not 1..12"}), month_at);
     const auto dim = days_in_month(year, static_cast<unsigned>(month));
     if (day < 1 || day > static_cast<std::int64_t>(dim))
-        return s.fail("day " + std::to_string(day) + " does not exist in " + std::string(month_names[month - 1]) + ' ' +
-                          std::to_string(year),
+        return s.fail(cat({"day ", num(day), " does not exist in ", month_names[month - 1], " ", num(year)}),
                       day_at);
-    if (hour > 23) return s.fail("hour " + std::to_string(hour) + " is not 0..23", time_at);
-    if (minute > 59) return s.fail("minute " + std::to_string(minute) + " is not 0..59", time_at);
+    if (hour > 23) return s.fail(cat({"hour ", num(hour), " is not 0..23"}), time_at);
+    if (minute > 59) return s.fail(cat({"minute ", num(minute), " is not 0..59"}), time_at);
     // 60 is a leap second; system_clock does not count them, so it lands on the next second.
-    if (second > 60) return s.fail("second " + std::to_string(second) + " is not 0..60", time_at);
+    if (second > 60) return s.fail(cat({"second ", num(second), " is not 0..60"}), time_at);
     const auto days = days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
     return days * 86400 + hour * 3600 + minute * 60 + second;
 }
@@ -163,8 +162,12 @@ FOREWARN_INLINE result<std::chrono::system_clock::time_point> parse_iso8601(std:
 }
 
 FOREWARN_INLINE void append_padded(std::string& out, std::int64_t v, int width) {
-    std::string digits = std::to_string(v < 0 ? -v : v);
-    if (v < 0) out += '-';
+    const num n(v);
+    std::string_view digits = n;
+    if (v < 0) {
+        out += '-';
+        digits.remove_prefix(1);
+    }
     for (int i = static_cast<int>(digits.size()); i < width; ++i) out += '0';
     out += digits;
 }

@@ -6,6 +6,7 @@
 // in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
 
 #include <forewarn/transport.hpp>
+#include <forewarn/detail/strings.hpp>
 
 #if FOREWARN_HEADER_DEFINITIONS
 
@@ -43,7 +44,7 @@ FOREWARN_INLINE bool http_url(std::string_view url) noexcept {
 
 FOREWARN_INLINE std::optional<error> check_request(const http_request& request) {
     if (!detail::http_url(request.url))
-        return error(errc::invalid_argument, "URL must start with http:// or https://: " + request.url);
+        return error(errc::invalid_argument, detail::cat({"URL must start with http:// or https://: ", request.url}));
     for (const char c : request.url)
         if (c == '\r' || c == '\n' || c == '\0' || c == ' ')
             return error(errc::invalid_argument, "URL contains a space or a control character");
@@ -54,9 +55,9 @@ FOREWARN_INLINE std::optional<error> check_request(const http_request& request) 
         if (detail::iequals(h.name, "X-Forwarded-For"))
             return error(errc::invalid_argument,
                          "X-Forwarded-For is never sent: the metadata service rejects requests that carry it");
-        if (!detail::valid_header_name(h.name)) return error(errc::invalid_argument, "invalid header name \"" + h.name + "\"");
+        if (!detail::valid_header_name(h.name)) return error(errc::invalid_argument, detail::cat({"invalid header name \"", h.name, "\""}));
         if (!detail::valid_header_value(h.value))
-            return error(errc::invalid_argument, "header " + h.name + " has a CR, LF or NUL in its value");
+            return error(errc::invalid_argument, detail::cat({"header ", h.name, " has a CR, LF or NUL in its value"}));
     }
     return std::nullopt;
 }

@@ -17,7 +17,7 @@ FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
 FOREWARN_INLINE FOREWARN_COLD std::string azure_event_field(std::size_t index, std::string_view member) {
-    std::string f = "Events[" + std::to_string(index) + ']';
+    std::string f = cat({"Events[", num(index), "]"});
     if (!member.empty()) {
         f += '.';
         f += member;
@@ -69,7 +69,7 @@ FOREWARN_INLINE result<event> azure_parse_event(const rapidjson::Value& v, std::
         for (rapidjson::SizeType k = 0; k < m->Size(); ++k) {
             const auto& r = (*m)[k];
             if (!r.IsString())
-                return json_type_error(azure_event_field(i, "Resources[" + std::to_string(k) + ']'), "string", r);
+                return json_type_error(azure_event_field(i, cat({"Resources[", num(k), "]"})), "string", r);
             std::string_view name = json_string_view(r);
             // 2017-03-01 prefixed IaaS VM names with '_' and 2017-08-01 removed it: strip it so
             // that event::affects(compute.name) means the same thing on every api-version.
@@ -113,11 +113,11 @@ FOREWARN_INLINE FOREWARN_COLD result<void> validate_api_version(std::string_view
     for (std::size_t i = 0; shape && i < v.size(); ++i)
         if (i != 4 && i != 7 && (v[i] < '0' || v[i] > '9')) shape = false;
     if (!shape)
-        return error(errc::invalid_argument, "api-version \"" + std::string(v) +
-                                                 "\" is not a date like 2020-07-01 ({latest} is not supported)");
+        return error(errc::invalid_argument, detail::cat({"api-version \"", v,
+                                                 "\" is not a date like 2020-07-01 ({latest} is not supported)"}));
     if (v < known_api_versions[0])
         return error(errc::invalid_argument,
-                     "api-version " + std::string(v) + " predates Scheduled Events (first: 2017-03-01)");
+                     detail::cat({"api-version ", v, " predates Scheduled Events (first: 2017-03-01)"}));
     return {};
 }
 
@@ -134,9 +134,9 @@ FOREWARN_INLINE result<document> parse_document(std::string_view body, std::stri
     const auto* inc = forewarn::detail::json_member(root, "DocumentIncarnation");
     if (!inc) return forewarn::detail::json_shape_error("DocumentIncarnation", "required member missing");
     if (inc->IsUint64())
-        doc.incarnation = std::to_string(inc->GetUint64());
+        doc.incarnation = std::string(std::string_view(detail::num(inc->GetUint64())));
     else if (inc->IsInt64())
-        doc.incarnation = std::to_string(inc->GetInt64());
+        doc.incarnation = std::string(std::string_view(detail::num(inc->GetInt64())));
     else
         return forewarn::detail::json_type_error("DocumentIncarnation", "integer", *inc);
 
@@ -156,7 +156,7 @@ FOREWARN_INLINE result<document> parse_document(std::string_view body, std::stri
     for (std::size_t i = 0; i < doc.events.size(); ++i)
         if (!ids.insert(doc.events[i].id).second)
             return forewarn::detail::json_shape_error(detail::azure_event_field(i, "EventId"),
-                                                      "duplicate EventId \"" + doc.events[i].id + '"');
+                                                      forewarn::detail::cat({"duplicate EventId \"", doc.events[i].id, "\""}));
     return doc;
 }
 
@@ -172,11 +172,11 @@ FOREWARN_INLINE FOREWARN_COLD result<std::string> write_start_requests(const std
     w.key("StartRequests");
     w.begin_array();
     for (std::size_t i = 0; i < ids.size(); ++i) {
-        if (ids[i].empty()) return error(errc::invalid_argument, "EventId #" + std::to_string(i) + " is empty");
+        if (ids[i].empty()) return error(errc::invalid_argument, detail::cat({"EventId #", detail::num(i), " is empty"}));
         w.begin_object();
         w.key("EventId");
         if (!w.string(ids[i]))
-            return error(errc::invalid_argument, "EventId #" + std::to_string(i) + " is not valid UTF-8");
+            return error(errc::invalid_argument, detail::cat({"EventId #", detail::num(i), " is not valid UTF-8"}));
         w.end_object();
     }
     w.end_array();
@@ -217,8 +217,9 @@ FOREWARN_INLINE FOREWARN_COLD result<azure::instance_identity> azure_parse_insta
 }
 
 FOREWARN_INLINE FOREWARN_COLD error azure_status_error(int status, std::string_view what, std::string_view body, std::string_view api_version) {
-    const std::string bad_request = "IMDS refuses a request without the \"Metadata: true\" header, with an api-version it "
-                                    "does not support, " + std::string(api_version) + " here, or with an EventId it does not know";
+    const std::string bad_request = cat({"IMDS refuses a request without the \"Metadata: true\" header, with an api-version it "
+                                         "does not support, ",
+                                         api_version, " here, or with an EventId it does not know"});
     const status_hint hints[] = {{400, bad_request}, {404, "no such metadata path here"}};
     return status_error(status, what, body, hints);
 }

@@ -9,6 +9,7 @@
 #include <forewarn/azure/endpoint.hpp>
 #include <forewarn/azure/parse.hpp>
 #include <forewarn/detail/client_base.hpp>  // with detail/http.hpp, result.hpp, transport.hpp
+#include <forewarn/detail/strings.hpp>
 #include <forewarn/fwd.hpp>
 #include <forewarn/poller/notice_source.hpp>
 
@@ -51,7 +52,7 @@ public:
     FOREWARN_CLIENT_MOVABLE(basic_scheduled_events_client);
 
     /// The full Scheduled Events URL, api-version included.
-    std::string url() const { return this->endpoint_ + "/metadata/scheduledevents?api-version=" + this->options_.api_version; }
+    std::string url() const { return detail::cat({this->endpoint_, "/metadata/scheduledevents?api-version=", this->options_.api_version}); }
     /// The incarnation of the last document fetched, if any.
     const std::optional<std::string>& last_incarnation() const noexcept { return last_incarnation_; }
 
@@ -155,7 +156,7 @@ FOREWARN_COLD result<void> basic_scheduled_events_client<Transport>::approve(con
 
 template <class Transport>
 FOREWARN_COLD result<instance_identity> basic_scheduled_events_client<Transport>::read_identity() {
-    const std::string u = this->endpoint_ + "/metadata/instance/compute?api-version=" + std::string(instance_api_version);
+    const std::string u = detail::cat({this->endpoint_, "/metadata/instance/compute?api-version=", instance_api_version});
     auto answer = request(http_method::get, u, {}, "GET instance/compute");
     if (!answer) return std::move(answer).error();
     auto id = forewarn::detail::azure_parse_instance_identity(answer->body);

@@ -13,6 +13,7 @@
 #include <forewarn/detail/function_ref.hpp>
 #include <forewarn/detail/http.hpp>
 #include <forewarn/detail/metadata_exchange.hpp>
+#include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/log.hpp>
 #include <forewarn/result.hpp>
@@ -175,8 +176,8 @@ public:
     bool can_approve() const noexcept { return false; }
     /// errc::unsupported: maintenance is approved through the metadata service on Azure only.
     result<void> approve(const std::vector<std::string>&) {
-        return error(errc::unsupported, "the " + std::string(to_string(Cloud)) +
-                                            " metadata service takes no approvals (maintenance is approved on Azure only)");
+        return error(errc::unsupported, cat({"the ", to_string(Cloud),
+                                             " metadata service takes no approvals (maintenance is approved on Azure only)"}));
     }
 
     /// Ends the wait or the hanging GETs in progress in next() now; next() then asks at once. Thread-safe.

@@ -6,6 +6,7 @@
 // empty in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
 
 #include <forewarn/detail/endpoint.hpp>
+#include <forewarn/detail/strings.hpp>
 
 #include <cctype>
 
@@ -85,8 +86,8 @@ FOREWARN_INLINE FOREWARN_COLD result<std::string> normalize_endpoint(std::string
     if (e.find("://") == std::string_view::npos) {
         // "http//host", "http:/host": a scheme gone wrong, not a host name.
         if (e.find("//") != std::string_view::npos || e.find(":/") != std::string_view::npos)
-            return error(errc::invalid_argument, std::string(what) + ": endpoint '" + std::string(e) +
-                                                     "' is not a URL (a scheme must be followed by \"://\")");
+            return error(errc::invalid_argument,
+                         cat({what, ": endpoint '", e, "' is not a URL (a scheme must be followed by \"://\")"}));
         out = "http://";
         // A bare IPv6 address needs brackets to become a URL authority.
         if (e.find(':') != e.rfind(':') && !e.empty() && e.front() != '[') {
@@ -102,11 +103,11 @@ FOREWARN_INLINE FOREWARN_COLD result<std::string> normalize_endpoint(std::string
     const auto scheme_end = out.find("://");
     const std::string_view scheme(out.data(), scheme_end);
     if (!iequals(scheme, "http") && !iequals(scheme, "https"))
-        return error(errc::invalid_argument, std::string(what) + ": only http:// and https:// endpoints are supported");
+        return error(errc::invalid_argument, cat({what, ": only http:// and https:// endpoints are supported"}));
     for (const char c : out) {
         const auto b = static_cast<unsigned char>(c);
         if (b <= 0x20 || b == 0x7F || c == '?' || c == '#' || c == '\\')
-            return error(errc::invalid_argument, std::string(what) + ": endpoint holds a space, control character, '?', '#' or '\\'");
+            return error(errc::invalid_argument, cat({what, ": endpoint holds a space, control character, '?', '#' or '\\'"}));
     }
     strip_trailing_slashes(out);
     // The authority as written (url_authority() drops user information, which is refused here).
@@ -114,7 +115,7 @@ FOREWARN_INLINE FOREWARN_COLD result<std::string> normalize_endpoint(std::string
     authority.remove_prefix(scheme_end + 3);
     authority = authority.substr(0, authority.find('/'));
     if (auto problem = authority_problem(authority); !problem.empty())
-        return error(errc::invalid_argument, std::string(what) + ": " + problem + ": " + out);
+        return error(errc::invalid_argument, cat({what, ": ", problem, ": ", out}));
     return out;
 }
 

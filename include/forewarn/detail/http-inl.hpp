@@ -6,6 +6,7 @@
 // empty in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
 
 #include <forewarn/detail/http.hpp>
+#include <forewarn/detail/strings.hpp>
 
 #include <algorithm>
 
@@ -46,7 +47,7 @@ FOREWARN_INLINE FOREWARN_COLD error status_error(int status, std::string_view wh
     case 401: text += ": 401 Unauthorized"; break;
     case 403: text += ": 403 Forbidden"; break;
     case 404: text += ": 404 Not Found"; break;
-    default: text += ": HTTP " + std::to_string(status); break;
+    default: text += cat({": HTTP ", num(status)}); break;
     }
     text += service_said(body);
     for (std::size_t i = 0; i < hints.count; ++i)
@@ -65,9 +66,12 @@ FOREWARN_INLINE std::string request_log_line(const http_request& req, const resu
     line += ' ';
     line += req.url;
     line += " -> ";
-    line += r ? std::to_string(r->status) : r.error().describe();
+    if (r)
+        line += std::string_view(num(r->status));
+    else
+        line += r.error().describe();
     line += " (";
-    line += std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(took).count());
+    line += std::string_view(num(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
     line += " ms)";
     return line;
 }

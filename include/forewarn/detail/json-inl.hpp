@@ -6,6 +6,7 @@
 // empty in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
 
 #include <forewarn/detail/json.hpp>
+#include <forewarn/detail/strings.hpp>
 
 #if FOREWARN_HEADER_DEFINITIONS
 
@@ -66,7 +67,7 @@ FOREWARN_INLINE result<void> parse_json_into(rapidjson::Document& doc, std::stri
         if (c == 0) return refuse("malformed JSON: NUL byte in the text", i);
         if (c == '[' || c == '{') {
             if (++depth > limits.max_depth) {
-                error e(errc::parse_error, "JSON nested deeper than " + std::to_string(limits.max_depth) + " levels");
+                error e(errc::parse_error, cat({"JSON nested deeper than ", num(limits.max_depth), " levels"}));
                 e.offset = i;
                 return e;
             }
@@ -131,8 +132,7 @@ FOREWARN_INLINE std::string_view json_type_name(const rapidjson::Value& v) noexc
 }
 
 FOREWARN_INLINE FOREWARN_COLD error json_type_error(std::string field, std::string_view expected, const rapidjson::Value& got) {
-    return json_shape_error(std::move(field), "expected " + std::string(expected) + ", got " +
-                                                  std::string(json_type_name(got)));
+    return json_shape_error(std::move(field), cat({"expected ", expected, ", got ", json_type_name(got)}));
 }
 
 FOREWARN_INLINE const rapidjson::Value* json_member(const rapidjson::Value& obj, std::string_view name) noexcept {

@@ -6,6 +6,7 @@
 // that header. Compiled mode: compiled once into libforewarn (src/forewarn.cpp).
 
 #include <forewarn/detail/metadata_exchange.hpp>
+#include <forewarn/detail/strings.hpp>
 
 #if FOREWARN_HEADER_DEFINITIONS
 #include <algorithm>
@@ -289,7 +290,7 @@ FOREWARN_INLINE result<document> key_rounds::round(clock::time_point not_after, 
         // failed key again (and fails then, if it still does).
         if (!changed) return *lane_failure;
         if (settings_.log.enabled(log_level::warn))
-            settings_.log(log_level::warn, "a key failed while another changed: " + lane_failure->describe(), lane_failure->url);
+            settings_.log(log_level::warn, cat({"a key failed while another changed: ", lane_failure->describe()}), lane_failure->url);
     }
     if (woken) return fetch();
     return compose();

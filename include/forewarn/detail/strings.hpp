@@ -3,7 +3,11 @@
 
 #include <forewarn/config.hpp>
 
+#include <cstddef>
+#include <initializer_list>
+#include <string>
 #include <string_view>
+#include <type_traits>
 
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
@@ -47,3 +51,37 @@ constexpr std::string_view url_authority(std::string_view url) noexcept {
 
 }  // namespace detail
 FOREWARN_END_NAMESPACE
+
+FOREWARN_BEGIN_NAMESPACE
+namespace detail {
+
+/// An integer as decimal text (what std::to_string writes), for cat(): a view of it lives until
+/// the end of the full expression that made it.
+class num {
+public:
+    template <class Int, std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool>, int> = 0>
+    explicit num(Int v) noexcept {
+        if constexpr (std::is_signed_v<Int>)
+            write(static_cast<unsigned long long>(v < 0 ? -(v + 1) : v) + (v < 0 ? 1 : 0), v < 0);
+        else
+            write(v, false);
+    }
+    operator std::string_view() const noexcept { return {digits_ + start_, sizeof digits_ - start_}; }
+
+private:
+    void write(unsigned long long magnitude, bool negative) noexcept;
+    char digits_[24];  // 20 digits and a sign at most
+    std::size_t start_ = sizeof digits_;
+};
+
+/// The pieces joined, in one allocation: a message built with `a + b + c` inlines a temporary and
+/// an append per piece at every call site; cat() is one out-of-line function for all of them. Not
+/// cold: every poll builds its URL with it.
+std::string cat(std::initializer_list<std::string_view> pieces);
+
+}  // namespace detail
+FOREWARN_END_NAMESPACE
+
+#if FOREWARN_HEADER_DEFINITIONS
+#include <forewarn/detail/strings-inl.hpp>
+#endif

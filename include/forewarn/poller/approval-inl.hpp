@@ -12,6 +12,7 @@
 #if FOREWARN_HEADER_DEFINITIONS
 
 #include <forewarn/detail/hidden-inl.hpp>
+#include <forewarn/detail/strings.hpp>
 
 #include <mutex>
 #include <unordered_map>
@@ -472,7 +473,7 @@ FOREWARN_INLINE FOREWARN_COLD void approver::status_not_due(const event& e, cloc
     if (o.scope == approval_scope::never)
         return update(e.id, {approval_state::not_approved, "approval is off (scope never)", {}});
     if (!policy_.in_window(wall))
-        return update(e.id, {approval_state::waiting, "outside the approval window " + o.window->to_string(), {}});
+        return update(e.id, {approval_state::waiting, detail::cat({"outside the approval window ", o.window->to_string()}), {}});
     if (policy_.needs_identity()) return update(e.id, {approval_state::waiting, "this VM's name is not known yet", {}});
     if (o.scope != approval_scope::all && !e.affects(policy_.self()))
         return update(e.id, {approval_state::not_approved, "the event does not name this VM", {}});

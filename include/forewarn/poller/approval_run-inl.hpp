@@ -6,6 +6,7 @@
 // empty in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
 
 #include <forewarn/poller/approval_run.hpp>
+#include <forewarn/detail/strings.hpp>
 
 #if FOREWARN_HEADER_DEFINITIONS
 
@@ -22,11 +23,14 @@ FOREWARN_INLINE FOREWARN_COLD std::vector<std::string> approval_run(approval_run
     for (const auto& e : problems) p.dispatch.report(e);
     if (due.empty() || stopping()) return {};
     std::string ids;
-    for (const auto& id : due) ids += (ids.empty() ? "" : ",") + id;
+    for (const auto& id : due) {
+        if (!ids.empty()) ids += ',';
+        ids += id;
+    }
     if (dry_run) {
         p.ledger.withheld(due);
         p.health.awaiting(p.ledger.awaiting());
-        if (p.log.enabled(log_level::info)) p.log(log_level::info, "dry run: would approve " + ids + " (nothing sent)", {}, ids);
+        if (p.log.enabled(log_level::info)) p.log(log_level::info, cat({"dry run: would approve ", ids, " (nothing sent)"}), {}, ids);
         p.dispatch.post("on_would_approve", &poller_handlers::on_would_approve, due);
         return due;
     }
@@ -40,7 +44,7 @@ FOREWARN_INLINE FOREWARN_COLD std::vector<std::string> approval_run(approval_run
     p.ledger.approved(due);
     p.health.awaiting(p.ledger.awaiting(), true);
     p.state.touch();
-    if (p.log.enabled(log_level::info)) p.log(log_level::info, "approved " + ids, {}, ids);
+    if (p.log.enabled(log_level::info)) p.log(log_level::info, cat({"approved ", ids}), {}, ids);
     p.dispatch.post("on_approved", &poller_handlers::on_approved, due);
     return due;
 }

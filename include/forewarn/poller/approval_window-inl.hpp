@@ -5,6 +5,7 @@
 // that header when FOREWARN_HEADER_DEFINITIONS is 1; compiled once into libforewarn in compiled mode.
 
 #include <forewarn/poller/approval_window.hpp>
+#include <forewarn/detail/strings.hpp>
 
 #if FOREWARN_HEADER_DEFINITIONS
 
@@ -45,8 +46,12 @@ FOREWARN_INLINE FOREWARN_COLD std::string approval_window::to_string() const {
         static const char* const names[] = {"mon", "tue", "wed", "thu", "fri", "sat", "sun"};
         std::string list;
         for (int i = 0; i < 7; ++i)
-            if (days & (1u << i)) list += (list.empty() ? "" : ",") + std::string(names[i]);
-        out += "/" + list;
+            if (days & (1u << i)) {
+                if (!list.empty()) list += ',';
+                list += names[i];
+            }
+        out += '/';
+        out += list;
     }
     const auto off = utc_offset.count();
     if (off != 0) {
@@ -62,7 +67,7 @@ FOREWARN_INLINE FOREWARN_COLD std::string approval_window::to_string() const {
 FOREWARN_INLINE FOREWARN_COLD result<approval_window> approval_window::parse(std::string_view text) {
     approval_window w;
     auto fail = [&](const std::string& why) -> result<approval_window> {
-        return error(errc::invalid_argument, "approval window \"" + std::string(text) + "\": " + why);
+        return error(errc::invalid_argument, detail::cat({"approval window \"", text, "\": ", why}));
     };
     std::string_view rest = text;
     auto time_of = [&](int& out) -> bool {

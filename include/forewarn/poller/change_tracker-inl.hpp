@@ -6,6 +6,7 @@
 // empty in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
 
 #include <forewarn/poller/change_tracker.hpp>
+#include <forewarn/detail/strings.hpp>
 
 #include <algorithm>
 
@@ -37,7 +38,7 @@ FOREWARN_INLINE FOREWARN_COLD std::string read_boot_id() {
 
 FOREWARN_INLINE FOREWARN_COLD std::string seconds_text(std::chrono::nanoseconds d) {
     const auto tenths = std::chrono::duration_cast<std::chrono::milliseconds>(d).count() / 100;
-    return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " s";
+    return detail::cat({detail::num(tenths / 10), ".", detail::num(tenths % 10), " s"});
 }
 
 }  // namespace detail
@@ -158,9 +159,9 @@ FOREWARN_INLINE FOREWARN_COLD void change_tracker::decide(change& c, const docum
         std::chrono::nanoseconds served(0);
         if (ev.last_seen_service && d.service_time) served = *d.service_time - *ev.last_seen_service;
         if (gap > max_gap())
-            v.gap = "a gap of " + detail::seconds_text(gap) + " in watching";
+            v.gap = detail::cat({"a gap of ", detail::seconds_text(gap), " in watching"});
         else if (served > max_service_gap())
-            v.gap = "a gap of " + detail::seconds_text(served) + " in watching by the service's clock";
+            v.gap = detail::cat({"a gap of ", detail::seconds_text(served), " in watching by the service's clock"});
         else
             v.gap = std::string();
     }

@@ -8,6 +8,7 @@
 #include <forewarn/config.hpp>
 #include <forewarn/detail/function_ref.hpp>
 #include <forewarn/detail/std_function.hpp>
+#include <forewarn/detail/strings.hpp>
 #include <forewarn/diff.hpp>
 #include <forewarn/poller/approval.hpp>
 #include <forewarn/result.hpp>
@@ -75,9 +76,9 @@ public:
         try {
             f(std::forward<A>(args)...);
         } catch (const std::exception& ex) {
-            report(error(errc::handler_failed, std::string(name) + " threw: " + ex.what()));
+            report(error(errc::handler_failed, cat({name, " threw: ", ex.what()})));
         } catch (...) {
-            report(error(errc::handler_failed, std::string(name) + " threw a non-standard exception"));
+            report(error(errc::handler_failed, cat({name, " threw a non-standard exception"})));
         }
     }
 

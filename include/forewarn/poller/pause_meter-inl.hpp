@@ -9,6 +9,7 @@
 #if FOREWARN_HEADER_DEFINITIONS
 
 #include <forewarn/detail/hidden-inl.hpp>
+#include <forewarn/detail/strings.hpp>
 
 #include <algorithm>
 #include <unordered_map>
@@ -23,7 +24,7 @@ FOREWARN_INLINE FOREWARN_COLD result<void> pause_meter::watch_under_way(const do
     for (const auto& e : d.events)
         if (d.under_way(e) && (e.resources.empty() || (!self.empty() && e.affects(self)))) ids.push_back(e.id);
     auto r = watch(ids);
-    if (!r) return error(r.error().code, "cannot measure the pause of an event under way: " + r.error().message);
+    if (!r) return error(r.error().code, detail::cat({"cannot measure the pause of an event under way: ", r.error().message}));
     return r;
 }
 

@@ -6,6 +6,7 @@
 // empty in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
 
 #include <forewarn/poller/state_keeper.hpp>
+#include <forewarn/detail/strings.hpp>
 
 #if FOREWARN_HEADER_DEFINITIONS
 
@@ -19,10 +20,10 @@ FOREWARN_INLINE FOREWARN_COLD std::optional<poller_state> state_keeper::load(con
     auto st = store_->load();
     if (st) return std::move(st).value();
     if (st.error().code == errc::not_found) {
-        log(log_level::info, "no saved state at " + store_->where() + " yet: starting with no events known");
+        log(log_level::info, cat({"no saved state at ", store_->where(), " yet: starting with no events known"}));
     } else {
         error e = std::move(st).error();
-        e.message = "the saved state at " + store_->where() + " is unreadable, starting with no events known: " + e.message;
+        e.message = cat({"the saved state at ", store_->where(), " is unreadable, starting with no events known: ", e.message});
         report(e);
     }
     return std::nullopt;

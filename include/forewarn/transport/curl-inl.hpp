@@ -244,12 +244,12 @@ FOREWARN_INLINE result<http_response> curl_transport::state::send(const http_req
             has_user_agent = has_user_agent || detail::iequals(h.name, "User-Agent");
             has_content_type = has_content_type || detail::iequals(h.name, "Content-Type");
             // "Name;" is libcurl's spelling of a header sent with an empty value.
-            ok = ok && (detail::trim(h.value).empty() ? fresh.append(h.name + ";") : fresh.append(h.name + ": " + h.value));
+            ok = ok && fresh.append(detail::trim(h.value).empty() ? detail::cat({h.name, ";"}) : detail::cat({h.name, ": ", h.value}));
         }
         // forewarn's User-Agent goes in the list, built once, rather than through
         // CURLOPT_USERAGENT, which libcurl formats again for every request: 2,700 instructions
         // less a poll (docs/benchmarks.md, "The cost of one poll").
-        if (!has_user_agent && !options.user_agent.empty()) ok = ok && fresh.append("User-Agent: " + options.user_agent);
+        if (!has_user_agent && !options.user_agent.empty()) ok = ok && fresh.append(detail::cat({"User-Agent: ", options.user_agent}));
         if (with_body) {
             // libcurl would wait up to a second for a 100 Continue on large bodies, and would
             // label the body form-urlencoded; the metadata services want neither.
@@ -328,24 +328,22 @@ FOREWARN_INLINE result<http_response> curl_transport::state::send(const http_req
         std::string why = x.content_length_too_large
                               ? "response Content-Length is above the cap of "
                               : "response body passed the cap of ";
-        return error(errc::body_too_large, why + std::to_string(request.max_body) + " bytes", x.response.status);
+        return error(errc::body_too_large, detail::cat({why, detail::num(request.max_body), " bytes"}), x.response.status);
     }
     if (x.headers_too_large)
         return error(errc::transport,
-                     "response headers passed " + std::to_string(options.max_header_bytes) + " bytes");
+                     detail::cat({"response headers passed ", detail::num(options.max_header_bytes), " bytes"}));
     if (outcome == CURLE_OK) return std::move(x.response);
 
     if (outcome == CURLE_OPERATION_TIMEDOUT) {
         const auto elapsed =
             std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - started).count();
         const bool connecting = connected_known() && !x.connected;
-        std::string what = connecting ? "connect to " + std::string(detail::url_authority(request.url)) +
-                                            " timed out after " + std::to_string(elapsed) +
-                                            " ms (connect_timeout " +
-                                            std::to_string(request.connect_timeout.count()) + " ms)"
-                                      : "request timed out after " + std::to_string(elapsed) +
-                                            " ms (total timeout " + std::to_string(request.timeout.count()) +
-                                            " ms)";
+        std::string what = connecting ? detail::cat({"connect to ", detail::url_authority(request.url), " timed out after ",
+                                                     detail::num(elapsed), " ms (connect_timeout ",
+                                                     detail::num(request.connect_timeout.count()), " ms)"})
+                                      : detail::cat({"request timed out after ", detail::num(elapsed), " ms (total timeout ",
+                                                     detail::num(request.timeout.count()), " ms)"});
         error e(errc::timeout, message(outcome, what), x.response.status);
         if (connecting) e.network = network_failure::connect_timeout;
         return e;
@@ -354,7 +352,7 @@ FOREWARN_INLINE result<http_response> curl_transport::state::send(const http_req
     // The scheme was checked above, so CURLE_UNSUPPORTED_PROTOCOL here is the server's doing
     // (an HTTP/0.9 answer, say) and stays a transport error.
     if (outcome == CURLE_URL_MALFORMAT) return error(errc::invalid_argument, message(outcome, "bad URL"));
-    error e(errc::transport, message(outcome, "request to " + std::string(detail::url_authority(request.url)) + " failed"),
+    error e(errc::transport, message(outcome, detail::cat({"request to ", detail::url_authority(request.url), " failed"})),
             x.response.status);
     long os_error = 0;
     curl_easy_getinfo(easy, CURLINFO_OS_ERRNO, &os_error);
@@ -387,7 +385,7 @@ FOREWARN_INLINE FOREWARN_COLD network_failure curl_network_failure(CURLcode rc, 
 FOREWARN_INLINE FOREWARN_COLD auto curl_transport::state::message(CURLcode rc, const std::string& what) const -> std::string {
     std::string detail = error_text[0] != '\0' ? std::string(error_text) : std::string(curl_easy_strerror(rc));
     while (!detail.empty() && (detail.back() == '\n' || detail.back() == '\r')) detail.pop_back();
-    return what + ": " + detail;
+    return forewarn::detail::cat({what, ": ", detail});
 }
 
 FOREWARN_INLINE FOREWARN_COLD CURLcode curl_transport::state::configure_once() {

@@ -153,13 +153,13 @@ public:
             if (!why_not && !budget_->try_spend()) why_not = "the retry budget is spent";
             if (why_not) {
                 if (log.enabled(log_level::info))
-                    log(log_level::info, "not retrying (" + std::string(why_not) + "): " + e.describe(), e.url);
+                    log(log_level::info, detail::cat({"not retrying (", why_not, "): ", e.describe()}), e.url);
                 return r;
             }
             const auto delay = backoff(tries);
             if (log.enabled(log_level::info))
                 log(log_level::info,
-                    "retry " + std::to_string(tries) + " in " + std::to_string(delay.count()) + " ms after " + e.describe(),
+                    detail::cat({"retry ", detail::num(tries), " in ", detail::num(delay.count()), " ms after ", e.describe()}),
                     e.url);
             if (!sleep.sleep_for(delay)) return error(errc::cancelled, "cancelled while waiting to retry");
         }
