@@ -64,6 +64,17 @@
 #define FOREWARN_COLD
 #endif
 
+// FOREWARN_NOINLINE keeps a small helper that many call sites share out of line, so that it is
+// compiled once rather than at each of them; for one that the poll path calls too (detail::num,
+// which writes every poll's DocumentIncarnation), where FOREWARN_COLD would not be true.
+#if defined(__GNUC__) || defined(__clang__)
+#define FOREWARN_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define FOREWARN_NOINLINE __declspec(noinline)
+#else
+#define FOREWARN_NOINLINE
+#endif
+
 // What libforewarn exports. It is built with default visibility on purpose: every function whose
 // definition only libforewarn compiles (FOREWARN_HEADER_DEFINITIONS) is declared without a mark
 // of its own and must be exported, and the inline functions both sides still compile (templates,

@@ -52,7 +52,7 @@ public:
     FOREWARN_CLIENT_MOVABLE(basic_scheduled_events_client);
 
     /// The full Scheduled Events URL, api-version included.
-    std::string url() const { return detail::cat({this->endpoint_, "/metadata/scheduledevents?api-version=", this->options_.api_version}); }
+    std::string url() const { return this->endpoint_ + "/metadata/scheduledevents?api-version=" + this->options_.api_version; }
     /// The incarnation of the last document fetched, if any.
     const std::optional<std::string>& last_incarnation() const noexcept { return last_incarnation_; }
 

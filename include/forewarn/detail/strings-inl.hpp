@@ -11,7 +11,7 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-FOREWARN_INLINE void num::write(unsigned long long magnitude, bool negative) noexcept {
+FOREWARN_INLINE FOREWARN_NOINLINE void num::write(unsigned long long magnitude, bool negative) noexcept {
     do {
         digits_[--start_] = static_cast<char>('0' + magnitude % 10);
         magnitude /= 10;
@@ -19,7 +19,7 @@ FOREWARN_INLINE void num::write(unsigned long long magnitude, bool negative) noe
     if (negative) digits_[--start_] = '-';
 }
 
-FOREWARN_INLINE std::string cat(std::initializer_list<std::string_view> pieces) {
+FOREWARN_INLINE FOREWARN_COLD std::string cat(std::initializer_list<std::string_view> pieces) {
     std::size_t size = 0;
     for (const auto piece : pieces) size += piece.size();
     std::string out;

@@ -75,8 +75,9 @@ private:
 };
 
 /// The pieces joined, in one allocation: a message built with `a + b + c` inlines a temporary and
-/// an append per piece at every call site; cat() is one out-of-line function for all of them. Not
-/// cold: every poll builds its URL with it.
+/// an append per piece at every call site; cat() is one out-of-line function for all of them. For
+/// what is built when something happens (an error, a log line, a first request): it is
+/// FOREWARN_COLD, and so are the paths that call it. What every poll builds (its URL) stays `+`.
 std::string cat(std::initializer_list<std::string_view> pieces);
 
 }  // namespace detail
