@@ -24,7 +24,7 @@ FOREWARN_INLINE FOREWARN_COLD std::string error::describe() const {
     std::string out(to_string(code));
     if (http_status != 0) {
         out += " (HTTP ";
-        out += std::string_view(detail::num(http_status));
+        out += detail::num(http_status);
         out += ')';
     }
     if (!field.empty()) {
@@ -33,7 +33,7 @@ FOREWARN_INLINE FOREWARN_COLD std::string error::describe() const {
     }
     if (offset != npos) {
         out += " at offset ";
-        out += std::string_view(detail::num(offset));
+        out += detail::num(offset);
     }
     if (!message.empty()) {
         out += ": ";

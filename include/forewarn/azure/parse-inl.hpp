@@ -134,9 +134,9 @@ FOREWARN_INLINE result<document> parse_document(std::string_view body, std::stri
     const auto* inc = forewarn::detail::json_member(root, "DocumentIncarnation");
     if (!inc) return forewarn::detail::json_shape_error("DocumentIncarnation", "required member missing");
     if (inc->IsUint64())
-        doc.incarnation = std::string(std::string_view(detail::num(inc->GetUint64())));
+        doc.incarnation = std::string(detail::num(inc->GetUint64()));
     else if (inc->IsInt64())
-        doc.incarnation = std::string(std::string_view(detail::num(inc->GetInt64())));
+        doc.incarnation = std::string(detail::num(inc->GetInt64()));
     else
         return forewarn::detail::json_type_error("DocumentIncarnation", "integer", *inc);
 

@@ -67,11 +67,11 @@ FOREWARN_INLINE std::string request_log_line(const http_request& req, const resu
     line += req.url;
     line += " -> ";
     if (r)
-        line += std::string_view(num(r->status));
+        line += num(r->status);
     else
         line += r.error().describe();
     line += " (";
-    line += std::string_view(num(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+    line += num(std::chrono::duration_cast<std::chrono::milliseconds>(took).count());
     line += " ms)";
     return line;
 }

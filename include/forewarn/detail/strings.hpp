@@ -61,10 +61,11 @@ class num {
 public:
     template <class Int, std::enable_if_t<std::is_integral_v<Int> && !std::is_same_v<Int, bool>, int> = 0>
     explicit num(Int v) noexcept {
+        const auto magnitude = static_cast<unsigned long long>(v);  // modulo 2^64: exact for any value
         if constexpr (std::is_signed_v<Int>)
-            write(static_cast<unsigned long long>(v < 0 ? -(v + 1) : v) + (v < 0 ? 1 : 0), v < 0);
+            write(v < 0 ? 0 - magnitude : magnitude, v < 0);
         else
-            write(v, false);
+            write(magnitude, false);
     }
     operator std::string_view() const noexcept { return {digits_ + start_, sizeof digits_ - start_}; }
 
