@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+namespace test_curl_stream {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::curl_stream_transport;
 using forewarn::errc;
@@ -261,3 +263,5 @@ TEST_CASE("curl_stream_transport refuses what every transport refuses, and a HEA
     auto s = forewarn::stream_transport_of<forewarn::curl_transport>::from(forewarn::curl_transport(o));
     CHECK(s.options().user_agent == "agent/1");
 }
+
+}  // namespace test_curl_stream

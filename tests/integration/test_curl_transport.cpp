@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+namespace test_curl_transport {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::curl_transport;
 using forewarn::curl_transport_options;
@@ -1046,3 +1048,5 @@ TEST_CASE("curl_transport: a request carries its own method, headers and body, n
         if (!content_type.empty()) CHECK(header_of(seen[i], "Content-Type") == content_type);
     }
 }
+
+}  // namespace test_curl_transport

@@ -27,6 +27,8 @@
 #include <thread>
 #include <vector>
 
+namespace test_emulator {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn_test::emulator_process;
 
@@ -701,3 +703,5 @@ TEST_CASE("forewarn-emulator: a scenario file's aws_lifecycle, alibaba_spot and 
         CHECK(refused.error().field.rfind("steps[0]", 0) == 0);
     }
 }
+
+}  // namespace test_emulator

@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+namespace test_fleet_etcd {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::slot_state;
 using forewarn::testing::azure_event_spec;
 using forewarn::testing::azure_event_state;
@@ -754,3 +756,5 @@ TEST_CASE("fleet on etcd: the etcd member a watch streams from is killed - every
     CHECK(r.served == 4);
     CHECK(r.most <= 2);
 }
+
+}  // namespace test_fleet_etcd

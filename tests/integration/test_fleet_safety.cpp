@@ -37,6 +37,8 @@
 
 #if defined(FOREWARN_WATCH_PATH) && defined(FOREWARN_EMULATOR_PATH)
 
+namespace test_fleet_safety {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace forewarn_test::agent;
 
 namespace {
@@ -315,5 +317,7 @@ TEST_CASE("fleet safety: five agents, two slots, agents and etcd members killed 
                 events.size(), approved, forced, most, budget, lives, lines, slot_lines, late.c_str(),
                 requests_seen(emu), did.c_str(), seed);
 }
+
+}  // namespace test_fleet_safety
 
 #endif  // FOREWARN_WATCH_PATH && FOREWARN_EMULATOR_PATH

@@ -19,6 +19,8 @@
 #include <string>
 #include <thread>
 
+namespace test_gce_emulator {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::cloud;
 using forewarn::document;
@@ -163,5 +165,7 @@ TEST_CASE("emulator: detect_cloud sees both services of the emulator", "[detect]
     REQUIRE(g);
     CHECK(g->found == cloud::gce);
 }
+
+}  // namespace test_gce_emulator
 
 #endif  // FOREWARN_EMULATOR_PATH

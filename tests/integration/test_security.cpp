@@ -41,6 +41,8 @@
 #define FOREWARN_SECURITY_SANITIZED 0
 #endif
 
+namespace test_security {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::errc;
 using forewarn_test::emulator_process;
@@ -517,3 +519,5 @@ TEST_CASE("security: the AWS client over curl - the token only in its header - n
         CHECK(l.find(token) == std::string::npos);
     }
 }
+
+}  // namespace test_security

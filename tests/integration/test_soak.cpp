@@ -32,6 +32,8 @@
 #include <thread>
 #include <vector>
 
+namespace test_soak {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::change;
 using forewarn::change_kind;
@@ -292,3 +294,5 @@ TEST_CASE("soak: 54 events over 4 VMs, ~30% faulty answers: each change delivere
     std::remove(path.c_str());
     ::rmdir(dir_template);
 }
+
+}  // namespace test_soak

@@ -43,6 +43,8 @@
 #include <thread>
 #include <vector>
 
+namespace test_watch {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 #if defined(FOREWARN_WATCH_PATH) && defined(FOREWARN_EMULATOR_PATH)
 
 using forewarn_test::emulator_process;
@@ -1828,3 +1830,5 @@ TEST_CASE("watch --etcd --state-file: killed -9 while holding its slot and resta
     b.signal(SIGTERM);
     CHECK(b.wait_exit(10s) == 0);
 }
+
+}  // namespace test_watch

@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+namespace test_watch_check {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn_test::emulator_process;
 using namespace std::chrono_literals;
 using namespace forewarn_test::agent;
@@ -420,3 +422,5 @@ TEST_CASE("check: a state directory the service's user cannot write is a failure
         CHECK_FALSE(c.line("\u2718", "state").empty());
     }
 }
+
+}  // namespace test_watch_check

@@ -15,6 +15,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+namespace test_connection {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace watch::kubernetes;
 using forewarn_test::temp_dir;
 
@@ -200,3 +202,5 @@ TEST_CASE("an answer the caller did not want names the call, the status and what
     CHECK(answer_error("GET node n1", {500, "{\"message\": 5}"}).message == "GET node n1: 500");
     CHECK(status_message("").empty());
 }
+
+}  // namespace test_connection

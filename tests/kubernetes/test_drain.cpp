@@ -14,6 +14,8 @@
 #include <chrono>
 #include <string>
 
+namespace test_drain {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace watch::kubernetes;
 using namespace std::chrono_literals;
 
@@ -162,3 +164,5 @@ TEST_CASE("the drain's deadline: NotBefore less the hook deadline and the margin
     CHECK(drain_deadline(e, start, 15s, 10s, 120s) == start + 120s);
     CHECK(drain_deadline(e, start, 15s, 10s, 30s) == start + 30s);
 }
+
+}  // namespace test_drain

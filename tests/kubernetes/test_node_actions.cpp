@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+namespace test_node_actions {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::event_type;
 using watch::kubernetes::condition_reason;
 using watch::kubernetes::disruptive;
@@ -118,3 +120,5 @@ TEST_CASE("docs/kubernetes.md's rules example is a rules document the agent take
     CHECK(rules->of(event_type::retirement).cordon);
     CHECK_FALSE(rules->of(event_type::preempted).takes_out());
 }
+
+}  // namespace test_node_actions

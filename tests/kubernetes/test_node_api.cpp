@@ -19,6 +19,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+namespace test_node_api {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace watch::kubernetes;
 using forewarn::http_method;
 
@@ -229,3 +231,5 @@ TEST_CASE("the token file replaced while the client runs: the next call carries 
     CHECK(client.call(http_method::get, "/api/v1/namespaces").value().status == 200);
     CHECK(c.token.reads() == reads + 1);  // the read the 401 asked for
 }
+
+}  // namespace test_node_api

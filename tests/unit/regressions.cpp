@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+namespace regressions {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::errc;
 
 TEST_CASE("fuzz_approval-1: an id ending in a truncated UTF-8 sequence is refused, nothing past it is read",
@@ -128,3 +130,5 @@ TEST_CASE("validate() refused endpoints that fail on every poll: a port past 655
         }
     }
 }
+
+}  // namespace regressions

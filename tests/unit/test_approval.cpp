@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+namespace test_approval {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::approval_options;
 using forewarn::approval_policy;
 using forewarn::approval_scope;
@@ -323,3 +325,5 @@ TEST_CASE("approval_policy: a window holds early approvals back until it opens, 
     CHECK(p.due(d, at(1s) + 10h, monday(22)) == ids{"A"});
     CHECK(p.due(d, at(1s) + 10h, monday(2) + 24h) == ids{"A"});
 }
+
+}  // namespace test_approval

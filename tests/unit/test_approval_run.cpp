@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace test_approval_run {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::approval_handle;
 using forewarn::approval_options;
@@ -160,3 +162,5 @@ TEST_CASE("ledger: a delivered document whose incarnation moved is worth saving 
     CHECK(ledger.delivered(0));  // the incarnation moved: the state should follow it
     CHECK(ledger.latest().incarnation == "2");
 }
+
+}  // namespace test_approval_run

@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+namespace test_aws_autoscaling {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::errc;
 using forewarn::error;
@@ -234,3 +236,5 @@ TEST_CASE("parse_error_response: AWS's XML, its entities, and what is not one", 
     CHECK(forewarn::aws::autoscaling_endpoint("us-east-1") == "https://autoscaling.us-east-1.amazonaws.com/");
     CHECK(forewarn::aws::autoscaling_endpoint("cn-north-1") == "https://autoscaling.cn-north-1.amazonaws.com.cn/");
 }
+
+}  // namespace test_aws_autoscaling

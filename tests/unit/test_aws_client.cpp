@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+namespace test_aws_client {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::errc;
 using forewarn::http_method;
@@ -400,3 +402,5 @@ TEST_CASE("aws poller: a scheduled event's final State is its recover reason", "
                                            "recover e-gone cancelled"});
     CHECK(count(t.requests(), http_method::post, "") == 0);  // nothing was sent to approve
 }
+
+}  // namespace test_aws_client

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+namespace test_aws_lifecycle_simulated {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::approval_handle;
 using forewarn::approval_state;
@@ -351,3 +353,5 @@ TEST_CASE("emulated Auto Scaling: it refuses a tampered, unsigned, expired or mi
     CHECK(log[0].signature_valid);
     CHECK_FALSE(log[1].signature_valid);
 }
+
+}  // namespace test_aws_lifecycle_simulated

@@ -8,6 +8,8 @@
 #include <iterator>
 #include <string>
 
+namespace test_aws_parse {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::errc;
 using forewarn::event_status;
 using forewarn::event_type;
@@ -180,3 +182,5 @@ TEST_CASE("aws security credentials: an instance profile's answer, and what is r
     CHECK(refused("").code == errc::empty_body);
     CHECK(refused("[]").code == errc::invalid_document);
 }
+
+}  // namespace test_aws_parse

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+namespace test_aws_simulated {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::http_method;
 using forewarn::http_request;
@@ -248,3 +250,5 @@ TEST_CASE("emulated AWS: a scenario file plays its aws steps - a malformed one i
         CHECK(parsed.error().field.find("steps[0]") == 0);
     }
 }
+
+}  // namespace test_aws_simulated

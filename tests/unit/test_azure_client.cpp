@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+namespace test_azure_client {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::errc;
 using forewarn::http_method;
 using forewarn::http_request;
@@ -529,3 +531,5 @@ TEST_CASE("rate_limit takes tokens from the shared per-host bucket", "[azure][cl
     CHECK(c.fetch().error().code == errc::cancelled);
     CHECK(t.request_count() == 1);
 }
+
+}  // namespace test_azure_client

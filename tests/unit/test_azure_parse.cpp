@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+namespace test_azure_parse {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::document;
 using forewarn::errc;
 using forewarn::event_source;
@@ -436,3 +438,5 @@ TEST_CASE("write_start_requests refuses invalid UTF-8, empty ids and an empty li
     CHECK(write_start_requests({""}).error().code == errc::invalid_argument);
     CHECK(write_start_requests({"a"}, std::string("\xff")).error().code == errc::invalid_argument);
 }
+
+}  // namespace test_azure_parse

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+namespace test_change_tracker {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::change;
 using forewarn::change_kind;
@@ -249,3 +251,5 @@ TEST_CASE("tracker: partial delivery keeps what was not delivered for the next d
     CHECK(rest[0].event.id == "B");
     CHECK(rest[1].event.id == "C");
 }
+
+}  // namespace test_change_tracker

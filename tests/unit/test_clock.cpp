@@ -13,6 +13,8 @@
 #include <mutex>
 #include <thread>
 
+namespace test_clock {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::interruptible_sleep;
 using forewarn::testing::manual_clock;
@@ -150,3 +152,5 @@ TEST_CASE("interruptible_sleep: sticky until reset", "[clock]") {
     CHECK_FALSE(s.interrupted());
     CHECK(s.sleep_for(0s));
 }
+
+}  // namespace test_clock

@@ -5,6 +5,8 @@
 
 #include <string>
 
+namespace test_detail_json {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::errc;
 using forewarn::detail::json_limits;
 using forewarn::detail::json_writer;
@@ -181,3 +183,5 @@ TEST_CASE("json_writer refuses invalid UTF-8 and reports incomplete output", "[j
     CHECK(open.ok());
     CHECK_FALSE(open.complete());
 }
+
+}  // namespace test_detail_json

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+namespace test_detail_strings {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::detail::cat;
 using forewarn::detail::num;
 
@@ -43,3 +45,5 @@ TEST_CASE("cat joins its pieces in order, numbers and empty pieces included", "[
     CHECK(joined.size() == 2001);
     CHECK(joined[1000] == '\0');
 }
+
+}  // namespace test_detail_strings

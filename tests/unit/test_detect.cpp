@@ -12,6 +12,8 @@
 #include <string>
 #include <thread>
 
+namespace test_detect {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::cloud;
 using forewarn::errc;
@@ -357,3 +359,5 @@ TEST_CASE("detect_options and detection by cloud: each cloud's own members, noth
     CHECK_FALSE(d.answered(forewarn::cloud::none));
     CHECK(d.why(forewarn::cloud::none).code == forewarn::errc::invalid_argument);
 }
+
+}  // namespace test_detect

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+namespace test_diff {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::change;
 using forewarn::change_kind;
 using forewarn::cloud;
@@ -270,3 +272,5 @@ TEST_CASE("diff: to_string names", "[diff]") {
     CHECK(forewarn::to_string(recover_reason::cancelled) == "cancelled");
     CHECK(forewarn::to_string(recover_reason::none) == "none");
 }
+
+}  // namespace test_diff

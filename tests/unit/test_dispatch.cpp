@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+namespace test_dispatch {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::approval_handle;
 using forewarn::change;
@@ -118,3 +120,5 @@ TEST_CASE("dispatch: with an executor every task is handed to it in order, none 
     for (auto& t : queue) t();
     CHECK(seen == std::vector<std::string>{"A", "B"});
 }
+
+}  // namespace test_dispatch

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+namespace test_emulator_engine {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 namespace ed = forewarn::detail;
 using forewarn::http_method;
@@ -114,3 +116,5 @@ TEST_CASE("a new service plugs into the engine: routes, transitions, control, st
     CHECK(engine.requests().empty());
     CHECK(engine.timeline().now() == 0ms);
 }
+
+}  // namespace test_emulator_engine

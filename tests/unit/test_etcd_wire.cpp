@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+namespace test_etcd_wire {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace forewarn::etcd;
 using forewarn::errc;
 using forewarn::testing::fake_transport;
@@ -337,3 +339,5 @@ TEST_CASE("etcd client: a watch streams its messages, fails over until one arriv
     CHECK(none.error().code == errc::unsupported);
     CHECK(plain.request_count() == 0);
 }
+
+}  // namespace test_etcd_wire

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <string>
 
+namespace test_event {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::cloud;
 using forewarn::document;
 using forewarn::event;
@@ -136,3 +138,5 @@ TEST_CASE("document::find and equality", "[event]") {
     std::swap(other.events[0], other.events[1]);
     CHECK(other != d);  // order is part of the snapshot
 }
+
+}  // namespace test_event

@@ -5,6 +5,8 @@
 
 #include <string>
 
+namespace test_fake_transport {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::errc;
 using forewarn::http_method;
 using forewarn::http_request;
@@ -92,3 +94,5 @@ TEST_CASE("fake_transport: cancel is sticky until reset, and copies share everyt
     CHECK(copy.pending() == 0);
     CHECK(copy.send(get("http://x")).error().code == errc::transport);  // the fallback is gone too
 }
+
+}  // namespace test_fake_transport

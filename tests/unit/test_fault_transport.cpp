@@ -9,6 +9,8 @@
 #include <string>
 #include <thread>
 
+namespace test_fault_transport {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::errc;
 using forewarn::http_method;
 using forewarn::http_request;
@@ -145,3 +147,5 @@ TEST_CASE("fault_transport streams through its inner transport, and cuts a strea
     CHECK(failed.error().code == errc::timeout);
     CHECK(inner.requests().size() == 3);  // the refused stream never reached the inner transport
 }
+
+}  // namespace test_fault_transport

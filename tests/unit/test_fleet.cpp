@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+namespace test_fleet {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::slot_state;
 using forewarn::detail::slot_admits;
 using forewarn::detail::slot_entry;
@@ -142,3 +144,5 @@ TEST_CASE("fake fleet: an event the platform starts without approval takes a slo
     const auto view = fleet.view();
     CHECK(view.size() == 2);
 }
+
+}  // namespace test_fleet

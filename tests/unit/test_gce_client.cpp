@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+namespace test_gce_client {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::cloud;
 using forewarn::document;
@@ -1176,3 +1178,5 @@ TEST_CASE("an endpoint that is only the metadata root has no host - a clear erro
     REQUIRE(ok.has_value());
     CHECK(*ok == "http://metadata.test");
 }
+
+}  // namespace test_gce_client

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+namespace test_gce_perform_maintenance_simulated {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::approval_handle;
 using forewarn::approval_state;
@@ -152,3 +154,5 @@ TEST_CASE("GCE performMaintenance: a token without the compute scope is refused,
     CHECK(off.s->gce_compute_calls().empty());
     CHECK(q.approval("upcoming-maintenance").status().why == "this source cannot approve");
 }
+
+}  // namespace test_gce_perform_maintenance_simulated

@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 
+namespace test_gce_simulated {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::cloud;
 using forewarn::document;
@@ -265,3 +267,5 @@ TEST_CASE("simulated: upcoming-maintenance absent (404) is asked once, then neve
     for (const auto& r : s->requests()) asked += r.target.find("upcoming-maintenance") != std::string::npos;
     CHECK(asked == 1);
 }
+
+}  // namespace test_gce_simulated

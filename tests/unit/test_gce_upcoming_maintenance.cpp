@@ -7,6 +7,8 @@
 #include <iterator>
 #include <string>
 
+namespace test_gce_upcoming_maintenance {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::errc;
 using forewarn::event_status;
 using forewarn::event_type;
@@ -84,3 +86,5 @@ TEST_CASE("gce upcoming-maintenance: other statuses and malformed bodies are cle
         if (*r.field) CHECK(m.error().field == r.field);
     }
 }
+
+}  // namespace test_gce_upcoming_maintenance

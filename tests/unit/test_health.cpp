@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+namespace test_health {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::clock;
 using forewarn::document;
@@ -62,3 +64,5 @@ TEST_CASE("health: errors, the name and approvals", "[health]") {
     CHECK(s.awaiting_approval == std::vector<std::string>{"B"});
     CHECK(s.approvals == 1);
 }
+
+}  // namespace test_health

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_hidden {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 namespace {
 
 struct counted {
@@ -105,3 +107,5 @@ TEST_CASE("detail::hidden: a move takes the value, and the source reads empty an
     }
     CHECK(counted::alive == before);  // each T made was destroyed once
 }
+
+}  // namespace test_hidden

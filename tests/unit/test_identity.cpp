@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+namespace test_identity {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::clock;
 using forewarn::errc;
@@ -70,3 +72,5 @@ TEST_CASE("identity: once learned it is never asked again - a cancelled ask chan
     REQUIRE_FALSE(e);
     CHECK(e.error().message == "cannot learn this VM's name (self() stays empty): no name");
 }
+
+}  // namespace test_identity

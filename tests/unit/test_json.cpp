@@ -7,6 +7,8 @@
 #include <chrono>
 #include <string>
 
+namespace test_json {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::change;
 using forewarn::change_kind;
@@ -193,3 +195,5 @@ TEST_CASE("json_string: a string of one's own JSON line, escaped - bad UTF-8 ref
     CHECK(bad.error().code == forewarn::errc::invalid_argument);
     CHECK(json_string("bad\xC3", invalid_utf8::replace).value() == "\"bad\xEF\xBF\xBD\"");
 }
+
+}  // namespace test_json

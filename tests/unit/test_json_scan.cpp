@@ -7,6 +7,8 @@
 
 #include <string>
 
+namespace test_json_scan {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::errc;
 using forewarn::detail::json_string_view;
 using forewarn::detail::parse_json;
@@ -58,3 +60,5 @@ TEST_CASE("parse_json: a string that ends in an escape or mid-sequence is malfor
     // Text after a valid document: the parse must not stop at the first value.
     CHECK_FALSE(parse_json("[\"0123456789abcdef\"] x").has_value());
 }
+
+}  // namespace test_json_scan

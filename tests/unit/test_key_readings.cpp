@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+namespace test_key_readings {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::cloud;
 using forewarn::errc;
@@ -233,3 +235,5 @@ TEST_CASE("key readings through a client: a key that starts failing ends its rou
     REQUIRE(doc);
     CHECK(doc->key_errors.size() == 1);
 }
+
+}  // namespace test_key_readings

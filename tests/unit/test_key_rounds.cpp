@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+namespace test_key_rounds {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::errc;
 using forewarn::detail::key_plan;
@@ -423,3 +425,5 @@ TEST_CASE("key_rounds: cancel() ends the hanging GETs and the wait - sticky unti
     REQUIRE(c.next());  // after the cancelled round: a plain reading again
     CHECK(server->log().size() == before + 2);
 }
+
+}  // namespace test_key_rounds

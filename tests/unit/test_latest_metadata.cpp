@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+namespace test_latest_metadata {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::errc;
 using forewarn::http_method;
@@ -151,3 +153,5 @@ TEST_CASE("latest_metadata: a 401 is one fresh token and one more try - a second
     CHECK(t.pending() == 0);
     CHECK(m.tokens_fetched() == 3);
 }
+
+}  // namespace test_latest_metadata

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+namespace test_leader {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::event;
 using forewarn::event_source;
 using forewarn::event_status;
@@ -72,3 +74,4 @@ TEST_CASE("leader_election: a follower approves a user event only after the grac
     CHECK_FALSE(el.may_approve(started, "vm_1", 1h));
 }
 
+}  // namespace test_leader

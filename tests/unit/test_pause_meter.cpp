@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+namespace test_pause_meter {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::pause_meter;
 using forewarn::testing::manual_clock;
@@ -148,3 +150,5 @@ TEST_CASE("pause_meter: the events under way that name this VM (or none) are the
     CHECK(m.watching() == 1);
     m.stop();
 }
+
+}  // namespace test_pause_meter

@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+namespace test_poller {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::approval_handle;
 using forewarn::approval_scope;
@@ -1257,3 +1259,5 @@ TEST_CASE("poller: a filter leaves the events it declines out of everything - ch
     REQUIRE(p.poll_once());
     CHECK(rec.seen() == ids{"prepare F"});
 }
+
+}  // namespace test_poller

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+namespace test_poller_simulated {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::approval_handle;
 using forewarn::approval_scope;
 using forewarn::change;
@@ -693,3 +695,5 @@ TEST_CASE("simulated: the slow first call that enables the service is waited for
     REQUIRE(h.advance(2min));         // within the client's 150 s first-call timeout
     CHECK(r.snapshot() == strings{"prepare:E"});
 }
+
+}  // namespace test_poller_simulated

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+namespace test_readiness {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::event;
 using forewarn::event_status;
@@ -76,3 +78,5 @@ TEST_CASE("readiness: with unready_before, not ready from that long before NotBe
     // Started is not ready whatever the option says.
     CHECK_FALSE(forewarn::ready_for_traffic(doc({make("S", event_status::started, {"vm0"}, now + 1h)}), "vm0", now, o).ready);
 }
+
+}  // namespace test_readiness

@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <utility>
 
+namespace test_result {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::errc;
 using forewarn::error;
 using forewarn::result;
@@ -156,3 +158,5 @@ TEST_CASE("result: a value that fails to move in leaves the error it held, and t
     REQUIRE(r.has_value());
     CHECK(r->n == 3);
 }
+
+}  // namespace test_result

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <thread>
 
+namespace test_retry {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::errc;
 using forewarn::error;
 using forewarn::interruptible_sleep;
@@ -273,3 +275,5 @@ TEST_CASE("rate_limiter::for_host shares one limiter per host and clock", "[retr
     CHECK(b->try_acquire().count() == 0);  // another host is not affected
     CHECK(a_manual->try_acquire().count() == 0);  // nor another clock
 }
+
+}  // namespace test_retry

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+namespace test_scenario {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::http_method;
 using forewarn::http_request;
@@ -816,3 +818,5 @@ TEST_CASE("real-time clock: scenario time runs at speed", "[scenario]") {
     s.shutdown();
     CHECK_FALSE(s.pause(forewarn::testing::scenario_duration::max()));
 }
+
+}  // namespace test_scenario

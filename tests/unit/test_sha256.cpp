@@ -7,6 +7,8 @@
 
 #include <string>
 
+namespace test_sha256 {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::detail::hex_lower;
 using forewarn::detail::hmac_sha256;
 using forewarn::detail::sha256;
@@ -59,3 +61,5 @@ TEST_CASE("hmac_sha256: RFC 4231's test cases 1 to 7", "[sha256]") {
                                 "The key needs to be hashed before being used by the HMAC algorithm.")) ==
           "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
 }
+
+}  // namespace test_sha256

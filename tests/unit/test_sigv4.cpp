@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+namespace test_sigv4 {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::http_method;
 using forewarn::http_request;
 using forewarn::aws::credentials;
@@ -188,3 +190,5 @@ TEST_CASE("uri_encode: unreserved characters stay, every other byte is %XX in up
     CHECK(forewarn::aws::uri_encode("\xe1\x88\xb4") == "%E1%88%B4");
     CHECK(forewarn::aws::uri_encode("aws:autoscaling:groupName") == "aws%3Aautoscaling%3AgroupName");
 }
+
+}  // namespace test_sigv4

@@ -13,6 +13,8 @@
 #include <string>
 #include <thread>
 
+namespace test_simulated_transport {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::errc;
 using forewarn::event_status;
@@ -246,3 +248,5 @@ TEST_CASE("cancel is sticky across copies and wakes a hanging watch - reset clea
     CHECK(copy.send(azure_get()).has_value());
 }
 // The GCE client against the engine (hanging GETs through a live migration) is test_gce_simulated.cpp's.
+
+}  // namespace test_simulated_transport

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace test_spot_clouds_simulated {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -86,3 +88,5 @@ TEST_CASE("tencent through a poller: the reclaim notice is heard within one spot
     CHECK(*c.event.not_before - posted <= 2min);
     CHECK(s.errors.empty());
 }
+
+}  // namespace test_spot_clouds_simulated

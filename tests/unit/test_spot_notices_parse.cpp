@@ -10,6 +10,8 @@
 
 #include <string>
 
+namespace test_spot_notices_parse {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::errc;
 using forewarn::event_status;
 using forewarn::event_type;
@@ -81,3 +83,5 @@ TEST_CASE("aws: the Auto Scaling target lifecycle state - Terminated and Warmed:
         CHECK(e.error().code == errc::invalid_document);
     }
 }
+
+}  // namespace test_spot_notices_parse

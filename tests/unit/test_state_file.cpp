@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+namespace test_state_file {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::poller_state;
 using forewarn::saved_event;
@@ -321,3 +323,5 @@ TEST_CASE("state_file: a path with non-ASCII characters is the file of that name
     REQUIRE(st);
     CHECK(st->delivered == sample().delivered);
 }
+
+}  // namespace test_state_file

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+namespace test_state_keeper {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::errc;
 using forewarn::error;
 using forewarn::logger;
@@ -113,3 +115,5 @@ TEST_CASE("state keeper: written only when touched - a failed write is reported 
     k.save(snapshot, [&](const error& e) { rep(e); });
     CHECK(store->saves == 2);
 }
+
+}  // namespace test_state_keeper

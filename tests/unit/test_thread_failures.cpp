@@ -7,6 +7,8 @@
 
 #include <thread>
 
+namespace test_thread_failures {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 TEST_CASE("thread_failures: a check that holds on another thread says so and records nothing", "[thread_failures]") {
     forewarn_test::thread_failures failures;
     bool held = false;
@@ -30,3 +32,5 @@ TEST_CASE("thread_failures: check_here() turns what another thread recorded into
     failures.check_here();
     SUCCEED("the failure above is this case's");
 }
+
+}  // namespace test_thread_failures

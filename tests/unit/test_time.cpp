@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+namespace test_time {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using forewarn::errc;
 using forewarn::format_iso8601;
 using forewarn::format_rfc1123;
@@ -164,3 +166,5 @@ TEST_CASE("parse_time and the formatters round-trip every day from 1899 to 2102"
     }
     CHECK(previous == "2102-01-14");
 }
+
+}  // namespace test_time

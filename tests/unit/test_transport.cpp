@@ -8,6 +8,8 @@
 #include <chrono>
 #include <string>
 
+namespace test_transport {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::check_request;
 using forewarn::errc;
@@ -49,3 +51,5 @@ TEST_CASE("check_request: what no transport sends", "[transport]") {
         CHECK(e->message.find(r.says) == 0);
     }
 }
+
+}  // namespace test_transport

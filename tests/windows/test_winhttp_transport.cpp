@@ -13,6 +13,8 @@
 #include <thread>
 #include <type_traits>
 
+namespace test_winhttp_transport {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
+
 using namespace std::chrono_literals;
 using forewarn::errc;
 using forewarn::http_method;
@@ -221,3 +223,5 @@ TEST_CASE("a program that names no transport approves its event on Windows") {
     REQUIRE(after->events.size() == 1);
     CHECK(after->events[0].status == forewarn::event_status::started);
 }
+
+}  // namespace test_winhttp_transport
