@@ -23,7 +23,8 @@ COMMAND's exit code:
 nodelifecycle and daemonset), so service accounts, their token secrets, namespace deletion,
 garbage collection and the workload controllers work.
 
-Binaries: kube-apiserver and kube-controller-manager from $FOREWARN_KUBE_BIN_DIR, else the newest
+Binaries: kube-apiserver and kube-controller-manager from $FOREWARN_KUBE_BIN_DIR, else
+$FOREWARN_KUBE_CACHE (where `./quickstart kubernetes` put them when it was set), else the newest
 /var/cache/forewarn/kubernetes-*/ (`./quickstart kubernetes` builds them); etcd from /usr/bin
 (Debian's etcd-server). Without them it says why on stderr and exits 77, ctest's skip code.
 A start that fails prints the end of the failing process's log and exits 1. With
@@ -97,7 +98,7 @@ def find_binaries(controller_manager):
     if not os.access(ETCD, os.X_OK):
         raise NotBuilt("etcd not installed (%s): apt-get install etcd-server" % ETCD)
     wanted = ["kube-apiserver"] + (["kube-controller-manager"] if controller_manager else [])
-    override = os.environ.get("FOREWARN_KUBE_BIN_DIR")
+    override = os.environ.get("FOREWARN_KUBE_BIN_DIR") or os.environ.get("FOREWARN_KUBE_CACHE")
     if override:
         candidates = [override]
     else:
