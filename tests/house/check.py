@@ -18,6 +18,11 @@
                                 (config.hpp: compiled for size, its calls taken as unlikely) at its
                                 definition or a declaration, each one is still found where the list
                                 says, and no header spells the attribute but config.hpp
+  check.py unity SOURCE_DIR     every test file of a unity test program (tests/unit, tests/integration,
+                                tests/kubernetes, tests/windows: test_*.cpp, regressions.cpp) keeps its
+                                names in a namespace of its own name, opened after its includes and
+                                closed at its end, so that files never clash in a batch
+                                (cmake/forewarnUnityTests.cmake)
 """
 import json
 import pathlib
@@ -231,9 +236,40 @@ def cold(source):
     print(f"{len(POLL_PATH)} functions of the poll path checked in {len(headers)} headers")
     return ok
 
+def unity(source):
+    """Each test file of a unity program: `namespace <stem> {` after its last #include, nothing but
+    comments and preprocessor lines before it, and `}  // namespace <stem>` as its last line of code
+    (or just before a closing #endif)."""
+    root = pathlib.Path(source)
+    files = sorted(p for d in ("unit", "integration", "kubernetes", "windows") for p in (root / "tests" / d).glob("*.cpp")
+                   if p.name.startswith("test_") or p.name == "regressions.cpp")
+    ok = True
+    for f in files:
+        rel = f.relative_to(root).as_posix()
+        lines = without_comments(f.read_text(encoding="utf-8")).splitlines()
+        code = [(i, l.strip()) for i, l in enumerate(lines) if l.strip()]
+        opening = "namespace %s {" % f.stem
+        first = next(((i, l) for i, l in code if not l.startswith("#")), None)
+        if first is None or first[1] != opening:
+            print(f"{rel}: its first line of code is not '{opening}' (the file's names, in a namespace of its own)")
+            ok = False
+            continue
+        if any(l.startswith("#include") for i, l in code if i > first[0]):
+            print(f"{rel}: an #include after '{opening}' would put that header in the namespace")
+            ok = False
+        tail = [l for i, l in code if not l.startswith("#")]
+        if not tail or tail[-1] != "}":
+            print(f"{rel}: its last line of code does not close the namespace {f.stem}")
+            ok = False
+    print(f"{len(files)} test files checked")
+    return ok
+
+
 if __name__ == "__main__":
-    if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("timeouts", "agent", "names", "top", "clouds", "cold"):
+    commands = {"timeouts": timeouts, "agent": agent, "names": names, "top": top, "clouds": clouds, "cold": cold,
+                "unity": unity}
+    if len(sys.argv) not in (3, 4) or sys.argv[1] not in commands:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    ok = {"timeouts": timeouts, "agent": agent, "names": names, "top": top, "clouds": clouds, "cold": cold}[sys.argv[1]](*sys.argv[2:])
+    ok = commands[sys.argv[1]](*sys.argv[2:])
     sys.exit(0 if ok else 1)
