@@ -9,7 +9,7 @@
 # batches: forewarn_test_unity marks them on the target's own sources.
 include_guard(GLOBAL)
 
-option(FOREWARN_UNITY_TESTS "Compile the test programs as unity builds (CI's sanitizer, compiled and Windows trees)" OFF)
+option(FOREWARN_UNITY_TESTS "Compile the test programs as unity builds (CI's sanitizer and compiled trees; the Windows tree's link took longer with them)" OFF)
 set(FOREWARN_UNITY_BATCH 8 CACHE STRING "Sources per translation unit of a unity test program")
 
 function(forewarn_test_unity target)
