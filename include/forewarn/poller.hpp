@@ -14,16 +14,16 @@
 #include <forewarn/event.hpp>
 #include <forewarn/log.hpp>
 #include <forewarn/poller/approval.hpp>
-#include <forewarn/poller/approval_run.hpp>
+#include <forewarn/detail/poller/approval_run.hpp>
 #include <forewarn/poller/change_tracker.hpp>
 #include <forewarn/poller/coordinator.hpp>
-#include <forewarn/poller/dispatch.hpp>
-#include <forewarn/poller/health.hpp>
-#include <forewarn/poller/identity.hpp>
-#include <forewarn/poller/ledger.hpp>
+#include <forewarn/detail/poller/dispatch.hpp>
+#include <forewarn/detail/poller/health.hpp>
+#include <forewarn/detail/poller/identity.hpp>
+#include <forewarn/detail/poller/ledger.hpp>
 #include <forewarn/poller/notice_source.hpp>
 #include <forewarn/poller/pause_meter.hpp>
-#include <forewarn/poller/state_keeper.hpp>
+#include <forewarn/detail/poller/state_keeper.hpp>
 #include <forewarn/poller/state_store.hpp>
 #include <forewarn/result.hpp>
 

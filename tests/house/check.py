@@ -9,8 +9,10 @@
   check.py names SOURCE_DIR     no Catch test case's name holds ';' (ctest's discovery splits it into
                                 two tests that each run nothing)
   check.py top SOURCE_DIR       the top of include/forewarn holds what a program includes: the
-                                headers listed below (and their -inl.hpp), and the forwarding
-                                headers of files that moved into a folder
+                                headers listed below (and their -inl.hpp), nothing else
+  check.py forwarding SOURCE_DIR  no header under include/forewarn only forwards to another (one
+                                #include and no code): a header that moves is moved, its old path
+                                gone (the library has had no release that a forwarder would serve)
   check.py clouds SOURCE_DIR    each cloud is named only where it must be (CLOUD_PLACES below,
                                 docs/architecture.md "A new cloud"): at most that many files outside
                                 its own folder name it
@@ -92,7 +94,7 @@ POLL_PATH = (
     ("include/forewarn/time-inl.hpp", "result<std::optional<std::chrono::system_clock::time_point>> parse_time("),
     ("include/forewarn/time-inl.hpp", "result<std::optional<std::chrono::system_clock::time_point>> parse_aws_time("),
     ("include/forewarn/poller.hpp", "result<std::size_t> basic_poller<Source>::poll_once("),
-    ("include/forewarn/poller/ledger-inl.hpp", "std::vector<change> poller_ledger::track("),
+    ("include/forewarn/detail/poller/ledger-inl.hpp", "std::vector<change> poller_ledger::track("),
     ("include/forewarn/poller/change_tracker-inl.hpp", "std::vector<change> change_tracker::track("),
     ("include/forewarn/diff-inl.hpp", "std::vector<change> diff("),
 )
@@ -150,15 +152,27 @@ def top(source):
         name = path.name
         if name in TOP or name.replace("-inl.hpp", ".hpp") in TOP:
             continue
-        text = path.read_text(encoding="utf-8")
-        forwards = re.findall(r"#include <forewarn/([a-z_]+/[a-z_]+\.hpp)>", text)
-        code = [l for l in text.splitlines() if l.strip() and not l.startswith(("//", "#"))]
-        if len(forwards) == 1 and not code and (root / forwards[0]).exists():
-            continue  # a forwarding header
         bad.append(name)
     for b in bad:
-        print(f"include/forewarn/{b}: neither what a program includes (TOP) nor a forwarding header")
+        print(f"include/forewarn/{b}: not what a program includes (TOP): a part belongs in a folder")
     print(f"{seen} files at the top of include/forewarn, {len(bad)} out of place")
+    return not bad and seen > 0
+
+
+def forwarding(source):
+    root = pathlib.Path(source) / "include" / "forewarn"
+    bad = []
+    seen = 0
+    for path in sorted(root.rglob("*.hpp")):
+        seen += 1
+        text = path.read_text(encoding="utf-8")
+        includes = re.findall(r"^\s*#\s*include\b", text, re.M)
+        code = [l for l in without_comments(text).splitlines() if l.strip() and not l.strip().startswith("#")]
+        if len(includes) == 1 and not code:
+            bad.append(path.relative_to(root.parent.parent))
+    for b in bad:
+        print(f"{b}: only forwards to another header (one #include, no code): include the other one")
+    print(f"{seen} headers under include/forewarn, {len(bad)} forwarding")
     return not bad and seen > 0
 
 
@@ -267,7 +281,7 @@ def unity(source):
 
 if __name__ == "__main__":
     commands = {"timeouts": timeouts, "agent": agent, "names": names, "top": top, "clouds": clouds, "cold": cold,
-                "unity": unity}
+                "unity": unity, "forwarding": forwarding}
     if len(sys.argv) not in (3, 4) or sys.argv[1] not in commands:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

@@ -79,21 +79,3 @@
 #include <forewarn/testing/simulated_transport.hpp>
 #include <forewarn/time.hpp>
 #include <forewarn/transport.hpp>
-
-// The paths headers had before they moved into transport/ and poller/ (forwarding headers):
-// a program written against the earlier layout builds unchanged.
-#include <forewarn/approval.hpp>
-#include <forewarn/approval_window.hpp>
-#include <forewarn/change_tracker.hpp>
-#include <forewarn/coordinator.hpp>
-#if defined(_WIN32)
-#include <forewarn/winhttp_transport.hpp>
-#else
-#include <forewarn/curl_transport.hpp>
-#endif
-#include <forewarn/default_transport.hpp>
-#include <forewarn/leader.hpp>
-#include <forewarn/notice_source.hpp>
-#include <forewarn/pause_meter.hpp>
-#include <forewarn/retry.hpp>
-#include <forewarn/state_store.hpp>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// One approval run (poller/approval_run.hpp) and the ledger it reads (poller/ledger.hpp): the
+// One approval run (detail/poller/approval_run.hpp) and the ledger it reads (detail/poller/ledger.hpp): the
 // approvals due sent once, or withheld in a dry run; the outcome recorded and handed on.
-#include <forewarn/poller/approval_run.hpp>
+#include <forewarn/detail/poller/approval_run.hpp>
 
 #include "catch.hpp"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The poller's dispatch part (poller/dispatch.hpp): where handlers run, what a throwing one
+// The poller's dispatch part (detail/poller/dispatch.hpp): where handlers run, what a throwing one
 // becomes, and which handler each change goes to (delivery).
-#include <forewarn/poller/dispatch.hpp>
+#include <forewarn/detail/poller/dispatch.hpp>
 
 #include "catch.hpp"
 

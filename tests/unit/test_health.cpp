@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The poller's health part (poller/health.hpp): the counters behind health().
-#include <forewarn/poller/health.hpp>
+// The poller's health part (detail/poller/health.hpp): the counters behind health().
+#include <forewarn/detail/poller/health.hpp>
 
 #include "catch.hpp"
 

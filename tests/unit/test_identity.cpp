@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The poller's identity part (poller/identity.hpp): this VM's name, asked again after a growing
+// The poller's identity part (detail/poller/identity.hpp): this VM's name, asked again after a growing
 // pause while the source cannot tell.
-#include <forewarn/poller/identity.hpp>
+#include <forewarn/detail/poller/identity.hpp>
 
 #include "catch.hpp"
 

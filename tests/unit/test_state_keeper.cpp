@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The poller's state keeping (poller/state_keeper.hpp): read once, written when something
+// The poller's state keeping (detail/poller/state_keeper.hpp): read once, written when something
 // changed, a failed write tried again.
-#include <forewarn/poller/state_keeper.hpp>
+#include <forewarn/detail/poller/state_keeper.hpp>
 
 #include "catch.hpp"
 

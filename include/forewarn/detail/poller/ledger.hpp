@@ -91,5 +91,5 @@ private:
 FOREWARN_END_NAMESPACE
 
 #if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/poller/ledger-inl.hpp>
+#include <forewarn/detail/poller/ledger-inl.hpp>
 #endif

@@ -8,10 +8,10 @@
 #include <forewarn/config.hpp>
 #include <forewarn/detail/function_ref.hpp>
 #include <forewarn/log.hpp>
-#include <forewarn/poller/dispatch.hpp>
-#include <forewarn/poller/health.hpp>
-#include <forewarn/poller/ledger.hpp>
-#include <forewarn/poller/state_keeper.hpp>
+#include <forewarn/detail/poller/dispatch.hpp>
+#include <forewarn/detail/poller/health.hpp>
+#include <forewarn/detail/poller/ledger.hpp>
+#include <forewarn/detail/poller/state_keeper.hpp>
 #include <forewarn/result.hpp>
 
 #include <string>
@@ -45,5 +45,5 @@ std::vector<std::string> approval_run(approval_run_parts parts, clock::time_poin
 FOREWARN_END_NAMESPACE
 
 #if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/poller/approval_run-inl.hpp>
+#include <forewarn/detail/poller/approval_run-inl.hpp>
 #endif

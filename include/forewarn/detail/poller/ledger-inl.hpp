@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Definitions for <forewarn/poller/ledger.hpp> (spdlog's -inl files). Header-only: included at
+// Definitions for <forewarn/detail/poller/ledger.hpp> (spdlog's -inl files). Header-only: included at
 // the end of that header. Compiled mode: compiled once into libforewarn (src/forewarn.cpp) and
 // empty in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
 
-#include <forewarn/poller/ledger.hpp>
+#include <forewarn/detail/poller/ledger.hpp>
 
 #if FOREWARN_HEADER_DEFINITIONS
 
@@ -26,7 +26,7 @@ FOREWARN_INLINE std::vector<change> poller_ledger::track(const document& d, chan
     {
         std::lock_guard<std::mutex> lock(mutex_);
         changes = tracker_.track(d, when);
-        approver_.note(d, when.steady);
+        approver_.note(d, when.steady, when.wall);
         ++generation_;
         view = approver_.coordinator_view(d);
     }

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Definitions for <forewarn/poller/state_keeper.hpp> (spdlog's -inl files). Header-only: included
+// Definitions for <forewarn/detail/poller/state_keeper.hpp> (spdlog's -inl files). Header-only: included
 // at the end of that header. Compiled mode: compiled once into libforewarn (src/forewarn.cpp) and
 // empty in a user's file, where FOREWARN_HEADER_DEFINITIONS is 0 (docs/building.md).
 
-#include <forewarn/poller/state_keeper.hpp>
+#include <forewarn/detail/poller/state_keeper.hpp>
 #include <forewarn/detail/strings.hpp>
 
 #if FOREWARN_HEADER_DEFINITIONS

@@ -48,5 +48,5 @@ private:
 FOREWARN_END_NAMESPACE
 
 #if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/poller/state_keeper-inl.hpp>
+#include <forewarn/detail/poller/state_keeper-inl.hpp>
 #endif

@@ -55,5 +55,5 @@ result<std::string> name_of(Source& source) {
 FOREWARN_END_NAMESPACE
 
 #if FOREWARN_HEADER_DEFINITIONS
-#include <forewarn/poller/identity-inl.hpp>
+#include <forewarn/detail/poller/identity-inl.hpp>
 #endif
