@@ -1142,6 +1142,47 @@ TEST_CASE("watch /readyz and --ready-file: not ready from this VM's event until 
     CHECK(u.wait_exit(20s) == 0);
 }
 
+TEST_CASE("watch --lb-drain: the approval waits until /readyz has said not ready that long, and a notice too short "
+          "for it is not approved",
+          "[watch][e2e][readiness][approval][agent]") {
+    emulator_process emu;
+    auto w = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--interval", "200", "--approve", "own",
+                         "--metrics-listen", "127.0.0.1:0", "--lb-drain", "2"});
+    REQUIRE(w.wait_for_stderr("/metrics and /healthz", agent_start()));
+    const std::string err = w.err();
+    httplib::Client c("127.0.0.1", std::stoi(err.substr(err.find("metrics on http://127.0.0.1:") + 28)));
+    c.set_read_timeout(10, 0);
+    const auto posted = std::chrono::steady_clock::now();
+    post(emu, "azure/events", R"({"EventId":"HELD","EventType":"Reboot","Resources":["WestNO_0"],"notice":"10m"})");
+    // No prepare hook: ready at once; the approval waits for the hold alone.
+    REQUIRE(eventually([&] {
+        auto r = c.Get("/readyz");
+        return r && r->status == 503;
+    }));
+    REQUIRE(eventually([&] { return !approval_bodies(emu).empty(); }));
+    const auto approved = std::chrono::steady_clock::now();
+    CHECK(approval_bodies(emu) == strings{R"({"StartRequests":[{"EventId":"HELD"}]})"});
+    // Not ready from a poll after the post, approved 2 s after that poll: never sooner after the post.
+    CHECK(approved - posted >= 2s);
+    std::printf("--lb-drain 2: approved %lld ms after the event was posted (poll interval 200 ms)\n",
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(approved - posted).count()));
+    post(emu, "azure/events/HELD/complete", "{}");
+    w.stop();
+    CHECK(w.wait_exit(20s) == 0);
+
+    // 30 s of notice, --hook-deadline 15 and --lb-drain 20: the hold cannot end in time.
+    auto shortn = watch(emu, {"--cloud", "azure", "--self", "WestNO_0", "--interval", "200", "--approve", "own",
+                              "--lb-drain", "20", "--hook-deadline", "15"});
+    REQUIRE(shortn.wait_for_stderr("watching azure", agent_start()));
+    const auto before = approval_bodies(emu).size();
+    post(emu, "azure/events", R"({"EventId":"SHORT","EventType":"Reboot","Resources":["WestNO_0"],"notice":"30s"})");
+    REQUIRE(shortn.wait_for_stderr("event SHORT: announced too close to NotBefore for --lb-drain 20 s", 20s));
+    wait_for_polls(emu, 5);
+    CHECK(approval_bodies(emu).size() == before);  // not approved: it starts at NotBefore
+    shortn.stop();
+    CHECK(shortn.wait_exit(20s) == 0);
+}
+
 TEST_CASE("watch: the pause this VM lived through while its Freeze was Started - in the recover line and /metrics, "
           "beside the announced duration",
           "[watch][e2e][metrics][pause][agent]") {

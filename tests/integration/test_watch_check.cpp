@@ -9,7 +9,7 @@
 
 #include "catch.hpp"
 #include "emulator_process.hpp"
-#include "support_loopback.hpp"
+#include "loopback.hpp"
 #include "watch_agent.hpp"
 
 #include <rapidjson/document.h>
@@ -382,6 +382,27 @@ TEST_CASE("check: the surroundings - a missing hook, a busy metrics port, an unr
     CHECK(auto_usage.exit_code == 2);
     REQUIRE(auto_usage.out.size() == 1);
     CHECK(auto_usage.out[0].find("\"exit\":2") != std::string::npos);  // the report says the exit code it ends with
+}
+
+TEST_CASE("check: --approve with /readyz or --ready-file and no --lb-drain is a warning, and --lb-drain is reported",
+          "[check][agent][readiness]") {
+    emulator_process emu;
+    temp_dir dir("check-lb");
+    const strings base{"--cloud", "azure", "--endpoint", emu.base_url(), "--self", "WestNO_0", "--approve", "own"};
+    auto with = [&](strings more) {
+        strings args = base;
+        args.insert(args.end(), more.begin(), more.end());
+        return run_check(args);
+    };
+    auto readyz = with({"--metrics-listen", "127.0.0.1:0"});
+    CHECK(readyz.line("!", "load balancer").find("/readyz (--metrics-listen) and --lb-drain 0") != std::string::npos);
+    CHECK(readyz.exit_code == 0);  // a warning: the exit says only failures
+    auto file = with({"--ready-file", agent_path(dir.file("ready"))});
+    CHECK(file.line("!", "load balancer").find("--ready-file and --lb-drain 0") != std::string::npos);
+    auto drained = with({"--metrics-listen", "127.0.0.1:0", "--lb-drain", "3"});
+    CHECK(drained.line("\u2714", "load balancer").find("--lb-drain 3 s") != std::string::npos);
+    CHECK(with({}).line("!", "load balancer").empty());  // nothing tells a load balancer: nothing to say
+    CHECK(run_check({"--cloud", "azure", "--lb-drain", "soon"}).exit_code == 2);
 }
 
 TEST_CASE("check: a state directory the service's user cannot write is a failure there, though root passes",

@@ -10,9 +10,13 @@ deletion completed after its grace period, the grace period recorded). Cases:
 - a Reboot, --approve own: a budget refuses an eviction until more of its pods are Ready
   elsewhere; forewarn asks again, the drain ends, and the event is approved only after the last
   evicted pod is gone. The DaemonSet's pod and the mirror pod stay; a pod with an emptyDir and
-  no owner is evicted and named. The node shows, in order, the Event, MaintenancePlanned, the
-  label, the taint and the cordon, DrainInProgress, then Drained; a taint another client adds
-  during the drain survives the recover, after which the rest is gone;
+  no owner is evicted and named; a system-cluster-critical pod is evicted only once the others
+  are gone. The node shows, in order, the Event, MaintenancePlanned, the label, the taint and the
+  cordon, node.kubernetes.io/exclude-from-external-load-balancers (--lb-drain 2 s before the first
+  eviction),
+  DrainInProgress, then Drained; a taint another client adds during the drain survives the
+  recover, after which the rest is gone (the load-balancer label too, which forewarn added; on
+  n-kill an administrator's stays);
 - a budget that never allows: at the deadline (NotBefore less --hook-deadline and --drain-margin)
   a Warning DrainTimedOut names the pod and the budget, and the event is not approved (it starts
   at NotBefore);
@@ -44,6 +48,7 @@ from kube import api, condition, events, must, node, ours, pods, status_of  # no
 from kubelet_stand_in import KubeletStandIn  # noqa: E402
 
 WATCH, EMULATOR = sys.argv[1], sys.argv[2]
+LB_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers"
 MANIFEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "kubernetes", "forewarn-watch.yaml")
 failures = []
 
@@ -65,7 +70,7 @@ def emu_event(eid):
     return None
 
 
-def pod(name, node_name, labels=None, grace=3, owner=None, annotations=None, volumes=None, stops_after=None):
+def pod(name, node_name, labels=None, grace=3, owner=None, annotations=None, volumes=None, stops_after=None, priority_class=None):
     meta = {"name": name, "labels": labels or {}, "annotations": dict(annotations or {})}
     if stops_after is not None:
         meta["annotations"]["stand-in/stops-after"] = str(stops_after)
@@ -74,6 +79,8 @@ def pod(name, node_name, labels=None, grace=3, owner=None, annotations=None, vol
     spec = {"nodeName": node_name, "terminationGracePeriodSeconds": grace, "containers": [{"name": "c", "image": "example/app"}]}
     if volumes:
         spec["volumes"] = volumes
+    if priority_class:
+        spec["priorityClassName"] = priority_class
     must(api("POST", "/api/v1/namespaces/default/pods", {"metadata": meta, "spec": spec}), "create pod " + name)
 
 
@@ -150,6 +157,7 @@ try:
     pod("scratch", "n-drain", volumes=[{"name": "tmp", "emptyDir": {}}], grace=2)
     pod("web-0", "n-drain", {"app": "web"}, grace=3)
     pod("web-1", "n-drain", {"app": "web"}, grace=3)
+    pod("dns-n-drain", "n-drain", {"app": "dns"}, grace=3, priority_class="system-cluster-critical")
     budget("web", "web", 2)
     pod("db-0", "n-stuck", {"app": "db"}, grace=3)
     budget("db", "db", 1)
@@ -162,7 +170,7 @@ try:
              lambda: budget_allows("web") == (0, 2) and budget_allows("db") == (0, 1) and budget_allows("kill") == (0, 1), 60)
 
     # --- a Reboot, --approve own: a budget that refuses, then allows --------------------------------
-    a, a_url = start_agent("n-drain", "vm-drain", "--approve", "own")
+    a, a_url = start_agent("n-drain", "vm-drain", "--approve", "own", "--lb-drain", "2")
     agents.append(a)
     status, created = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-drain"], "notice": "10m"})
     assert status == 200, (status, created)
@@ -177,6 +185,7 @@ try:
             "label": "forewarn/scheduled-maintenance-time" in n["metadata"].get("labels", {}),
             "taint": bool(ours(n)),
             "cordon": n["spec"].get("unschedulable") is True,
+            "lb_label": LB_LABEL in n["metadata"].get("labels", {}),
             "draining": status_of(n, "DrainInProgress") == "True",
             "drained": status_of(n, "Drained") == "True",
         }
@@ -211,18 +220,28 @@ try:
         time.sleep(0.2)
     check(approved_at is not None, "Reboot: approved once the drain ended")
     stand_in = stand_ins[0]
-    gone = [stand_in.gone_at.get(k) for k in ("default/web-0", "default/web-1", "default/scratch")]
+    gone = [stand_in.gone_at.get(k) for k in ("default/web-0", "default/web-1", "default/scratch", "default/dns-n-drain")]
     check(all(gone), "Reboot: every evicted pod deleted for good by the stand-in (%s)" % gone)
+    dns_at = stand_in.deleting_at.get("default/dns-n-drain")
+    others_gone = [g for g in gone[:3] if g]
+    check(dns_at is not None and len(others_gone) == 3 and dns_at >= max(others_gone),
+          "Reboot: the system-cluster-critical pod evicted only once the others were gone (%s after)"
+          % (None if dns_at is None or len(others_gone) < 3 else round(dns_at - max(others_gone), 1)))
+    first_eviction = min(stand_in.deleting_at.values()) if stand_in.deleting_at else None
+    # --lb-drain 2: the first eviction 2 s after the label (each seen within a 0.2 s look).
+    gap = first_eviction - first["lb_label"] if "lb_label" in first and first_eviction is not None else None
+    check(gap is not None and gap >= 1.5,
+          "Reboot: %s on the node --lb-drain 2 s before the first eviction (%s s)" % (LB_LABEL, None if gap is None else round(gap, 1)))
     if approved_at and all(gone):
         check(approved_at >= max(gone), "Reboot: approved only after the last evicted pod was gone (%.1f s after)" % (approved_at - max(gone)))
     left = pods("n-drain")
     check(left == {"default/agent-n-drain", "default/static-n-drain"}, "Reboot: the DaemonSet's pod and the mirror pod stay (%s)" % sorted(left))
-    order = ["event", "planned", "label", "taint", "cordon", "draining", "drained"]
+    order = ["event", "planned", "label", "taint", "cordon", "lb_label", "draining", "drained"]
     times = [first.get(k) for k in order]
     check(all(times) and times == sorted(times), "Reboot: the node showed " + " → ".join(order) + " in that order (%s)" % first)
     reasons = events("n-drain")
     drained = [m for r, t, m in reasons if r == "Drained"]
-    check(len(drained) == 1 and "3 pods evicted" in drained[0], "Reboot: one Event Drained with the number of pods (%s)" % drained)
+    check(len(drained) == 1 and "4 pods evicted" in drained[0], "Reboot: one Event Drained with the number of pods (%s)" % drained)
     check(drained and "default/scratch" in drained[0], "Reboot: the Drained Event names the pod no controller owns")
     check(stand_in.grace.get("default/web-0") == 3, "Reboot: a pod's own grace period when the deadline is far (%s)" % stand_in.grace)
 
@@ -243,6 +262,8 @@ try:
           "over: the taint another client added during the drain survives (%s)" % n["spec"].get("taints"))
     check(not n["spec"].get("unschedulable"), "over: uncordoned")
     check("forewarn/scheduled-maintenance-time" not in n["metadata"].get("labels", {}), "over: the label removed")
+    check(LB_LABEL not in n["metadata"].get("labels", {}) and "forewarn/excluded-for" not in n["metadata"].get("annotations", {}),
+          "over: the load-balancer label forewarn added removed, with its record")
     for kind in ("MaintenancePlanned", "DrainInProgress", "Drained"):
         c = condition(n, kind)
         check(c is not None and c["status"] == "False" and c["reason"] == "MaintenanceOver", "over: %s False, MaintenanceOver" % kind)
@@ -277,6 +298,9 @@ try:
     check(e.get("started_ms", 0) - e["appeared_ms"] >= 19000, "stuck: started at NotBefore, not before (%s ms)" % (e.get("started_ms", 0) - e["appeared_ms"]))
     # --- kill -9 during the drain, then a restart with the same state file ---------------------------
     state = os.path.join(os.environ["FOREWARN_TEST_KUBE_DIR"], "kill-state.json")
+    # An administrator's own load-balancer label on n-kill: forewarn finds it there and leaves it.
+    must(api("PATCH", "/api/v1/nodes/n-kill", {"metadata": {"labels": {LB_LABEL: "admin"}}}, "application/merge-patch+json"),
+         "an administrator's label")
     killed, killed_url = start_agent("n-kill", "vm-kill", "--approve", "own", "--state-file", state)
     agents.append(killed)
     status, k_event = emulator("POST", "azure/events", {"EventType": "Reboot", "Resources": ["vm-kill"], "notice": "10m"})
@@ -304,6 +328,8 @@ try:
     n = node("n-kill")
     check(not ours(n) and not n["spec"].get("unschedulable") and "forewarn/events" not in n["metadata"].get("annotations", {}),
           "kill: over: untainted, uncordoned, the record removed")
+    check(n["metadata"].get("labels", {}).get(LB_LABEL) == "admin" and "forewarn/excluded-for" not in n["metadata"].get("annotations", {}),
+          "kill: over: the administrator's load-balancer label stays (%s)" % n["metadata"].get("labels", {}).get(LB_LABEL))
 
     # --- other clouds: a GCE live migration, an AWS Spot notice ---------------------------------------
     gce, _ = start_agent("n-gce", "vm-gce", cloud="gce")

@@ -31,6 +31,7 @@ class KubeletStandIn:
         self.period = period
         self.grace = {}      # namespace/name -> deletionGracePeriodSeconds when its deletion was seen
         self.gone_at = {}    # namespace/name -> when it was deleted for good
+        self.deleting_at = {}  # namespace/name -> when its deletion (an eviction) was first seen
         self.errors = []     # what went wrong in the thread (the test reads it: a failure reaches it)
         self._deleting = {}  # namespace/name -> (uid, when to delete for good)
         self._stop = threading.Event()
@@ -68,6 +69,7 @@ class KubeletStandIn:
                     if key not in self._deleting or self._deleting[key][0] != meta["uid"]:
                         grace = int(meta.get("deletionGracePeriodSeconds", 0))
                         self.grace[key] = grace
+                        self.deleting_at.setdefault(key, now)
                         stops = meta.get("annotations", {}).get(STOPS_AFTER)
                         after = min(grace, float(stops)) if stops is not None else grace
                         self._deleting[key] = (meta["uid"], now + after)

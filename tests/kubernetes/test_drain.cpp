@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The drain's reading and arithmetic (tools/watch/kubernetes/drain.hpp, node_actions.hpp), without a
 // server: which pods stay, the Eviction bodies of both versions, what each eviction answer means,
-// discovery, the grace periods and the deadline. The drain against a real API server is
+// discovery, the grace periods and the deadline; and drain::step() itself over a fake API (the
+// api_client's transport seam): the grace it sends, a budget's 429 held to the deadline, critical
+// pods last. The drain against a real API server is
 // tests/kubernetes/check_agent_drain.py's; the v1 answer shapes here are those a 1.22+ server
 // sends (the control plane here is 1.20 and serves only policy/v1beta1).
 #include "kubernetes/drain.hpp"
@@ -9,10 +11,16 @@
 
 #include "json.hpp"
 
+#include <forewarn/testing/fake_transport.hpp>
+
 #include "catch.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace test_drain {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
 
@@ -27,7 +35,179 @@ std::string pod_json(const std::string& name, const std::string& extra_meta = ""
            spec + R"(,"status":)" + status + "}";
 }
 
+// A node's pods behind a fake API server: GET /api/v1 (discovery), the node's pod list, and an
+// eviction per pod that answers `eviction_status` (201: accepted; the pod stays listed until
+// gone() takes it, as a pod stays through its grace). Every eviction's body is kept.
+class fake_api {
+public:
+    fake_api() {
+        transport_.otherwise([this](const forewarn::http_request& r) { return answer(r); });
+    }
+    void add(const std::string& name, const std::string& spec, const std::string& owner_kind = "ReplicaSet") {
+        std::lock_guard<std::mutex> lock(m_);
+        pods_[name] = pod_json(name, R"(,"ownerReferences":[{"kind":")" + owner_kind + R"(","name":"o","uid":"o1","controller":true}])", spec);
+    }
+    void gone(const std::string& name) {
+        std::lock_guard<std::mutex> lock(m_);
+        pods_.erase(name);
+    }
+    void answer_evictions(int status) {
+        std::lock_guard<std::mutex> lock(m_);
+        eviction_status_ = status;
+    }
+    /// The pods asked to leave, in order, with the body of each eviction.
+    std::vector<std::pair<std::string, std::string>> evictions() const {
+        std::lock_guard<std::mutex> lock(m_);
+        return evictions_;
+    }
+    std::vector<std::string> evicted_names() const {
+        std::vector<std::string> out;
+        for (const auto& e : evictions()) out.push_back(e.first);
+        return out;
+    }
+    api_client client() {
+        connection c;
+        c.server = "https://api.test";
+        c.token = token_source::fixed("t");
+        api_options o;
+        o.attempts = 1;
+        return api_client(std::move(c), api_transport::of(transport_), o);
+    }
+
+private:
+    forewarn::result<forewarn::http_response> answer(const forewarn::http_request& r) {
+        std::lock_guard<std::mutex> lock(m_);
+        forewarn::http_response out;
+        out.status = 200;
+        const std::string path = r.url.substr(std::string("https://api.test").size());
+        if (path == "/api/v1") {
+            out.body = R"({"kind":"APIResourceList","resources":[{"name":"pods/eviction","kind":"Eviction","group":"policy","version":"v1beta1"}]})";
+        } else if (path.rfind("/api/v1/pods?", 0) == 0) {
+            std::string items;
+            for (const auto& p : pods_) items += (items.empty() ? "" : ",") + p.second;
+            out.body = R"({"kind":"PodList","items":[)" + items + "]}";
+        } else if (r.method == forewarn::http_method::post && path.size() > 9 && path.substr(path.size() - 9) == "/eviction") {
+            const auto start = path.rfind("/pods/") + 6;
+            evictions_.emplace_back(path.substr(start, path.size() - 9 - start), r.body);
+            out.status = eviction_status_;
+            if (eviction_status_ == 429)
+                out.body = R"({"kind":"Status","message":"Cannot evict pod as it would violate the pod's disruption budget.",)"
+                           R"("details":{"causes":[{"reason":"DisruptionBudget","message":"The disruption budget web needs 2 healthy pods and has 2 currently"}]}})";
+        } else {
+            out.status = 404;
+        }
+        return out;
+    }
+
+    forewarn::testing::fake_transport transport_;
+    mutable std::mutex m_;
+    std::map<std::string, std::string> pods_;
+    std::vector<std::pair<std::string, std::string>> evictions_;
+    int eviction_status_ = 201;
+};
+
+const auto t0 = std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));
+
 }  // namespace
+
+TEST_CASE("drain::step sends each pod's grace capped at the time left to the deadline, never its own when longer") {
+    fake_api api;
+    api.add("slow", R"({"terminationGracePeriodSeconds":300})");
+    api.add("quick", R"({"terminationGracePeriodSeconds":5})");
+    auto client = api.client();
+    drain d(client, "node-1", t0 + 20s);
+    auto r = d.step(t0);
+    REQUIRE(r);
+    CHECK(*r == drain::state::draining);  // both asked, both still listed
+    const auto ev = api.evictions();
+    REQUIRE(ev.size() == 2);
+    for (const auto& e : ev) {
+        INFO(e.first << ": " << e.second);
+        const auto doc = watch::parse_json(e.second);
+        REQUIRE(doc);
+        const auto grace = (*doc)["deleteOptions"]["gracePeriodSeconds"].GetInt64();
+        CHECK(grace == (e.first == "slow" ? 20 : 5));
+    }
+    CHECK(d.grace_given().at("apps/slow") == 20);
+    api.gone("slow");
+    api.gone("quick");
+    r = d.step(t0 + 1s);
+    REQUIRE(r);
+    CHECK(*r == drain::state::drained);
+    CHECK(api.evictions().size() == 2);  // nothing asked twice
+}
+
+TEST_CASE("drain::step: a budget's 429 is asked again until the deadline, never counted as gone, and named at the end") {
+    fake_api api;
+    api.add("web", "{}");
+    api.answer_evictions(429);
+    auto client = api.client();
+    drain d(client, "node-1", t0 + 10s, 2s);
+    for (int s = 0; s < 10; ++s) {
+        auto r = d.step(t0 + std::chrono::seconds(s));
+        REQUIRE(r);
+        CHECK(*r == drain::state::draining);
+    }
+    CHECK(api.evictions().size() == 5);  // every 2 s: at 0, 2, 4, 6 and 8 s
+    CHECK(d.evicted() == 0);
+    CHECK(d.refusals() == 5);
+    auto r = d.step(t0 + 10s);
+    REQUIRE(r);
+    CHECK(*r == drain::state::timed_out);
+    REQUIRE(d.left().size() == 1);
+    CHECK(d.left()[0].key == "apps/web");
+    CHECK(d.left()[0].reason == "The disruption budget web needs 2 healthy pods and has 2 currently");
+}
+
+TEST_CASE("drain::step evicts critical pods last: after every other pod is gone, or at once when their grace would not fit") {
+    const std::string node_critical = R"({"priorityClassName":"system-node-critical"})";
+    const std::string high = R"({"priority":2000001000})";
+    SECTION("the others first") {
+        fake_api api;
+        api.add("web", "{}");
+        api.add("dns", node_critical);
+        api.add("proxy", high);
+        api.add("agent", "{}", "DaemonSet");  // stays, and does not hold the critical pods back
+        auto client = api.client();
+        drain d(client, "node-1", t0 + 600s);
+        REQUIRE(d.step(t0));
+        CHECK(api.evicted_names() == std::vector<std::string>{"web"});
+        REQUIRE(d.step(t0 + 1s));  // web evicted, not gone yet: still first
+        CHECK(api.evicted_names() == std::vector<std::string>{"web"});
+        api.gone("web");
+        auto r = d.step(t0 + 2s);
+        REQUIRE(r);
+        CHECK(*r == drain::state::draining);
+        auto names = api.evicted_names();
+        std::sort(names.begin() + 1, names.end());
+        CHECK(names == std::vector<std::string>{"web", "dns", "proxy"});
+        api.gone("dns");
+        api.gone("proxy");
+        r = d.step(t0 + 3s);
+        REQUIRE(r);
+        CHECK(*r == drain::state::drained);
+    }
+    SECTION("near the deadline, at once: their own grace (30 s unset) and two rounds no longer fit") {
+        fake_api api;
+        api.add("web", "{}");
+        api.add("dns", node_critical);
+        auto client = api.client();
+        drain d(client, "node-1", t0 + 34s);  // 30 s + 2 x 2 s
+        REQUIRE(d.step(t0));
+        auto names = api.evicted_names();
+        std::sort(names.begin(), names.end());
+        CHECK(names == std::vector<std::string>{"dns", "web"});
+    }
+    SECTION("a pod whose class is only called critical by its user is an ordinary pod") {
+        fake_api api;
+        api.add("web", R"({"priorityClassName":"my-critical","priority":1000000000})");
+        api.add("other", "{}");
+        auto client = api.client();
+        drain d(client, "node-1", t0 + 600s);
+        REQUIRE(d.step(t0));
+        CHECK(api.evictions().size() == 2);
+    }
+}
 
 TEST_CASE("a node's pods: DaemonSet, mirror and finished pods stay, every other pod is evicted, an unowned one too") {
     const std::string list =

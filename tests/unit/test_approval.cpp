@@ -326,4 +326,107 @@ TEST_CASE("approval_policy: a window holds early approvals back until it opens, 
     CHECK(p.due(d, at(1s) + 10h, monday(2) + 24h) == ids{"A"});
 }
 
+// approval_options::unready_for: the load balancer's hold.
+namespace {
+approval_policy held_policy(std::chrono::seconds unready_for, std::chrono::seconds unready_before = 0s,
+                            approval_scope scope = approval_scope::own) {
+    approval_options o;
+    o.scope = scope;
+    o.unready_for = unready_for;
+    o.readiness.unready_before = unready_before;
+    approval_policy p(o);
+    p.set_self("vm_0");
+    return p;
+}
+}  // namespace
+
+TEST_CASE("approval_policy: unready_for holds a ready event until this VM has been not ready that long",
+          "[approval][unready_for]") {
+    auto p = held_policy(3s);
+    const auto wall = monday(12);
+    const auto d = make_doc({make_event("A", {"vm_0"})});
+    p.observe(d, at(10s), wall);  // announced: not ready from now
+    REQUIRE(p.unready_since(at(10s)));
+    CHECK(*p.unready_since(at(10s)) == at(10s));
+    p.mark_ready("A");  // the prepare handler is quick: the hold is what waits
+    CHECK(p.held(d.events[0], at(10s)));
+    CHECK(p.due(d, at(10s), wall).empty());
+    CHECK(p.due(d, at(12s), wall + 2s).empty());
+    const auto next = p.next_deadline(d, at(12s), wall + 2s);
+    REQUIRE(next);
+    CHECK(*next == at(13s));  // a source that waits long asks again when the hold ends
+    CHECK(p.due(d, at(13s), wall + 3s) == ids{"A"});
+    p.observe(d, at(14s), wall + 4s);  // a later document does not restart the count
+    CHECK(*p.unready_since(at(14s)) == at(10s));
+}
+
+TEST_CASE("approval_policy: unready_for and a slow prepare run at once (the later of the two decides)",
+          "[approval][unready_for]") {
+    auto p = held_policy(3s);
+    const auto wall = monday(12);
+    const auto d = make_doc({make_event("A", {"vm_0"})});
+    p.observe(d, at(0s), wall);
+    CHECK(p.due(d, at(3s), wall + 3s).empty());  // the hold is over, the handler is not ready
+    p.observe(d, at(4s), wall + 4s);
+    p.mark_ready("A");  // a 4 s hook
+    CHECK(p.due(d, at(4s), wall + 4s) == ids{"A"});
+}
+
+TEST_CASE("approval_policy: the hold starts again when this VM was ready in between", "[approval][unready_for]") {
+    auto p = held_policy(3s);
+    const auto wall = monday(12);
+    const auto with = make_doc({make_event("A", {"vm_0"})});
+    const auto without = make_doc({});
+    p.observe(with, at(0s), wall);
+    p.observe(without, at(2s), wall + 2s);  // the event went away: ready again
+    CHECK_FALSE(p.unready_since(at(2s)));
+    p.observe(with, at(5s), wall + 5s);  // announced again
+    p.mark_ready("A");
+    CHECK(p.due(with, at(7s), wall + 7s).empty());  // 2 s of the new 3 s
+    CHECK(p.due(with, at(8s), wall + 8s) == ids{"A"});
+}
+
+TEST_CASE("approval_policy: with unready_before, the hold counts from NotBefore less it, between documents too",
+          "[approval][unready_for]") {
+    auto p = held_policy(3s, 60s);
+    const auto wall = monday(12);
+    auto e = make_event("A", {"vm_0"});
+    e.not_before = wall + 100s;  // not ready from wall + 40 s
+    const auto d = make_doc({e});
+    p.observe(d, at(0s), wall);
+    p.mark_ready("A");
+    CHECK_FALSE(p.unready_since(at(0s)));      // still ready
+    CHECK(p.due(d, at(0s), wall).empty());     // and so held: the hold is all ahead
+    const auto next = p.next_deadline(d, at(0s), wall);
+    REQUIRE(next);
+    CHECK(*next == at(43s));                   // turned not ready at 40 s, held 3 s
+    CHECK(p.due(d, at(42s), wall + 42s).empty());
+    REQUIRE(p.unready_since(at(42s)));         // by time alone, no document since
+    CHECK(*p.unready_since(at(42s)) == at(40s));
+    CHECK(p.due(d, at(43s), wall + 43s) == ids{"A"});
+    p.observe(d, at(50s), wall + 50s);         // the next document keeps the moment it turned
+    CHECK(*p.unready_since(at(50s)) == at(40s));
+}
+
+TEST_CASE("approval_policy: unready_for holds only events that make this VM not ready", "[approval][unready_for]") {
+    auto p = held_policy(3s, 0s, approval_scope::all);
+    const auto wall = monday(12);
+    const auto d = make_doc({make_event("N", {"vm_1"})});  // a neighbour's event: this VM stays ready
+    p.observe(d, at(0s), wall);
+    p.mark_ready("N");
+    CHECK_FALSE(p.held(d.events[0], at(0s)));
+    CHECK(p.due(d, at(0s), wall) == ids{"N"});
+}
+
+TEST_CASE("approval_policy: unready_for 0 holds nothing and tracks nothing", "[approval][unready_for]") {
+    auto p = held_policy(0s);
+    const auto d = make_doc({make_event("A", {"vm_0"})});
+    p.observe(d, at(0s), monday(12));
+    p.mark_ready("A");
+    CHECK_FALSE(p.unready_since(at(0s)));
+    CHECK_FALSE(p.held(d.events[0], at(0s)));
+    CHECK(p.due(d, at(0s), monday(12)) == ids{"A"});
+    CHECK_FALSE(p.next_deadline(d, at(0s), monday(12)));
+}
+
 }  // namespace test_approval

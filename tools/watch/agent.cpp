@@ -252,11 +252,29 @@ struct agent {
         };
     }
 
+    // --lb-drain: whether the load balancer's hold (from when /readyz turns not ready: now, or
+    // --unready-before ahead of NotBefore) can end by the approval's deadline, NotBefore less
+    // --hook-deadline. An event it cannot is not approved, as with a late hook.
+    bool drain_fits(const forewarn::event& e) const {
+        if (s.lb_drain.count() <= 0 || !e.not_before) return true;
+        const auto now = std::chrono::system_clock::now();
+        auto unready = now;
+        if (s.unready_before.count() > 0 && *e.not_before - s.unready_before > now) unready = *e.not_before - s.unready_before;
+        return unready + s.lb_drain <= *e.not_before - s.hook_deadline;
+    }
+
     // An announced event's prepare hook and its readiness for approval: at the announcement, or
     // with --kubernetes once the node is ready for it (taint and cordon done, at their time).
     // `may_approve` is false when the node's drain reached its deadline with pods left: the hook
     // still runs, the event is not approved.
     void prepare(const forewarn::change& c, forewarn::approval_handle handle, bool may_approve = true) {
+        if (approving && may_approve && !drain_fits(c.event)) {
+            log_line("event " + c.event.id + ": announced too close to NotBefore for --lb-drain " +
+                     std::to_string(s.lb_drain.count()) + " s before NotBefore less --hook-deadline " +
+                     std::to_string(s.hook_deadline.count()) + " s; it is not approved and starts at NotBefore");
+            handle.decline("--lb-drain does not fit before NotBefore less --hook-deadline");
+            may_approve = false;
+        }
         if (s.on_prepare.empty()) {
             // Nothing to drain: ready at once, and the policy decides.
             if (approving && may_approve) handle.ready();
@@ -338,6 +356,8 @@ struct agent {
         options.approval.approve_freeze_shorter_than = s.approve_freeze_under;
         options.approval.approve_user_events = s.approve_user_events;
         options.approval.window = s.approve_window;
+        options.approval.unready_for = s.lb_drain;  // --lb-drain counts the readiness /readyz answers
+        options.approval.readiness = readiness_settings();
         if (!s.only.empty() || !s.ignore.empty())
             options.filter = [&s = s](const forewarn::event& e) {
                 return (s.only.empty() || s.only.count(e.type)) && !s.ignore.count(e.type);
@@ -386,11 +406,14 @@ struct agent {
 
     // Readiness for a load balancer (/readyz, --ready-file, forewarn_ready): from the latest
     // document, this VM's events.
-    forewarn::readiness readiness_now() const {
+    forewarn::readiness_options readiness_settings() const {
         forewarn::readiness_options o;
         o.unready_before = s.unready_before;
+        return o;
+    }
+    forewarn::readiness readiness_now() const {
         return forewarn::ready_for_traffic(poller->latest_document(), s.self.empty() ? poller->self() : s.self,
-                                           std::chrono::system_clock::now(), o);
+                                           std::chrono::system_clock::now(), readiness_settings());
     }
 
     std::pair<int, std::string> serve(std::string_view path) const {
@@ -506,6 +529,7 @@ int run_agent(std::unique_ptr<source> src, const settings& s) {
         o.hook_deadline = s.hook_deadline;
         o.drain_margin = s.drain_margin;
         o.drain_timeout = s.drain_timeout;
+        o.lb_drain = s.lb_drain;  // from the load-balancer label to the first eviction
         if (!s.kubernetes_rules.empty()) {
             auto rules = kubernetes::node_rules::from_file(s.kubernetes_rules);
             if (!rules) {

@@ -693,6 +693,24 @@ inline void metrics_port(report& rep, const settings& s) {
         rep.add("metrics", outcome::fail, e, "the address cannot be bound by this user", "choose another --metrics-listen");
 }
 
+// --lb-drain: the approval waits for the load balancer to take this VM out. A warning when the
+// agent approves and tells a load balancer (/readyz, --ready-file) without it.
+inline void lb_drain(report& rep, const settings& s) {
+    if (s.approve == forewarn::approval_scope::never) return;
+    const bool told = !s.metrics_listen.empty() || !s.ready_file.empty();
+    if (s.lb_drain.count() > 0)
+        rep.add("load balancer", outcome::ok,
+                "--lb-drain " + std::to_string(s.lb_drain.count()) +
+                    " s: an event is approved once /readyz and --ready-file have said not ready that long");
+    else if (told)
+        rep.add("load balancer", outcome::warn,
+                "--approve with " + std::string(s.metrics_listen.empty() ? "--ready-file" : "/readyz (--metrics-listen)") +
+                    " and --lb-drain 0",
+                "the approval is sent as soon as the prepare hook is done, before a load balancer has taken this VM out: "
+                "requests still sent to it are lost",
+                "set --lb-drain to the load balancer's check interval times the failures it waits for, plus a margin");
+}
+
 inline void webhook_reachable(report& rep, const settings& s, const budget& b) {
     if (s.webhook.empty()) return;
     forewarn::default_transport t;
@@ -743,7 +761,7 @@ inline void etcd_budget(report& rep, const settings& s, const budget& b) {
 
 // ---- the whole walk -------------------------------------------------------------------------------
 
-// The steps of the cloud's lever for approving through its own API (AWS: Auto Scaling).
+// The steps of the cloud's lever for approving through its own API (GCE: Compute's access; AWS: Auto Scaling).
 inline void lever(report& rep, source& client, const settings& s, const budget& b) {
     const auto steps = within(client, b, [&] { return client.lever_steps(s); });
     client.reset();

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// forewarn-watch, the agent: watches Azure Scheduled Events, GCE maintenance notices or AWS
-// instance metadata notices (real or emulated), prints one line per change, runs the operator's
-// hooks, approves events (Azure) as told, and serves metrics and health. Run with --help for the
-// flags; docs/operators.md for the whole story.
+// forewarn-watch, the agent: watches Azure Scheduled Events, GCE maintenance notices, AWS
+// instance metadata notices or Alibaba's and Tencent's Spot reclaim notices (real or emulated),
+// prints one line per change, runs the operator's hooks, approves events as told where the cloud
+// takes approvals (Azure StartRequests, GCE performMaintenance, AWS CompleteLifecycleAction), and
+// serves metrics and health. Run with --help for the flags; docs/operators.md for the whole story.
 //
-//   forewarn-watch --json                                  # on an Azure, GCE or AWS VM
+//   forewarn-watch --json                                  # on an Azure, GCE, AWS, Alibaba or Tencent VM
 //   forewarn-watch --endpoint http://127.0.0.1:8080 --cloud azure --self WestNO_0 --approve leader
 //   forewarn-watch --approve own --on-prepare /etc/forewarn/drain.sh --state-file /var/lib/forewarn/state.json
 //
@@ -77,6 +78,7 @@ int check_main(std::vector<std::string> args) {
     check::hook(rep, "on-started", s.on_started);
     check::hook(rep, "on-recover", s.on_recover);
     check::metrics_port(rep, s);
+    check::lb_drain(rep, s);
     check::webhook_reachable(rep, s, overall);
     check::etcd_budget(rep, s, overall);
     if (s.kubernetes || !s.kubeconfig.empty()) {

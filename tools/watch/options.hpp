@@ -57,6 +57,7 @@ struct settings {
     // Readiness for a load balancer: /readyz and --ready-file.
     std::chrono::seconds unready_before{0};
     std::string ready_file;
+    std::chrono::seconds lb_drain{0};  // approve only after /readyz said not ready this long
     // Webhooks: the URL, and a template of one's own (read and checked at start).
     std::string webhook, webhook_template_file;
     webhook_template webhook_body;
@@ -216,6 +217,11 @@ inline const std::vector<flag>& flags() {
          "/readyz and --ready-file say not ready from this long before an event's NotBefore rather than from "
          "its announcement (default 0: from the announcement)",
          [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.unready_before, "--unready-before", false); }},
+        {"lb-drain", "SECONDS",
+         "approve an event only once /readyz and --ready-file have said not ready for this long (the time the load "
+         "balancer needs to take this VM out), and the prepare hook, if any, has succeeded: both run at once "
+         "(default 0: approve when the hook is done)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.lb_drain, "--lb-drain", false); }},
         {"ready-file", "PATH", "a file present while this VM should take traffic, removed from an event's announcement (or --unready-before) until it is over",
          [](settings& s, std::string_view v) -> std::string {
              if (v.empty()) return "--ready-file needs a path";
@@ -298,7 +304,8 @@ inline const std::vector<flag>& flags() {
          }},
         {"kubernetes", "",
          "act on this node through the Kubernetes API, from inside its pod (the service account): an Event, conditions and a "
-         "label at the announcement, a taint and a cordon for disruptive events, all undone when it is over (docs/kubernetes.md; Linux)",
+         "label at the announcement; for disruptive events a taint, a cordon and a drain that evicts the node's pods "
+         "(--no-drain keeps them); all undone when it is over (docs/kubernetes.md; Linux)",
          [](settings& s, std::string_view) -> std::string {
              s.kubernetes = true;
              return {};
@@ -348,8 +355,8 @@ inline const std::vector<flag>& flags() {
              return {};
          }},
         {"aws-heartbeat", "SECONDS",
-         "AWS: record a lifecycle action heartbeat this often while the event waits for its hook or a fleet slot; keep it below "
-         "the hook's HeartbeatTimeout (default 300)",
+         "AWS: record a lifecycle action heartbeat this often (at any --interval) while the event waits for its hook or a "
+         "fleet slot; keep several within the hook's HeartbeatTimeout (default 300)",
          [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.aws_heartbeat, "--aws-heartbeat", true); }},
         {"aws-api-endpoint", "URL", "AWS: Auto Scaling's endpoint (default https://autoscaling.REGION.amazonaws.com/): a VPC endpoint",
          [](settings& s, std::string_view v) -> std::string {
@@ -435,7 +442,9 @@ inline void usage(std::FILE* out) {
                "FOREWARN_ON_PREPARE; a switch: FOREWARN_JSON=1); an option on the command line wins.\n\n"
                "check walks the chain from this VM to its notices once with the same options: the cloud, the\n"
                "endpoint, the connection, the handshake, this VM's name, one reading of every key and the\n"
-               "service's clock, then the state directory, hooks, --metrics-listen, --webhook and --etcd.\n"
+               "service's clock, what approving needs (GCE's compute access with --approve, AWS's Auto Scaling\n"
+               "with --aws-lifecycle-hook), then the state directory, hooks, --metrics-listen, --webhook,\n"
+               "--etcd and, with --kubernetes or --kubeconfig, the API server, the node and the agent's access.\n"
                "One line per step (\u2714 fine, ! a warning, \u2718 a failure with its likely cause and fix); --json\n"
                "prints one JSON object instead. It approves nothing, writes no state and runs no hook, and\n"
                "ends within --timeout (default 15 s). Exit 0: no failure; 1: a step failed; 2: usage.\n\n",

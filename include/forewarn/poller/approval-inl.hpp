@@ -41,7 +41,24 @@ FOREWARN_INLINE FOREWARN_COLD bool approval_policy::needs_identity() const noexc
     return self_.empty() && options_.scope != approval_scope::never && options_.scope != approval_scope::all;
 }
 
-FOREWARN_INLINE FOREWARN_COLD void approval_policy::observe(const document& d, clock::time_point now) {
+FOREWARN_INLINE FOREWARN_COLD void approval_policy::observe(const document& d, clock::time_point now,
+                                                            std::optional<std::chrono::system_clock::time_point> wall) {
+    if (options_.unready_for.count() > 0) {
+        // As the probe answers: ready_for_traffic() at the service's time. Not ready: since the
+        // moment time alone turned it so (seen in an earlier document), else since now.
+        readiness_options ro = options_.readiness;
+        if (!wall) ro.unready_before = std::chrono::seconds(0);
+        const auto r = ready_for_traffic(d, self_, wall.value_or(std::chrono::system_clock::time_point{}), ro);
+        if (!r.ready) {
+            if (!unready_since_) unready_since_ = unready_at_ && *unready_at_ <= now ? *unready_at_ : now;
+            unready_at_.reset();
+        } else {
+            unready_since_.reset();
+            unready_at_.reset();
+            if (r.changes_at && wall)
+                unready_at_ = now + std::chrono::duration_cast<clock::duration>(*r.changes_at - *wall);
+        }
+    }
     entry_map next;
     next.reserve(d.events.size());
     for (const auto& e : d.events) {
@@ -106,6 +123,26 @@ FOREWARN_INLINE FOREWARN_COLD bool approval_policy::allowed(const event& e, std:
     return false;
 }
 
+FOREWARN_INLINE FOREWARN_COLD std::optional<clock::time_point> approval_policy::unready_since(clock::time_point now) const noexcept {
+    if (options_.unready_for.count() <= 0) return std::nullopt;
+    if (unready_since_) return unready_since_;
+    if (unready_at_ && *unready_at_ <= now) return unready_at_;  // turned by time since the last document
+    return std::nullopt;
+}
+
+FOREWARN_INLINE FOREWARN_COLD std::optional<clock::time_point> approval_policy::hold_ends(const event& e,
+                                                                                       clock::time_point now) const noexcept {
+    if (options_.unready_for.count() <= 0 || (!e.resources.empty() && !e.affects(self_))) return std::nullopt;
+    if (const auto since = unready_since(now)) return *since + options_.unready_for;
+    if (unready_at_) return *unready_at_ + options_.unready_for;  // not yet unready: the hold is all ahead
+    return (clock::time_point::max)();  // ready, and no time of its own turns it: held until a document does
+}
+
+FOREWARN_INLINE FOREWARN_COLD bool approval_policy::held(const event& e, clock::time_point now) const noexcept {
+    const auto ends = hold_ends(e, now);
+    return ends && *ends > now;
+}
+
 FOREWARN_INLINE FOREWARN_COLD std::chrono::nanoseconds approval_policy::seen_for(std::string_view id, clock::time_point now) const {
     auto it = entries_->find(std::string(id));
     return it == entries_->end() ? std::chrono::nanoseconds(0) : std::chrono::nanoseconds(now - it->second.first_seen);
@@ -122,6 +159,7 @@ FOREWARN_INLINE FOREWARN_COLD std::vector<std::string> approval_policy::due(cons
         if (std::find(out.begin(), out.end(), e.id) != out.end()) continue;
         if (!it->second.ready && !approves_at_once(e)) continue;
         if (!allowed(e, now - it->second.first_seen)) continue;
+        if (held(e, now)) continue;
         out.push_back(e.id);
     }
     return out;
@@ -142,17 +180,20 @@ FOREWARN_INLINE FOREWARN_COLD std::optional<clock::time_point> approval_policy::
         }
         return std::nullopt;
     }
-    if (options_.scope != approval_scope::leader) return std::nullopt;
     std::optional<clock::time_point> best;
+    const auto earliest = [&](clock::time_point at) {
+        if (at > now && at != (clock::time_point::max)() && (!best || at < *best)) best = at;
+    };
     for (const auto& e : d.events) {
         auto it = entries_->find(e.id);
         if (it == entries_->end() || it->second.approved || it->second.withheld || e.status != event_status::scheduled ||
             !e.approvable.value_or(true))
             continue;
-        if (e.source != event_source::user || !e.affects(self_) || election_.is_leader(e, self_)) continue;
         if (!it->second.ready && !approves_at_once(e)) continue;
-        const auto at = it->second.first_seen + election_.follower_grace();
-        if (at > now && (!best || at < *best)) best = at;
+        if (const auto ends = hold_ends(e, now)) earliest(*ends);  // the load balancer's hold ending
+        if (options_.scope != approval_scope::leader) continue;
+        if (e.source != event_source::user || !e.affects(self_) || election_.is_leader(e, self_)) continue;
+        earliest(it->second.first_seen + election_.follower_grace());
     }
     return best;
 }
@@ -269,13 +310,15 @@ FOREWARN_INLINE FOREWARN_COLD void approver::stop_coordinator() noexcept {
     coordinator_started_ = false;
 }
 
-FOREWARN_INLINE FOREWARN_COLD void approver::observe(const document& d, clock::time_point now) {
-    note(d, now);
+FOREWARN_INLINE FOREWARN_COLD void approver::observe(const document& d, clock::time_point now,
+                                                     std::optional<std::chrono::system_clock::time_point> wall) {
+    note(d, now, wall);
     tell_coordinator(coordinator_view(d));
 }
 
-FOREWARN_INLINE FOREWARN_COLD void approver::note(const document& d, clock::time_point now) {
-    policy_.observe(d, now);
+FOREWARN_INLINE FOREWARN_COLD void approver::note(const document& d, clock::time_point now,
+                                                  std::optional<std::chrono::system_clock::time_point> wall) {
+    policy_.observe(d, now, wall);
     drain();
     std::vector<std::string> gone;
     {
@@ -480,8 +523,15 @@ FOREWARN_INLINE FOREWARN_COLD void approver::status_not_due(const event& e, cloc
     if (o.scope == approval_scope::leader && !policy_.election().is_leader(e, policy_.self())) {
         if (e.source != event_source::user)
             return update(e.id, {approval_state::not_approved, "a follower leaves a platform event to the leader", {}});
-        (void)now;
         return update(e.id, {approval_state::waiting, "a follower approves a user event after the grace", {}});
+    }
+    if (policy_.held(e, now)) {
+        const auto since = policy_.unready_since(now);
+        const auto held_for = since ? std::chrono::duration_cast<std::chrono::seconds>(now - *since).count() : 0;
+        return update(e.id, {approval_state::waiting,
+                             detail::cat({"the load balancer's hold: not ready for ", detail::num(held_for), " s of ",
+                                          detail::num(o.unready_for.count()), " s"}),
+                             {}});
     }
     update(e.id, {approval_state::waiting, "not allowed yet", {}});
 }

@@ -14,6 +14,7 @@
 #include <forewarn/event.hpp>
 #include <forewarn/poller/leader.hpp>
 #include <forewarn/log.hpp>
+#include <forewarn/readiness.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/poller/state_store.hpp>
 
@@ -72,6 +73,21 @@ struct approval_options {
      * starts it, as with scope never.
      */
     bool dry_run = false;
+    /**
+     * Hold an early approval of an event naming this VM until ready_for_traffic() (with
+     * `readiness`) has said this VM is not ready for at least this long: the time a load balancer
+     * needs to see the VM's readiness probe fail and take it out of its pool (its check interval
+     * times the failures it waits for, plus the requests in flight). The hold and the prepare
+     * handler's ready() run at once: the event is due once both are done. The hold counts from
+     * the first document in which this VM was not ready (or, with readiness.unready_before, from
+     * the moment that turned it so), and starts again whenever the VM is ready again. 0 (the
+     * default): no hold. An event whose hold outlasts its NotBefore is never approved early: it
+     * starts when the platform starts it.
+     */
+    std::chrono::seconds unready_for{0};
+    /// The readiness `unready_for` counts: the options the VM's probe answers with
+    /// (forewarn-watch passes its --unready-before here and to /readyz alike).
+    readiness_options readiness;
 };
 
 /**
@@ -98,8 +114,11 @@ public:
     /// True when approving needs this VM's name and none is known yet.
     bool needs_identity() const noexcept;
 
-    /// Records when each event of `d` was first seen, and forgets events that are gone.
-    void observe(const document& d, clock::time_point now);
+    /// Records when each event of `d` was first seen, and forgets events that are gone; with
+    /// approval_options::unready_for, also since when this VM has not been ready (at `wall`, the
+    /// service's time now: without it, readiness is taken without readiness.unready_before).
+    void observe(const document& d, clock::time_point now,
+                 std::optional<std::chrono::system_clock::time_point> wall = std::nullopt);
 
     /// The prepare handler for `id` said it is ready. Repeating it changes nothing.
     void mark_ready(std::string_view id);
@@ -122,6 +141,16 @@ public:
 
     /// Whether the scope lets this VM approve `e`, first seen `seen_for` ago.
     bool allowed(const event& e, std::chrono::nanoseconds seen_for) const noexcept;
+
+    /// Since when this VM has not been ready for traffic, as the documents observed say (on the
+    /// monotonic clock; none while it is ready, or when unready_for is 0).
+    std::optional<clock::time_point> unready_since(clock::time_point now) const noexcept;
+    /// When the load balancer's hold on `e` ends (unready_since() + unready_for); none when `e`
+    /// is not held (unready_for 0, or an event that does not name this VM) or this VM is still
+    /// ready. At or before `now`: the hold is over.
+    std::optional<clock::time_point> hold_ends(const event& e, clock::time_point now) const noexcept;
+    /// Whether the load balancer's hold keeps `e` from being due at `now`.
+    bool held(const event& e, clock::time_point now) const noexcept;
 
     /// How long ago `id` was first seen (0 when unknown).
     std::chrono::nanoseconds seen_for(std::string_view id, clock::time_point now) const;
@@ -156,6 +185,10 @@ private:
     approval_options options_;
     leader_election election_;
     std::string self_;
+    // unready_for: since when this VM has not been ready, and (while it is) the moment time alone
+    // turns it not ready (readiness::changes_at on the monotonic clock).
+    std::optional<clock::time_point> unready_since_;
+    std::optional<clock::time_point> unready_at_;
     struct entry_map;  // by id: an unordered_map, in approval-inl.hpp
     detail::hidden<entry_map> entries_;
 };
@@ -276,7 +309,8 @@ public:
      * that are gone or no longer Scheduled, and the coordinator's view of this VM's events.
      * (note() and then tell_coordinator(), for a caller that holds a lock over the first.)
      */
-    void observe(const document& d, clock::time_point now);
+    void observe(const document& d, clock::time_point now,
+                 std::optional<std::chrono::system_clock::time_point> wall = std::nullopt);
 
     /// Readiness given by handles since the last call.
     void drain();
@@ -297,7 +331,8 @@ public:
     // the answers under the lock again)
 
     /// observe() without the coordinator.
-    void note(const document& d, clock::time_point now);
+    void note(const document& d, clock::time_point now,
+              std::optional<std::chrono::system_clock::time_point> wall = std::nullopt);
     /// due()'s first step: the events the policy lets through now (statuses for the others).
     std::vector<event> candidates(const document& d, clock::time_point now,
                                   std::optional<std::chrono::system_clock::time_point> wall = std::nullopt);

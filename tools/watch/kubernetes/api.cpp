@@ -3,6 +3,8 @@
 
 #include "../json.hpp"
 
+#include <forewarn/transport/curl.hpp>
+
 #include <algorithm>
 #include <utility>
 
@@ -32,8 +34,12 @@ bool retried(const error& e) {
 
 }  // namespace
 
-api_client::api_client(connection c, api_options o)
-    : connection_(std::move(c)), options_(std::move(o)), transport_(transport_options(connection_)), sleep_(options_.clock) {}
+api_transport api_transport::curl_for(const connection& c) { return of(forewarn::curl_transport(transport_options(c))); }
+
+api_client::api_client(connection c, api_options o) : api_client(c, api_transport::curl_for(c), std::move(o)) {}
+
+api_client::api_client(connection c, api_transport t, api_options o)
+    : connection_(std::move(c)), options_(std::move(o)), transport_(std::move(t)), sleep_(options_.clock) {}
 
 void api_client::cancel() noexcept {
     sleep_.interrupt();

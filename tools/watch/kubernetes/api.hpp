@@ -4,21 +4,25 @@
 // One API server's requests for forewarn-watch: over forewarn's libcurl transport (TLS verified
 // against the connection's CA, the bearer token in `Authorization`, added here: headers are the
 // client's business), retried with backoff on 429, 5xx and a failed connection, and sent again
-// once with a fresh token after a 401. The token never reaches a log or an error.
+// once with a fresh token after a 401. The token never reaches a log or an error. The transport
+// is a seam (api_transport): a test gives forewarn::testing::fake_transport and drives the node's
+// actions and the drain with no server.
 
 #include "connection.hpp"
 
 #include <forewarn/clock.hpp>
 #include <forewarn/result.hpp>
 #include <forewarn/transport.hpp>
-#include <forewarn/transport/curl.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace watch::kubernetes {
 
@@ -44,9 +48,36 @@ struct api_answer {
     bool ok() const noexcept { return status >= 200 && status <= 299; }
 };
 
+/// What the API client sends through: any forewarn transport (its send() and cancel()), held
+/// shared. The agent's is forewarn's libcurl transport made for the connection (its CA, its
+/// client certificate); a test's a fake_transport it keeps a copy of.
+class api_transport {
+public:
+    template <class Transport>
+    static api_transport of(Transport t) {
+        auto held = std::make_shared<Transport>(std::move(t));
+        api_transport out;
+        out.send_ = [held](const forewarn::http_request& r) { return held->send(r); };
+        out.cancel_ = [held] { held->cancel(); };
+        return out;
+    }
+    /// forewarn's libcurl transport for `c`: its CA, its client certificate, forewarn's User-Agent.
+    static api_transport curl_for(const connection& c);
+
+    forewarn::result<forewarn::http_response> send(const forewarn::http_request& r) const { return send_(r); }
+    void cancel() const { cancel_(); }
+
+private:
+    std::function<forewarn::result<forewarn::http_response>(const forewarn::http_request&)> send_;
+    std::function<void()> cancel_;
+};
+
 class api_client {
 public:
+    /// Over forewarn's libcurl transport made for `c`.
     explicit api_client(connection c, api_options o = {});
+    /// Over `t` (a test's fake_transport, say).
+    api_client(connection c, api_transport t, api_options o = {});
 
     /// One call: `path` from the server's root ("/api/v1/nodes/n1"), a body with its type (a
     /// patch type, or json_body). Transport failures left after the retries are the error.
@@ -64,7 +95,7 @@ public:
 private:
     connection connection_;
     api_options options_;
-    forewarn::curl_transport transport_;
+    api_transport transport_;
     forewarn::interruptible_sleep sleep_;
     std::mutex m_;  // one call at a time on the transport
     std::atomic<std::size_t> requests_{0};

@@ -31,6 +31,11 @@ bool url_safe(const std::string& s) {
 
 }  // namespace
 
+bool pod_view::critical() const noexcept {
+    return priority_class == "system-node-critical" || priority_class == "system-cluster-critical" ||
+           (priority && *priority >= critical_priority);
+}
+
 pod_fate fate_of(const pod_view& p) noexcept {
     if (p.mirror) return pod_fate::stays_mirror;
     if (p.daemon_set) return pod_fate::stays_daemon_set;
@@ -62,9 +67,12 @@ result<std::vector<pod_view>> parse_pod_list(std::string_view body) {
                 p.controlled = true;
                 if (member_string(o, "kind") == "DaemonSet") p.daemon_set = true;
             }
-        if (const rapidjson::Value* spec = member(item, "spec"))
+        if (const rapidjson::Value* spec = member(item, "spec")) {
             if (const rapidjson::Value* g = member(*spec, "terminationGracePeriodSeconds"); g && g->IsInt64() && g->GetInt64() >= 0)
                 p.grace = g->GetInt64();
+            p.priority_class = member_string(*spec, "priorityClassName");
+            if (const rapidjson::Value* pr = member(*spec, "priority"); pr && pr->IsInt64()) p.priority = pr->GetInt64();
+        }
         if (const rapidjson::Value* status = member(item, "status")) p.phase = member_string(*status, "phase");
         pods.push_back(std::move(p));
     }
@@ -175,6 +183,13 @@ result<drain::state> drain::step(std::chrono::system_clock::time_point now) {
     }
     const auto left_seconds = std::chrono::duration_cast<std::chrono::seconds>(deadline_ - now);
     const bool past = now >= deadline_;
+    // Critical pods wait while any other pod to evict is still here (not evicted yet, or evicted
+    // and not gone), unless their own grace (and two rounds) would then no longer fit.
+    const bool others_here = std::any_of(pods->begin(), pods->end(), [&](const pod_view& p) {
+        if (fate_of(p) != pod_fate::evict || p.critical()) return false;
+        const auto it = evicted_.find(p.key());
+        return it == evicted_.end() || it->second == p.uid;
+    });
 
     std::vector<left_pod> not_asked;
     for (const auto& p : *pods) {
@@ -191,6 +206,11 @@ result<drain::state> drain::step(std::chrono::system_clock::time_point now) {
         if (past) {
             auto r = refused_.find(p.key());
             not_asked.push_back({p.key(), r != refused_.end() ? r->second : "not evicted before the deadline"});
+            continue;
+        }
+        if (p.critical() && others_here &&
+            left_seconds.count() > (p.grace ? *p.grace : default_grace) + 2 * refused_retry_.count()) {
+            not_asked.push_back({p.key(), "a critical pod: evicted once the others are gone"});
             continue;
         }
         if (auto at = retry_at_.find(p.key()); at != retry_at_.end() && now < at->second) {

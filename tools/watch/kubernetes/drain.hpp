@@ -6,6 +6,9 @@
 // - the pods bound to the node (`GET /api/v1/pods?fieldSelector=spec.nodeName=NODE`);
 // - DaemonSet pods, mirror (static) pods and finished pods stay; every other pod is evicted, one
 //   that no controller owns included (the report names those: nothing recreates them);
+// - critical pods (priorityClassName system-node-critical or system-cluster-critical, or a
+//   priority of 2,000,000,000 or more: what the cluster needs to run) go last: once every other
+//   evicted pod is gone, or when the deadline comes so near that their grace would no longer fit;
 // - each eviction asks for the pod's own grace period, capped at the time left to the deadline;
 // - a 429 is a PodDisruptionBudget that forbids the eviction now: asked again every few seconds
 //   until the deadline, and what the server said (it names the budget) kept for the report;
@@ -40,9 +43,17 @@ struct pod_view {
     bool daemon_set = false;             ///< its controller is a DaemonSet
     bool controlled = false;             ///< some controller owns it (it will be made again elsewhere)
     std::optional<long long> grace;      ///< spec.terminationGracePeriodSeconds
+    std::string priority_class;          ///< spec.priorityClassName
+    std::optional<long long> priority;   ///< spec.priority (the admission controller's number)
 
     std::string key() const { return namespace_name + "/" + name; }
+    /// What the cluster needs to run: evicted after every other pod (see the top).
+    bool critical() const noexcept;
 };
+
+/// The priority at and above which a pod is critical (the system classes' own: 2,000,000,000 and
+/// 2,000,001,000; user classes are at most 1,000,000,000).
+constexpr long long critical_priority = 2000000000;
 
 /// What the drain does with a pod.
 enum class pod_fate { evict, stays_daemon_set, stays_mirror, stays_finished };

@@ -350,6 +350,15 @@ result<node_actions::next> node_actions::take_out(const forewarn::event& e, cons
             if (auto c = node_.patch_metadata({}, {{cordoned_for_annotation, e.id}}, true); !c) return std::move(c).error();
     }
     if (!rule.drain) return next{std::nullopt, true};
+    // Out of the cloud load balancers before the first eviction, recorded as forewarn's only
+    // when forewarn adds the label; then --lb-drain seconds for them to let go.
+    {
+        auto n = node_.get();
+        if (!n) return std::move(n).error();
+        if (!n->label(exclude_lb_label))
+            if (auto l = node_.patch_metadata({{exclude_lb_label, std::string("true")}}, {{excluded_for_annotation, e.id}}); !l)
+                return std::move(l).error();
+    }
     // Then the drain, round after round on this thread.
     if (!drains_.count(e.id)) {
         const auto deadline = drain_deadline(e, std::chrono::system_clock::now(), options_.hook_deadline, options_.drain_margin,
@@ -358,7 +367,7 @@ result<node_actions::next> node_actions::take_out(const forewarn::event& e, cons
                                                               std::chrono::steady_clock::now(), false, std::nullopt, 0, {}, {}});
     }
     std::lock_guard<std::mutex> lock(m_);
-    tasks_.push_back({step::drain, e, {}, std::chrono::steady_clock::now(), then, {}, false});
+    tasks_.push_back({step::drain, e, {}, std::chrono::steady_clock::now() + options_.lb_drain, then, {}, false});
     return next{};
 }
 
@@ -450,6 +459,9 @@ result<void> node_actions::put_back(const forewarn::event& e, const std::string&
                 if (auto r = node_.remove_taint(t.key, t.effect); !r) return std::move(r).error();
         if (n->annotation(cordoned_for_annotation))
             if (auto u = node_.patch_metadata({}, {{cordoned_for_annotation, std::nullopt}}, false); !u) return u;
+        if (n->annotation(excluded_for_annotation))
+            if (auto u = node_.patch_metadata({{exclude_lb_label, std::nullopt}}, {{excluded_for_annotation, std::nullopt}}); !u)
+                return u;
     }
     if (!others) {
         for (const char* type : {"MaintenancePlanned", "MaintenanceInProgress", "DrainInProgress", "Drained"})

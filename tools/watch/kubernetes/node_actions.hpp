@@ -12,14 +12,18 @@
 // - The types whose rules take the node out of service (rules.hpp; by default all but live
 //   migration, freeze and rebalance), at NotBefore less the drain lead, or at once, as the rules say: the taint `forewarn/maintenance=<type>:NoSchedule` and a cordon, recorded in
 //   the annotation `forewarn/cordoned-for` only when this agent made it (a node already cordoned
-//   is an administrator's); then the drain (drain.hpp): `DrainInProgress`, the evictions, and
+//   is an administrator's); for a drain, the label `node.kubernetes.io/exclude-from-external-load-balancers`
+//   (the service controller then takes the node out of cloud load balancers), recorded in
+//   `forewarn/excluded-for` only when this agent added it, and `lb_drain` seconds for the
+//   balancers to let go; then the drain (drain.hpp): `DrainInProgress`, the evictions, and
 //   `Drained` with an Event, or at its deadline a Warning Event `DrainTimedOut` naming each pod
 //   left. The deadline is NotBefore less the hook deadline and the drain margin (the time a
 //   prepare hook and the approval get after it), or the drain timeout from its start for an
 //   event with no time. A drain never holds up the other work: each round is one task.
 // - Started: `MaintenanceInProgress`.
 // - Over: the taint removed, the node uncordoned only if `forewarn/cordoned-for` says forewarn
-//   cordoned it, the conditions False with reason `MaintenanceOver`, the label removed, an Event
+//   cordoned it, the load-balancer label removed only if `forewarn/excluded-for` says forewarn
+//   added it, the conditions False with reason `MaintenanceOver`, the label removed, an Event
 //   `MaintenanceOver` with the reason. While another announced event is still on, what it needs
 //   stays.
 
@@ -50,6 +54,9 @@ namespace watch::kubernetes {
 inline constexpr const char* maintenance_taint = "forewarn/maintenance";
 inline constexpr const char* maintenance_time_label = "forewarn/scheduled-maintenance-time";
 inline constexpr const char* cordoned_for_annotation = "forewarn/cordoned-for";
+/// The well-known label the service controller reads to leave a node out of cloud load balancers.
+inline constexpr const char* exclude_lb_label = "node.kubernetes.io/exclude-from-external-load-balancers";
+inline constexpr const char* excluded_for_annotation = "forewarn/excluded-for";
 /// The events this agent acts on now (announced, not over), each as its change's JSON line, by
 /// id: what a restarted agent resumes, even when its state file is lost.
 inline constexpr const char* events_annotation = "forewarn/events";
@@ -88,6 +95,7 @@ struct node_actions_options {
     std::chrono::seconds drain_margin{10};     ///< the drain ends this long before the hook deadline
     std::chrono::seconds drain_timeout{120};   ///< a drain's length for an event with no time
     std::chrono::milliseconds drain_round{1000};  ///< between a drain's rounds
+    std::chrono::seconds lb_drain{0};          ///< from the load-balancer label to the first eviction (--lb-drain)
     node_rules rules;                          ///< per event type: taint, cordon, drain
     std::string cloud;                         ///< named in the Events' messages
     std::function<void(const std::string&)> log;  ///< one line each (failures once per streak, recoveries)
