@@ -354,4 +354,51 @@ TEST_CASE("emulated Auto Scaling: it refuses a tampered, unsigned, expired or mi
     CHECK_FALSE(log[1].signature_valid);
 }
 
+TEST_CASE("AWS lifecycle hook: a heartbeat shorter than the poll interval is kept, and a hanging Auto Scaling never "
+          "holds up the Spot notice's reads",
+          "[aws][emulator][autoscaling][heartbeat]") {
+    world w;
+    forewarn::aws::client_options o;
+    REQUIRE(o.poll_interval == 5s);  // the defaults, kept: a 5 s poll interval, the Spot key every second
+    REQUIRE(o.spot_interval == 1s);
+    o.endpoint = "http://169.254.169.254";
+    o.clock = w.clock;
+    o.retry.initial_backoff = 1ms;
+    o.retry.max_backoff = 2ms;
+    o.rate_limit = false;
+    o.lifecycle_hook = "drain-hook";
+    o.lifecycle_heartbeat = 1s;
+    o.autoscaling_endpoint = "http://169.254.169.254/autoscaling/";
+    forewarn::poller<client> p(client(o, simulated_transport(w.s)), w.handlers());
+    REQUIRE(p.start());
+    REQUIRE(w.clock.wait_idle());
+    w.s->aws_lifecycle("Terminated");
+    REQUIRE(w.clock.advance_and_wait(5s));
+    REQUIRE(w.prepared() == 1);  // the service prepares: heartbeats meanwhile
+    const auto before = w.of("RecordLifecycleActionHeartbeat").size();
+    for (int i = 0; i < 10; ++i) REQUIRE(w.clock.advance_and_wait(1s));
+    const auto beats = w.of("RecordLifecycleActionHeartbeat").size() - before;
+    INFO(beats << " heartbeats in 10 s");
+    CHECK(beats >= 9);  // one a second, not one a poll interval (5 s)
+
+    // Auto Scaling stops answering: each heartbeat gives up within half the Spot key's period,
+    // and the Spot notice is still read every second.
+    forewarn::testing::fault_spec hang;
+    hang.what = forewarn::testing::fault_spec::kind::stall;
+    hang.service = "aws-autoscaling";
+    hang.count = -1;
+    w.s->inject_fault(hang);
+    w.s->clear_requests();
+    for (int i = 0; i < 10; ++i) REQUIRE(w.clock.advance_and_wait(1s));
+    std::size_t spot_reads = 0, stalled = 0;
+    for (const auto& r : w.s->requests()) {
+        if (r.target == "/latest/meta-data/spot/instance-action") ++spot_reads;
+        if (r.service == "aws-autoscaling" && r.fault == "stall") ++stalled;
+    }
+    CHECK(stalled >= 5);  // Auto Scaling was asked, and hung, all along
+    INFO(spot_reads << " Spot reads in 10 s with Auto Scaling hanging");
+    CHECK(spot_reads >= 9);
+    p.stop();
+}
+
 }  // namespace test_aws_lifecycle_simulated

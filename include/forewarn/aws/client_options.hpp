@@ -56,8 +56,10 @@ struct client_options : client_options_base {
     /// Auto Scaling's endpoint; empty: https://autoscaling.REGION.amazonaws.com/ for the region
     /// the instance metadata names. A VPC endpoint, or a test's server.
     std::string autoscaling_endpoint;
-    /// How often a heartbeat restarts the hook's timeout; keep it below the hook's
-    /// HeartbeatTimeout (3600 s by default). At least 1 s.
+    /// How often a heartbeat restarts the hook's timeout, whatever `poll_interval`; keep several
+    /// within the hook's HeartbeatTimeout (3600 s by default). At least 1 s. Each heartbeat is one
+    /// try, bounded by half of `spot_interval` (at least 250 ms), so that it never holds up the
+    /// Spot notice's next read; one that fails goes again at the next beat.
     std::chrono::seconds lifecycle_heartbeat{300};
 };
 

@@ -337,6 +337,15 @@ result<void> basic_instance_metadata_client<Transport>::lifecycle_call(std::stri
     ao.endpoint = o.autoscaling_endpoint.empty() ? autoscaling_endpoint(asg_.region) : o.autoscaling_endpoint;
     ao.clock = this->clock();
     ao.log = this->log();
+    if (result.empty()) {
+        // The heartbeat is asked on the notices' own thread: one try, bounded by half the Spot key's
+        // period, so that a slow Auto Scaling never delays the next read of the Spot notice by more.
+        // One that fails is sent again at the next beat (keep several beats within the hook's
+        // heartbeat timeout: lifecycle_heartbeat).
+        ao.max_attempts = 1;
+        ao.timeout = detail::larger(std::chrono::milliseconds(250), o.spot_interval / 2);
+        ao.connect_timeout = detail::smaller(ao.connect_timeout, ao.timeout);
+    }
     const credentials_source creds = [this](bool refresh) { return instance_credentials(refresh); };
     return forewarn::detail::aws_autoscaling_call([this](const http_request& r) { return api_transport_.send(r); }, ao, creds, api_sleep_,
                                     action, forewarn::detail::aws_lifecycle_body(action, {asg_.group, o.lifecycle_hook, id->instance_id}, result));

@@ -238,8 +238,10 @@ FOREWARN_INLINE result<document> key_rounds::round(clock::time_point not_after, 
             bool pending = false;
             auto earliest = (clock::time_point::max)();
             for (const auto k : polled) {
+                // A key on its own cadence (AWS's heartbeat) is asked whenever it is due, as often
+                // as that comes within the round: the round's length (the slowest key's interval)
+                // never stretches it. It never keeps the round going either.
                 const bool own = st.plans[k].own_cadence;
-                if (own && asked[k]) continue;
                 pending = pending || (!asked[k] && !own);
                 // `not_after` brings forward only a key not asked yet in this round: one asked
                 // already waits for its own cadence (else it would be asked again and again).

@@ -341,7 +341,11 @@ public:
         return path == "/autoscaling" || path.substr(0, 13) == "/autoscaling/";
     }
     testing::emulated_response handle(emulator_request& req) override {
-        return state_.answer(req, *req.vm, engine_.timeline().now());
+        auto r = state_.answer(req, *req.vm, engine_.timeline().now());
+        // The faults of every service (service "aws-autoscaling", or "any"): a stall or a delay
+        // of Auto Scaling itself, on top of the error codes it scripts.
+        if (auto f = engine_.take_fault(req)) emulator_faults::apply(*f, r, req.entry);
+        return r;
     }
     void restart() override {}  // the state is emulator_aws's, restarted with it
 

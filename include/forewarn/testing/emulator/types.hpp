@@ -76,7 +76,8 @@ struct fault_spec {
         body,            ///< answer `status` with `body` as given
     };
     kind what = kind::status;
-    /// a service's name ("azure", "gce", "aws", "alibaba", "tencent") or "any" (the control API is never faulted)
+    /// a service's name ("azure", "gce", "aws", "aws-autoscaling", "alibaba", "tencent") or "any" (the
+    /// control API is never faulted)
     std::string service = "any";
     std::string path;             ///< only requests whose path contains this ("" any)
     std::string method;           ///< "GET", "POST", "PUT" or "" (any)
