@@ -5,7 +5,7 @@
 #include <forewarn/transport/stream.hpp>
 
 #include "catch.hpp"
-#include "support_loopback.hpp"
+#include "loopback.hpp"
 
 #include <atomic>
 #include <chrono>

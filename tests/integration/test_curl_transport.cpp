@@ -4,7 +4,7 @@
 #include <forewarn/transport/curl.hpp>
 
 #include "catch.hpp"
-#include "support_loopback.hpp"
+#include "loopback.hpp"
 
 #include <curl/curl.h>  // the raw libcurl client below (forewarn's headers do not bring it in compiled mode)
 

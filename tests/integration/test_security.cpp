@@ -14,7 +14,7 @@
 
 #include "catch.hpp"
 #include "emulator_process.hpp"
-#include "support_loopback.hpp"
+#include "loopback.hpp"
 
 #include <httplib.h>
 

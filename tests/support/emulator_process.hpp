@@ -80,14 +80,23 @@ public:
         }
         if (first.compare(0, prefix.size(), prefix) == 0) port_ = std::atoi(first.c_str() + prefix.size());
         if (port_ <= 0) {
-            stop();
-            throw std::runtime_error("emulator_process: " + program + " did not report its port (first line: \"" + first + "\")");
+            const int status = stop();
+            throw std::runtime_error("emulator_process: " + program + " did not report its port (first line: \"" + first +
+                                     "\"; " + describe(status) + ")");
         }
     }
 
     emulator_process(const emulator_process&) = delete;
     emulator_process& operator=(const emulator_process&) = delete;
     ~emulator_process() { stop(); }
+
+    /// A wait status as words: "exited with status N", "killed by signal N", or (-1) "did not exit".
+    static std::string describe(int status) {
+        if (status == -1) return "did not exit: killed";
+        if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+        if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+        return "wait status " + std::to_string(status);
+    }
 
     /// The port the emulator really bound.
     int port() const noexcept { return port_; }

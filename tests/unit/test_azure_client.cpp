@@ -2,6 +2,7 @@
 #include <forewarn/azure/scheduled_events_client.hpp>
 #include <forewarn/detail/json.hpp>
 #include <forewarn/testing/fake_transport.hpp>
+#include <forewarn/testing/manual_clock.hpp>
 
 #include "catch.hpp"
 #include "scoped_env.hpp"
@@ -10,10 +11,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace test_azure_client {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
@@ -480,19 +481,19 @@ TEST_CASE("cancel during a backoff returns promptly and stays until reset", "[az
     o.retry.initial_backoff = std::chrono::seconds(30);
     o.retry.max_backoff = std::chrono::seconds(30);
     o.retry.jitter = 0;
+    // The backoff waits on a manual clock: only cancel() can end it (the clock moves on its own
+    // only after 2 s of real time with nobody to move it, manual_clock::unattended_wait).
+    forewarn::testing::manual_clock clock;
+    o.clock = clock;
     client c(o, t);
-    std::thread canceller([&] {
-        for (int i = 0; i < 5000 && t.request_count() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let it enter the 30 s sleep
-        c.cancel();
-    });
-    const auto start = std::chrono::steady_clock::now();
-    auto r = c.fetch();
-    const auto took = std::chrono::steady_clock::now() - start;
-    canceller.join();
+    auto fetched = std::async(std::launch::async, [&] { return c.fetch(); });
+    REQUIRE(clock.wait_for_sleepers(1));  // asleep in the 30 s backoff after the first 503
+    c.cancel();
+    REQUIRE(fetched.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+    auto r = fetched.get();
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().code == errc::cancelled);
-    CHECK(took < std::chrono::seconds(10));  // far below the 30 s backoff
+    CHECK(clock.now().time_since_epoch() < std::chrono::seconds(30));  // the cancel ended the wait, not time
     CHECK(t.request_count() == 1);
 
     // Sticky: later calls fail at once without a request, until reset().
