@@ -93,14 +93,18 @@ else()
   set(CPACK_DEBIAN_WATCH_PACKAGE_CONTROL_EXTRA
     "${_pkg_gen}/watch/conffiles" "${_pkg_gen}/watch/postinst" "${_pkg_gen}/watch/prerm" "${_pkg_gen}/watch/postrm")
   set(CPACK_COMPONENT_WATCH_DESCRIPTION "maintenance notices of cloud VMs, with hooks and approvals
-forewarn-watch runs on each Azure, Google Compute Engine or AWS EC2 VM and
-watches the instance metadata for host maintenance: Azure Scheduled Events,
-GCE maintenance events, AWS scheduled events, Spot interruptions and
-rebalance recommendations. It prints one line per change (JSON on request),
-runs the operator's commands before and after an event, approves an Azure
-event once its prepare command succeeded, and serves Prometheus metrics,
-/healthz and /readyz. A fleet budget on etcd keeps at most N VMs of a group
-in maintenance at once.
+forewarn-watch runs on each VM of Azure, Google Compute Engine, AWS EC2,
+Alibaba Cloud ECS or Tencent Cloud CVM and watches the instance metadata for
+host maintenance: Azure Scheduled Events, GCE maintenance events and upcoming
+maintenance windows, AWS scheduled events, Spot interruptions, rebalance
+recommendations and Auto Scaling scale-ins, and Alibaba's and Tencent's Spot
+reclaim notices. It prints one line per change (JSON on request), runs the
+operator's commands before and after an event, approves the event once its
+prepare command succeeded where the cloud takes approvals (Azure
+StartRequests, GCE performMaintenance, AWS CompleteLifecycleAction with a
+lifecycle hook), and serves Prometheus metrics, /healthz and /readyz. With
+--kubernetes it taints, cordons and drains its node. A fleet budget on etcd
+keeps at most N VMs of a group in maintenance at once.
 .
 The systemd unit is installed but neither enabled nor started: set
 /etc/default/forewarn-watch, then systemctl enable --now forewarn-watch.")
@@ -110,9 +114,10 @@ The systemd unit is installed but neither enabled nor started: set
   set(CPACK_DEBIAN_EMULATOR_PACKAGE_SHLIBDEPS ON)
   set(CPACK_COMPONENT_EMULATOR_DESCRIPTION "emulator of the Azure, GCE, AWS, Alibaba and Tencent instance metadata services
 forewarn-emulator serves Azure Scheduled Events, the Google Compute Engine
-metadata server and AWS EC2 instance metadata (IMDSv2) over HTTP, playing
-maintenance scenarios from a file or its control API, with faults, so that
-maintenance handling can be tested without a cloud VM.")
+metadata server, AWS EC2 instance metadata (IMDSv2) and the Alibaba Cloud and
+Tencent Cloud metadata services over HTTP, playing maintenance scenarios from
+a file or its control API, with faults, so that maintenance handling can be
+tested without a cloud VM.")
 
   set(CPACK_DEBIAN_DEV_PACKAGE_NAME libforewarn-dev)
   set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
@@ -122,8 +127,11 @@ maintenance handling can be tested without a cloud VM.")
 forewarn lets a service on a cloud VM hear about host maintenance before it
 happens, prepare for it, approve it and recover after it. It speaks the
 Azure Instance Metadata Service's Scheduled Events API, the Google Compute
-Engine metadata server and AWS EC2's instance metadata (IMDSv2), and
-includes an in-process emulator of all three for tests.
+Engine metadata server, AWS EC2's instance metadata (IMDSv2) and the Alibaba
+Cloud and Tencent Cloud metadata services, approves through Azure's
+StartRequests, GCE's performMaintenance and AWS Auto Scaling's
+CompleteLifecycleAction, and includes an in-process emulator of all five for
+tests.
 .
 This package holds the header-only library, its CMake package
 (find_package(forewarn)) and its pkg-config file.")

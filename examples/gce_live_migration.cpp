@@ -2,8 +2,8 @@
 // One idea: ride out a GCE live migration. instance/maintenance-event turns
 // MIGRATE_ON_HOST_MAINTENANCE about 60 s before the VM is moved and back to NONE when it is done;
 // the poller holds hanging GETs on it (and on instance/preempted), so the notice arrives at once
-// without polling. Pause latency-sensitive work on prepare, resume on recover. There is nothing to
-// approve on GCE.
+// without polling. Pause latency-sensitive work on prepare, resume on recover. A live migration
+// cannot be approved (on GCE only an upcoming window that can be rescheduled can: docs/gce.md).
 //
 //   forewarn-gce-live-migration --endpoint http://127.0.0.1:8080 --once
 

@@ -69,7 +69,9 @@ struct event {
     std::optional<std::int64_t> duration_in_seconds;
     /**
      * Whether this event can be approved (started early) through its source: set by the source
-     * (Azure: every Scheduled event; AWS and GCE: none yet), absent when a source does not say.
+     * (Azure: every Scheduled event; GCE: an upcoming window that can be rescheduled, with
+     * perform_maintenance on; AWS: the Auto Scaling termination, with a lifecycle hook named;
+     * Alibaba, Tencent: none), absent when a source does not say.
      * The poller fills in an absent one from the source's can_approve() before anything sees the
      * document. An event that cannot be approved never waits for an approval, never asks a
      * coordinator for a slot and never joins an approval request. Not content: not compared by ==.

@@ -58,13 +58,14 @@ public:
     virtual std::vector<std::string> key_urls() const = 0;
     /**
      * `check`'s steps for approving through the cloud's own API (AWS: the Auto Scaling lifecycle
-     * hook, its group, region and credentials), each asked of the cloud now; none for a cloud that
+     * hook, its group, region and credentials; GCE: the service account's token and scopes for
+     * Compute), each asked of the cloud now; none for a cloud that
      * has no such lever. And, when can_approve() is false, why and what to do (the approvals step).
      */
     virtual std::vector<lever_step> lever_steps(const settings&) { return {}; }
     virtual lever_step cannot_approve() const {
         return {lever_step::kind::warn, "approvals", "takes no approvals",
-                "maintenance is approved through the metadata service on Azure only",
+                "forewarn approves maintenance on Azure, GCE and AWS only (each through its own API)",
                 "nothing to do: the agent watches and runs the hooks; or drop --approve"};
     }
 };

@@ -172,12 +172,12 @@ public:
         return out;
     }
 
-    /// Whether approve() can ever succeed: false (Azure, which takes approvals, says otherwise).
+    /// Whether approve() can ever succeed: false (Azure, GCE and AWS, whose clients approve, say
+    /// otherwise; Alibaba's and Tencent's keep it).
     bool can_approve() const noexcept { return false; }
-    /// errc::unsupported: maintenance is approved through the metadata service on Azure only.
+    /// errc::unsupported: this cloud's notices cannot be approved (Alibaba's and Tencent's).
     result<void> approve(const std::vector<std::string>&) {
-        return error(errc::unsupported, cat({"the ", to_string(Cloud),
-                                             " metadata service takes no approvals (maintenance is approved on Azure only)"}));
+        return error(errc::unsupported, cat({"the ", to_string(Cloud), " metadata service takes no approvals"}));
     }
 
     /// Ends the wait or the hanging GETs in progress in next() now; next() then asks at once. Thread-safe.

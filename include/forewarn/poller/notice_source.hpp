@@ -29,7 +29,9 @@ FOREWARN_BEGIN_NAMESPACE
  *       own pause after a failure. It waits on s.clock().
  *   void s.wake() noexcept;          thread-safe: the wait in progress in next() (not a request)
  *                                    ends now, so next() asks at once. Not sticky.
- *   bool s.can_approve() const;      whether approve() can ever succeed (Azure: yes; GCE, AWS: no).
+ *   bool s.can_approve() const;      whether approve() can ever succeed (Azure: yes; GCE: with
+ *                                    perform_maintenance; AWS: with a lifecycle hook named;
+ *                                    Alibaba, Tencent: no).
  *                                    Each event may narrow it: event::approvable, set by the source
  *                                    in next() (Azure: true for a Scheduled event), says whether
  *                                    that event can be approved; absent, can_approve() decides.

@@ -26,7 +26,7 @@ namespace testing {
 /// Options of fake_source. Plain struct.
 struct fake_source_options {
     cloud origin = cloud::azure;     ///< stamped on every document
-    bool can_approve = true;         ///< false: like GCE or AWS
+    bool can_approve = true;         ///< false: like Alibaba or Tencent (or AWS without a lifecycle hook)
     std::string self_name = "vm_0";  ///< identity().name
     std::chrono::milliseconds interval{1000};  ///< the cadence (or, hanging, the longest wait)
     bool hanging = false;            ///< next() waits for set() (GCE-like) instead of polling

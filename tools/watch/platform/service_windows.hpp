@@ -170,7 +170,7 @@ inline int install(std::vector<std::string> rest, options_check check) {
         }
         return failed("CreateService");
     }
-    std::wstring about = L"Hears of host maintenance (Azure, GCE, AWS) before it happens, runs hooks, approves events.";
+    std::wstring about = L"Hears of host maintenance (Azure, GCE, AWS, Alibaba, Tencent) before it happens, runs hooks, approves events.";
     SERVICE_DESCRIPTIONW description{about.data()};
     ::ChangeServiceConfig2W(svc.h, SERVICE_CONFIG_DESCRIPTION, &description);
     // As the systemd unit's Restart=always, RestartSec=2s: restarted 2 s after it fails, also
