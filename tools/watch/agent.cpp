@@ -267,14 +267,18 @@ struct agent {
     // with --kubernetes once the node is ready for it (taint and cordon done, at their time).
     // `may_approve` is false when the node's drain reached its deadline with pods left: the hook
     // still runs, the event is not approved.
+    // At the announcement (the hold counts from there, also while a node drains): false, logged
+    // and declined, when --lb-drain cannot fit.
+    bool hold_fits(const forewarn::change& c, forewarn::approval_handle& handle) const {
+        if (!approving || drain_fits(c.event)) return true;
+        log_line("event " + c.event.id + ": announced too close to NotBefore for --lb-drain " +
+                 std::to_string(s.lb_drain.count()) + " s before NotBefore less --hook-deadline " +
+                 std::to_string(s.hook_deadline.count()) + " s; it is not approved and starts at NotBefore");
+        handle.decline("--lb-drain does not fit before NotBefore less --hook-deadline");
+        return false;
+    }
+
     void prepare(const forewarn::change& c, forewarn::approval_handle handle, bool may_approve = true) {
-        if (approving && may_approve && !drain_fits(c.event)) {
-            log_line("event " + c.event.id + ": announced too close to NotBefore for --lb-drain " +
-                     std::to_string(s.lb_drain.count()) + " s before NotBefore less --hook-deadline " +
-                     std::to_string(s.hook_deadline.count()) + " s; it is not approved and starts at NotBefore");
-            handle.decline("--lb-drain does not fit before NotBefore less --hook-deadline");
-            may_approve = false;
-        }
         if (s.on_prepare.empty()) {
             // Nothing to drain: ready at once, and the policy decides.
             if (approving && may_approve) handle.ready();
@@ -303,15 +307,16 @@ struct agent {
         handlers.on_prepare = [this](const forewarn::change& c, forewarn::approval_handle handle) {
             emit(c);
             hooks.forget({"recover:" + c.event.id});  // an earlier occurrence of this id is over
+            const bool fits = hold_fits(c, handle);
 #if FOREWARN_WATCH_KUBERNETES
             if (for_node(c.event)) {  // the node first (its drain too), then the hook and the approval (on the node's thread)
-                node->announced(c, [this, c, handle = std::move(handle)](bool drained) mutable {
-                    prepare(c, std::move(handle), drained);
+                node->announced(c, [this, c, fits, handle = std::move(handle)](bool drained) mutable {
+                    prepare(c, std::move(handle), drained && fits);
                 });
                 return;
             }
 #endif
-            prepare(c, std::move(handle));
+            prepare(c, std::move(handle), fits);
         };
         handlers.on_started = [this](const forewarn::change& c) {
             emit(c);
