@@ -64,7 +64,10 @@ label() {  # label PREFIX COLOUR: prefixes each line, unbuffered
 echo "forewarn demo: $(basename "$scenario") on forewarn-emulator, watched by forewarn-watch"
 echo
 
-"$emulator" --listen 127.0.0.1:0 --scenario "$scenario" >"$work/emulator.log" 2>&1 &
+# The log exists before the emulator starts: the background job opens its redirection only once
+# it runs, and a first read before that failed the demo (seen under load).
+: >"$work/emulator.log"
+"$emulator" --listen 127.0.0.1:0 --scenario "$scenario" >>"$work/emulator.log" 2>&1 &
 pids+=($!)
 port=""
 for _ in $(seq 1 100); do
