@@ -13,6 +13,7 @@
 #include "catch.hpp"
 #include "emulator_process.hpp"
 #include "etcd_cluster.hpp"
+#include "temp_dir.hpp"
 #include "watch_agent.hpp"
 
 #include <httplib.h>
@@ -34,6 +35,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -154,6 +156,44 @@ TEST_CASE("watch end to end (Azure): --approve own approves only events naming -
     }
     CHECK(seen == std::multiset<std::string>{"prepare:T0", "prepare:T1", "started:T1"});
     CHECK(approval_bodies(emu) == strings{R"({"StartRequests":[{"EventId":"T1"}]})"});
+}
+
+TEST_CASE("watch end to end (Azure): two agents on one emulator, each endpoint naming its VM - each event approved by "
+          "its own VM's agent",
+          "[watch][e2e]") {
+    temp_dir dir("two-vms");
+    const std::string scenario = dir.file("scenario.json");
+    {
+        std::ofstream f(scenario);
+        f << R"({"name": "two-vms", "rate_limit": 0, "vms": [{"name": "WestNO_0"}, {"name": "WestNO_1"}]})";
+    }
+    emulator_process emu({"--scenario", scenario, "--quiet"});
+    std::vector<std::unique_ptr<child_process>> agents;
+    for (const std::string name : {"WestNO_0", "WestNO_1"}) {
+        strings args = agent_command();
+        args.insert(args.end(), {"--endpoint", emu.base_url() + "/emulator/vm/" + name, "--cloud", "azure", "--json",
+                                 "--self", name, "--approve", "own", "--interval", "300", "--exit-after", "4"});
+        agents.push_back(std::make_unique<child_process>(args));
+        REQUIRE(agents.back()->wait_for_stderr("watching azure", agent_start()));
+    }
+    // A notice of 15 min: only an approval starts either event within the test.
+    post(emu, "azure/events", R"({"EventId":"R0","EventType":"Reboot","Resources":["WestNO_0"],"notice":"15m","impact":"3s"})");
+    post(emu, "azure/events", R"({"EventId":"R1","EventType":"Reboot","Resources":["WestNO_1"],"notice":"15m","impact":"3s"})");
+    for (auto& a : agents) {
+        const auto code = a->wait_exit(30s);
+        INFO(a->err());
+        REQUIRE(code == 0);
+    }
+    std::map<std::string, std::string> approved_by;
+    const auto doc = control_get(emu, "state");
+    for (const auto& e : doc["events"].GetArray()) approved_by[e["EventId"].GetString()] = e["approved_by"].GetString();
+    CHECK(approved_by == std::map<std::string, std::string>{{"R0", "WestNO_0"}, {"R1", "WestNO_1"}});
+    // Each agent's requests were answered as its VM: the log names it.
+    std::set<std::string> vms;
+    const auto log = control_get(emu, "requests");
+    for (const auto& r : log["requests"].GetArray())
+        if (r.HasMember("vm") && r["vm"].IsString()) vms.insert(r["vm"].GetString());
+    CHECK(vms == std::set<std::string>{"WestNO_0", "WestNO_1"});
 }
 
 TEST_CASE("watch end to end (GCE): a live migration, hanging GETs", "[watch][e2e][gce][agent]") {

@@ -333,6 +333,41 @@ TEST_CASE("Azure protocol rules: Metadata header, X-Forwarded-For, versions, ins
     CHECK(s.handle(unknown).status == 404);
 }
 
+TEST_CASE("a VM named by the path's /emulator/vm/NAME prefix: answered and recorded as that VM, for a client that sends no header", "[scenario][azure]") {
+    scenario_config c = quiet_config();
+    c.vms.push_back({});
+    c.vms[1].name = "WestNO_1";
+    scenario s(c);
+    azure_event_spec spec;
+    spec.type = "Reboot";
+    spec.resources = {"WestNO_0", "WestNO_1"};
+    const std::string id = s.add_azure_event(spec);
+
+    http_request compute;
+    compute.url = "http://127.0.0.1:8080/emulator/vm/WestNO_1/metadata/instance/compute/name?api-version=2021-02-01&format=text";
+    compute.headers.push_back({"Metadata", "true"});
+    CHECK(s.handle(compute).body == "WestNO_1");
+    CHECK(s.requests().back().vm == "WestNO_1");
+    CHECK(s.requests().back().target == "/emulator/vm/WestNO_1/metadata/instance/compute/name?api-version=2021-02-01&format=text");
+    compute.headers.push_back({std::string(scenario::vm_header), "WestNO_1"});
+    CHECK(s.handle(compute).body == "WestNO_1");  // both, naming one VM
+    compute.headers.back().value = "WestNO_0";
+    CHECK(s.handle(compute).status == 400);  // both, naming two
+    compute.headers.pop_back();
+    compute.url = "http://127.0.0.1:8080/emulator/vm/nobody/metadata/instance/compute/name?api-version=2021-02-01&format=text";
+    CHECK(s.handle(compute).status == 400);
+    compute.url = "http://127.0.0.1:8080/emulator/vm//metadata/instance/compute/name?api-version=2021-02-01&format=text";
+    CHECK(s.handle(compute).status == 404);  // no name: not the prefix, a path no service serves
+
+    http_request get = azure_get();
+    get.url = "http://127.0.0.1:8080/emulator/vm/WestNO_1/metadata/scheduledevents?api-version=2020-07-01";
+    CHECK(str(json(s.handle(get).body)["Events"][0]["EventId"]) == id);
+    http_request post = azure_post(R"({"StartRequests":[{"EventId":")" + id + R"("}]})");
+    post.url = get.url;
+    CHECK(s.handle(post).status == 200);
+    CHECK(s.azure_event(id)->approved_by == "WestNO_1");
+}
+
 TEST_CASE("IMDS's 5 requests per second limit answers 429 beyond it", "[scenario][azure][fault]") {
     scenario_config c = quiet_config();
     c.rate_limit = 5;

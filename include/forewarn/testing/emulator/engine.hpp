@@ -226,13 +226,15 @@ public:
 
     /**
      * Answers one request: the control API for /emulator/v1/..., else the first service that
-     * serves the path, as the VM named by the X-Forewarn-Vm header (default: the first). Logs
-     * the request (but control requests) and one line for the logger.
+     * serves the path, as the VM named by the X-Forewarn-Vm header or the path's /emulator/vm/NAME
+     * prefix (default: the first; both, naming two VMs, are refused). Logs the request (but
+     * control requests) and one line for the logger.
      */
     testing::emulated_response route(const http_request& request, std::unique_lock<std::mutex>& lock,
                                      const std::atomic<bool>* cancelled) {
         sync();
-        const emulator_target target = emulator_parse_target(request.url);
+        emulator_target target = emulator_parse_target(request.url);
+        const std::string path_vm = emulator_take_vm_path(target.path);
         testing::logged_request entry;
         entry.at = timeline_.now();
         entry.method = request.method;
@@ -241,7 +243,12 @@ public:
         entry.body = request.body.substr(0, 4096);
 
         const testing::vm_identity* vm = &config_.vms.front();
-        if (const auto* want = find_header(request.headers, emulator_vm_header)) {
+        const std::string* want = find_header(request.headers, emulator_vm_header);
+        const bool two_names = want && !path_vm.empty() && *want != path_vm;
+        if (!path_vm.empty()) want = &path_vm;
+        if (two_names) {
+            vm = nullptr;
+        } else if (want) {
             vm = nullptr;
             for (const auto& v : config_.vms)
                 if (v.name == *want) vm = &v;
@@ -266,7 +273,8 @@ public:
         } else {
             entry.service = "other";
             r = vm ? emulator_text_response(404, "not found")
-                   : emulator_text_response(400, "unknown VM in " + std::string(emulator_vm_header));
+                   : emulator_text_response(400, "unknown VM in " + std::string(emulator_vm_header) + " or " +
+                                                     std::string(emulator_vm_path) + "NAME, or the two name different VMs");
         }
         entry.status = r.status;
         // Both services send the time they answer at; forewarn judges NotBefore by it.

@@ -21,6 +21,20 @@ namespace detail {
 
 /// The header a request may carry to be answered as one of the scenario's VMs (default: the first).
 inline constexpr std::string_view emulator_vm_header = "X-Forewarn-Vm";
+/// The path prefix that does the same for a client that sends no header of its own: an endpoint
+/// of http://HOST:PORT/emulator/vm/NAME is answered as the VM NAME (a forewarn-watch per VM).
+inline constexpr std::string_view emulator_vm_path = "/emulator/vm/";
+
+/// The VM a path names by emulator_vm_path ("" when it names none); the path loses the prefix
+/// ("/emulator/vm/b/metadata/x" becomes "/metadata/x", "/emulator/vm/b" becomes "/").
+inline std::string emulator_take_vm_path(std::string& path) {
+    if (path.compare(0, emulator_vm_path.size(), emulator_vm_path) != 0) return {};
+    const auto slash = path.find('/', emulator_vm_path.size());
+    std::string name = path.substr(emulator_vm_path.size(), slash == std::string::npos ? std::string::npos : slash - emulator_vm_path.size());
+    if (name.empty()) return {};
+    path = slash == std::string::npos ? std::string("/") : path.substr(slash);
+    return name;
+}
 
 inline int emulator_hex_value(char c) noexcept {
     if (c >= '0' && c <= '9') return c - '0';
