@@ -7,13 +7,17 @@ Each scenario runs once per arm, every process started afresh on 127.0.0.1 as th
 children (each in its own process group, all stopped at the end, on Ctrl-C and on an error too):
 
 - forewarn-emulator: one for Azure (its VMs vm0, vm1, ... see the same Scheduled Events, as an
-  availability set's do); for GCE and AWS one per VM, each VM's own metadata server (the
-  emulator's GCE keys and AWS notices are shared by all of its VMs, and forewarn-watch sends
-  nothing that names its VM);
+  availability set's do; each VM's endpoint is the emulator's URL and /emulator/vm/vmN, so the
+  emulator knows which VM approved); for GCE and AWS one per VM, each VM's own metadata server
+  (the emulator's GCE keys and AWS notices are shared by all of its VMs);
 - one backend per VM: a small HTTP server answering 200 "vmN" on /;
 - one forewarn-watch per VM: --cloud C --endpoint E --self vmN --metrics-listen 127.0.0.1:P
   --interval 200 (AWS: 1000, its least) --approve own, and the arm's flags; the same agents run in
-  every arm, only what haproxy checks differs;
+  every arm but the library's, only what haproxy checks differs;
+- the library arm (Azure scenarios): no forewarn-watch; each backend is
+  examples/balanced_service's program (--service), the library inside the service: it answers
+  its own /readyz from ready_for_traffic() and approves 3 s after it turned 503
+  (approval_options::unready_for) once no request is in flight;
 - haproxy -f CONF -db (never the system service) from a config written to a temporary folder:
   balance roundrobin, default-server inter 500ms fall 2 rise 2; "without forewarn" checks each
   backend itself (option httpchk GET /), the forewarn arms check the agent's /readyz (option
@@ -31,7 +35,7 @@ Prints one markdown table and the command line. Numbers are printed, never asser
 a process it started died unexpectedly or a scenario could not run, 2 for a usage error or a
 missing haproxy or binary.
 
-usage: tests/bench/zero_loss.py [--quick] [--agent PATH] [--emulator PATH] [--json FILE]
+usage: tests/bench/zero_loss.py [--quick] [--agent PATH] [--emulator PATH] [--service PATH] [--json FILE]
                                 [--rate N] [--vms N] [--only SCENARIO,...] [--logs DIR]
        (./quickstart bench zero-loss ...)
 """
@@ -310,7 +314,9 @@ def in_pool(status):
     return status.startswith("UP")  # "UP 1/2" is going down but still sent traffic
 
 
-def haproxy_config(arm_forewarn, front_port, sock, vms):
+def haproxy_config(checks, front_port, sock, vms):
+    """checks: "backend" (GET / on the backend), "agent" (the agent's /readyz), "service" (the
+    service's own /readyz: the library arm)."""
     lines = [
         "global",
         f"    stats socket {sock} mode 600 level admin",
@@ -328,10 +334,10 @@ def haproxy_config(arm_forewarn, front_port, sock, vms):
         "    default_backend vms",
         "backend vms",
         "    balance roundrobin",
-        "    option httpchk GET /readyz" if arm_forewarn else "    option httpchk GET /",
+        "    option httpchk GET /" if checks == "backend" else "    option httpchk GET /readyz",
     ]
     for vm in vms:
-        check = f"check port {vm['metrics_port']}" if arm_forewarn else "check"
+        check = f"check port {vm['metrics_port']}" if checks == "agent" else "check"
         lines.append(f"    server {vm['name']} 127.0.0.1:{vm['port']} {check}")
     return "\n".join(lines) + "\n"
 
@@ -359,10 +365,19 @@ def scenarios(quick):
 
 
 ARMS = [
-    dict(key="without", title="without forewarn", forewarn=False, flags=[]),
-    dict(key="lb-drain-0", title="forewarn, --lb-drain 0", forewarn=True, flags=["--lb-drain", "0"]),
-    dict(key="lb-drain-3", title="forewarn, --lb-drain 3", forewarn=True, flags=["--lb-drain", "3"]),
+    dict(key="without", title="without forewarn", checks="backend", flags=[]),
+    dict(key="lb-drain-0", title="forewarn, --lb-drain 0", checks="agent", flags=["--lb-drain", "0"]),
+    dict(key="lb-drain-3", title="forewarn, --lb-drain 3", checks="agent", flags=["--lb-drain", "3"]),
+    # No agent: the backend is examples/balanced_service, the library in the service itself (its own
+    # /readyz, approval_options::unready_for 3 s, ready() once no request is in flight). Azure only.
+    dict(key="library", title="the library in the service (examples/balanced_service), --lb-drain 3",
+         checks="service", flags=[], clouds=("azure",)),
 ]
+
+# The library arm's backend starts through this, so that it dies with the benchmark even when
+# restarted while the load's thread runs (no preexec_fn then): PR_SET_PDEATHSIG survives exec.
+EXEC_WITH_PDEATHSIG = ("import ctypes, os, signal, sys; ctypes.CDLL(None).prctl(1, signal.SIGKILL); "
+                       "os.execv(sys.argv[1], sys.argv[1:])")
 
 
 class Run:
@@ -387,8 +402,8 @@ class Run:
         scenario_file = os.path.join(self.folder, name + ".json")
         with open(scenario_file, "w") as f:
             json.dump({"name": "zero-loss", "rate_limit": 0, "vms": [{"name": n} for n in vm_names]}, f)
-        # --rate-limit 0: every agent is the first VM to the emulator (nothing names its VM), so
-        # IMDS's 5 requests/s per VM would be shared by all of them.
+        # --rate-limit 0: an agent polling every 200 ms beside its approvals would meet IMDS's 5
+        # requests/s per VM, which is not what this measures.
         self.procs.start(name, [self.args.emulator, "--listen", "127.0.0.1:0", "--scenario", scenario_file,
                                 "--rate-limit", "0", "--exit-with-parent"])
         path = os.path.join(self.folder, name + ".log")
@@ -404,8 +419,14 @@ class Run:
 
     def start_backend(self, vm):
         # no preexec_fn (the load's thread may run): the backend sets its own PR_SET_PDEATHSIG
-        self.procs.start(vm["name"], [sys.executable, "-c", BACKEND, str(vm["port"]), vm["name"], str(os.getpid())],
-                         threads_running=True)
+        if self.arm["checks"] == "service":
+            argv = [sys.executable, "-c", EXEC_WITH_PDEATHSIG, self.args.service, "--listen", f"127.0.0.1:{vm['port']}",
+                    "--endpoint", self.emulators[vm["index"]], "--self", vm["name"], "--name", vm["name"],
+                    "--lb-drain", "3", "--interval", "200"]
+            vm["agent_argv"] = argv[3:]
+        else:
+            argv = [sys.executable, "-c", BACKEND, str(vm["port"]), vm["name"], str(os.getpid())]
+        self.procs.start(vm["name"], argv, threads_running=True)
         self.procs.items[vm["name"]][1] = True
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -419,18 +440,20 @@ class Run:
     def start(self):
         n = self.args.vms
         ports = free_ports(2 * n + 1)
-        self.vms = [dict(name=f"vm{i}", port=ports[2 * i], metrics_port=ports[2 * i + 1]) for i in range(n)]
+        self.vms = [dict(name=f"vm{i}", index=i, port=ports[2 * i], metrics_port=ports[2 * i + 1]) for i in range(n)]
         front = ports[-1]
         names = [v["name"] for v in self.vms]
         if self.sc["cloud"] == "azure":
+            # One emulator: every VM sees the same Scheduled Events, as in one availability set;
+            # each agent's endpoint names its VM (/emulator/vm/NAME), so approved_by says who approved.
             url = self.start_emulator("emulator", names)
-            self.emulators = {i: url for i in range(n)}
+            self.emulators = {i: f"{url}/emulator/vm/{names[i]}" for i in range(n)}
         else:
             self.emulators = {i: self.start_emulator(f"emulator-{names[i]}", [names[i]]) for i in range(n)}
         for vm in self.vms:
             self.start_backend(vm)
         interval = "1000" if self.sc["cloud"] == "aws" else "200"
-        for i, vm in enumerate(self.vms):
+        for i, vm in enumerate(self.vms if self.arm["checks"] != "service" else []):
             argv = [self.args.agent, "--cloud", self.sc["cloud"], "--endpoint", self.emulators[i], "--self", vm["name"],
                     "--metrics-listen", f"127.0.0.1:{vm['metrics_port']}", "--interval", interval,
                     "--approve", "own"] + self.flags
@@ -438,9 +461,10 @@ class Run:
             self.procs.start("agent-" + vm["name"], argv)
         for vm in self.vms:
             deadline = time.monotonic() + 15
+            port = vm["port"] if self.arm["checks"] == "service" else vm["metrics_port"]
             while True:
                 self.procs.check()
-                if http("GET", f"http://127.0.0.1:{vm['metrics_port']}/readyz", timeout=1)[0] == 200:
+                if http("GET", f"http://127.0.0.1:{port}/readyz", timeout=1)[0] == 200:
                     break
                 if time.monotonic() > deadline:
                     raise Failure(f"agent-{vm['name']}'s /readyz is not 200 within 15 s")
@@ -448,7 +472,7 @@ class Run:
         sock = os.path.join(self.folder, "haproxy.sock")
         conf = os.path.join(self.folder, "haproxy.cfg")
         with open(conf, "w") as f:
-            f.write(haproxy_config(self.arm["forewarn"], front, sock, self.vms))
+            f.write(haproxy_config(self.arm["checks"], front, sock, self.vms))
         self.procs.start("haproxy", [self.args.haproxy, "-f", conf, "-db"])
         self.haproxy = Haproxy(sock)
         self.wait(lambda: all(self.last.get(v["name"]) == "UP" for v in self.vms),
@@ -635,6 +659,9 @@ def notes_for(sc, row):
             notes.append("the emulator started the Preempt at the agent's approval (it starts any Scheduled "
                          "event approved): not the unapprovable Preempt meant")
             break
+    for e in row.get("events", []):
+        if e.get("approved_by") and e["approved_by"] != e["vm"]:
+            notes.append(f"{e['vm']}'s event approved by {e['approved_by']}, not by its own agent")
     if sc["cloud"] in ("aws", "gce") and row.get("events"):
         notes.append("no approval in this notice; start: the host's side at the notice's end")
     return "; ".join(notes)
@@ -645,6 +672,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="one Azure Reboot (25 s notice) per arm: about 2 min")
     ap.add_argument("--agent", default=os.path.join(SOURCE, "build/debug/tools/watch/forewarn-watch"))
     ap.add_argument("--emulator", default=os.path.join(SOURCE, "build/debug/tools/emulator/forewarn-emulator"))
+    ap.add_argument("--service", default=os.path.join(SOURCE, "build/debug/examples/balanced_service/forewarn-balanced-service"),
+                    help="examples/balanced_service's program, the library arm's backend")
     ap.add_argument("--json", metavar="FILE", help="also write the rows there")
     ap.add_argument("--rate", type=float, default=150, help="requests per second through haproxy (default 150)")
     ap.add_argument("--vms", type=int, default=2, help="VMs behind haproxy (default 2, at least 2)")
@@ -660,10 +689,11 @@ def main():
     if not args.haproxy:
         print("zero-loss: haproxy is missing: apt-get install haproxy", file=sys.stderr)
         return 2
-    for what, path in (("forewarn-watch", args.agent), ("forewarn-emulator", args.emulator)):
+    for what, path in (("forewarn-watch", args.agent), ("forewarn-emulator", args.emulator),
+                       ("forewarn-balanced-service", args.service)):
         if not os.access(path, os.X_OK):
             print(f"zero-loss: no {what} at {path}: build it (./quickstart build debug) or pass its path "
-                  f"(--agent, --emulator)", file=sys.stderr)
+                  f"(--agent, --emulator, --service)", file=sys.stderr)
             return 2
 
     help_text = subprocess.run([args.agent, "--help"], capture_output=True, text=True, timeout=10).stdout
@@ -692,6 +722,8 @@ def main():
             for arm in ARMS:
                 flags = list(arm["flags"])
                 row = dict(scenario=sc["key"], title=sc["title"], arm=arm["key"], arm_title=arm["title"], note="")
+                if sc["cloud"] not in arm.get("clouds", (sc["cloud"],)):
+                    continue  # the library arm's service reads Azure's Scheduled Events only
                 if arm["flags"] and not has_lb_drain:
                     if arm["key"] == "lb-drain-0":
                         flags = []  # today's behaviour, which --lb-drain 0 keeps

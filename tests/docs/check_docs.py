@@ -251,7 +251,7 @@ OTHER_PROSE_FLAGS = {
 # Python's add_argument("--x"), shell `--x)` case labels and `== --x` tests), not from the flags
 # these programs pass on to others.
 PROJECT_PROGRAM_SOURCES = (
-    "tools/emulator/*.cpp", "examples/*.cpp", "tests/bench/**/*.py", "tests/bench/**/*.sh", "tests/kubernetes/*.py",
+    "tools/emulator/*.cpp", "examples/**/*.cpp", "tests/bench/**/*.py", "tests/bench/**/*.sh", "tests/kubernetes/*.py",
     "tests/fuzz/*.sh", ".ci/run", "quickstart",
 )
 PARSER_FLAG = re.compile(r"""==\s*["']?--([a-z][a-z0-9-]*)|add_argument\(\s*["']--([a-z][a-z0-9-]*)|^\s*(?:[\w|-]*\|)?--([a-z][a-z0-9-]*)(?:\|[\w|-]*)?\)""", re.M)
