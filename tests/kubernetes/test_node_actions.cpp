@@ -1,13 +1,28 @@
 // SPDX-License-Identifier: MIT
 // The default rules of tools/watch/kubernetes/node_actions.hpp: which event types take the node
-// out of service, and the condition's reason for each. What they do to a Node is
+// out of service, and the condition's reason for each; and, over a fake API server (the
+// api_client's transport seam), what node_actions and node_api write: a neighbour's event never
+// reaches the node, its own is tainted and cordoned, and a taint another writer adds between
+// node_api's read and write survives (the resourceVersion test). What they do to a real Node is
 // tests/kubernetes/check_agent_node.py's, against a real API server.
+#include "kubernetes/node.hpp"
 #include "kubernetes/node_actions.hpp"
+
+#include <forewarn/detail/json.hpp>
+#include <forewarn/testing/fake_transport.hpp>
 
 #include "catch.hpp"
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <chrono>
+#include <condition_variable>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,6 +32,240 @@ namespace test_node_actions {  // this file's own names, apart in a unity build 
 using forewarn::event_type;
 using watch::kubernetes::condition_reason;
 using watch::kubernetes::disruptive;
+using namespace std::chrono_literals;
+
+namespace {
+
+// One Node behind a fake API server, as much of it as node_api reads and writes: its labels,
+// annotations, cordon and taints, and a resourceVersion that moves with every write. A JSON patch
+// whose `test` of /metadata/resourceVersion fails is a 422, as kube-apiserver answers it. Also
+// discovery, an empty pod list and Events. Every request is kept.
+class fake_node_api {
+public:
+    fake_node_api() {
+        transport_.otherwise([this](const forewarn::http_request& r) { return answer(r); });
+    }
+    watch::kubernetes::api_client client() { return watch::kubernetes::api_client(conn(), transport(), options()); }
+    static watch::kubernetes::connection conn() {
+        watch::kubernetes::connection c;
+        c.server = "https://api.test";
+        c.token = watch::kubernetes::token_source::fixed("t");
+        return c;
+    }
+    watch::kubernetes::api_transport transport() { return watch::kubernetes::api_transport::of(transport_); }
+    static watch::kubernetes::api_options options() {
+        watch::kubernetes::api_options o;
+        o.attempts = 1;
+        return o;
+    }
+    /// Another writer's taint, written at once (a new resourceVersion).
+    void add_taint_directly(const std::string& key) {
+        std::lock_guard<std::mutex> lock(m_);
+        taints_.push_back(R"({"key":")" + key + R"(","effect":"NoSchedule"})");
+        ++version_;
+    }
+    std::vector<std::string> taint_keys() const {
+        std::lock_guard<std::mutex> lock(m_);
+        std::vector<std::string> out;
+        for (const auto& t : taints_) {
+            auto d = forewarn::detail::parse_json(t);
+            out.push_back((*d)["key"].GetString());
+        }
+        return out;
+    }
+    bool cordoned() const {
+        std::lock_guard<std::mutex> lock(m_);
+        return unschedulable_;
+    }
+    /// Every request's method, path and body, in order.
+    std::vector<std::string> requests() const {
+        std::lock_guard<std::mutex> lock(m_);
+        return log_;
+    }
+
+private:
+    std::string node_json() const {
+        std::string labels, annotations, taints;
+        auto object = [](const std::map<std::string, std::string>& m) {
+            rapidjson::StringBuffer b;
+            rapidjson::Writer<rapidjson::StringBuffer> w(b);
+            w.StartObject();
+            for (const auto& kv : m) {
+                w.Key(kv.first.c_str());
+                w.String(kv.second.c_str());
+            }
+            w.EndObject();
+            return std::string(b.GetString());
+        };
+        for (const auto& t : taints_) taints += (taints.empty() ? "" : ",") + t;
+        return R"({"kind":"Node","metadata":{"name":"n1","uid":"u1","resourceVersion":")" + std::to_string(version_) +
+               R"(","labels":)" + object(labels_) + R"(,"annotations":)" + object(annotations_) + R"(},"spec":{"unschedulable":)" +
+               (unschedulable_ ? "true" : "false") + R"(,"taints":[)" + taints + R"(]},"status":{"conditions":[]}})";
+    }
+    static forewarn::http_response bad_request(forewarn::http_response out) {
+        out.status = 400;
+        out.body = R"({"kind":"Status","reason":"BadRequest"})";
+        return out;
+    }
+    static void merge(std::map<std::string, std::string>& into, const rapidjson::Value* changes) {
+        if (!changes || !changes->IsObject()) return;
+        for (const auto& m : changes->GetObject()) {
+            if (m.value.IsNull()) into.erase(m.name.GetString());
+            else if (m.value.IsString()) into[m.name.GetString()] = m.value.GetString();
+        }
+    }
+    forewarn::result<forewarn::http_response> answer(const forewarn::http_request& r) {
+        std::lock_guard<std::mutex> lock(m_);
+        const std::string path = r.url.substr(std::string("https://api.test").size());
+        const bool patch = r.method == forewarn::http_method::patch;
+        log_.push_back(std::string(patch ? "PATCH " : r.method == forewarn::http_method::post ? "POST " : "GET ") + path + " " + r.body);
+        forewarn::http_response out;
+        out.status = 200;
+        const std::string* type = forewarn::find_header(r.headers, "Content-Type");
+        if (path == "/api/v1/nodes/n1" && !patch) {
+            out.body = node_json();
+        } else if (path == "/api/v1/nodes/n1" && type && *type == watch::kubernetes::json_patch) {
+            auto d = forewarn::detail::parse_json(r.body);
+            if (!d || !d->IsArray()) return bad_request(out);  // answered on the node's thread: no REQUIRE there
+            for (const auto& op : d->GetArray()) {
+                const std::string name = op["op"].GetString(), at = op["path"].GetString();
+                if (name == "test" && at == "/metadata/resourceVersion" && op["value"].GetString() != std::to_string(version_)) {
+                    out.status = 422;
+                    out.body = R"({"kind":"Status","reason":"Invalid","message":"the server rejected our request due to an error in our request"})";
+                    return out;
+                }
+            }
+            for (const auto& op : d->GetArray())
+                if (std::string(op["op"].GetString()) == "add" && std::string(op["path"].GetString()) == "/spec/taints") {
+                    taints_.clear();
+                    for (const auto& t : op["value"].GetArray()) {
+                        rapidjson::StringBuffer b;
+                        rapidjson::Writer<rapidjson::StringBuffer> w(b);
+                        t.Accept(w);
+                        taints_.push_back(b.GetString());
+                    }
+                }
+            ++version_;
+            out.body = node_json();
+        } else if (path == "/api/v1/nodes/n1" && patch) {  // a merge patch: labels, annotations, the cordon
+            auto d = forewarn::detail::parse_json(r.body);
+            if (!d || !d->IsObject()) return bad_request(out);
+            if (d->HasMember("metadata") && (*d)["metadata"].IsObject()) {
+                merge(labels_, forewarn::detail::json_member((*d)["metadata"], "labels"));
+                merge(annotations_, forewarn::detail::json_member((*d)["metadata"], "annotations"));
+            }
+            if (d->HasMember("spec") && (*d)["spec"].IsObject() && (*d)["spec"].HasMember("unschedulable"))
+                unschedulable_ = (*d)["spec"]["unschedulable"].IsTrue();
+            ++version_;
+            out.body = node_json();
+        } else if (path == "/api/v1/nodes/n1/status" && patch) {
+            out.body = node_json();
+        } else if (path == "/api/v1/namespaces/default/events") {
+            out.status = 201;
+            out.body = "{}";
+        } else if (path == "/api/v1") {
+            out.body = R"({"kind":"APIResourceList","resources":[{"name":"pods/eviction","kind":"Eviction","group":"policy","version":"v1"}]})";
+        } else if (path.rfind("/api/v1/pods?", 0) == 0) {
+            out.body = R"({"kind":"PodList","items":[]})";
+        } else {
+            out.status = 404;
+        }
+        return out;
+    }
+
+    forewarn::testing::fake_transport transport_;
+    mutable std::mutex m_;
+    std::map<std::string, std::string> labels_, annotations_;
+    bool unschedulable_ = false;
+    std::vector<std::string> taints_;
+    long version_ = 1;
+    std::vector<std::string> log_;
+};
+
+forewarn::change announced(const std::string& id, std::vector<std::string> resources) {
+    forewarn::change c;
+    c.kind = forewarn::change_kind::prepare;
+    c.event.id = id;
+    c.event.type = event_type::reboot;
+    c.event.raw_type = "Reboot";
+    c.event.status = forewarn::event_status::scheduled;
+    c.event.raw_status = "Scheduled";
+    c.event.resources = std::move(resources);
+    c.event.not_before = std::chrono::system_clock::now() + 60s;  // inside the drain lead: taken out at once
+    return c;
+}
+
+// What a `then` said, waited for with a bound.
+struct outcome {
+    std::mutex m;
+    std::condition_variable cv;
+    std::optional<bool> ready;
+    std::function<void(bool)> callback() {
+        return [this](bool r) {
+            std::lock_guard<std::mutex> lock(m);
+            ready = r;
+            cv.notify_all();
+        };
+    }
+    std::optional<bool> wait(std::chrono::milliseconds bound) {
+        std::unique_lock<std::mutex> lock(m);
+        cv.wait_for(lock, bound, [&] { return ready.has_value(); });
+        return ready;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("node_api::add_taint: a taint another writer adds between the read and the write survives - read and written again") {
+    fake_node_api api;
+    auto client = api.client();
+    watch::kubernetes::node_api node(client, "n1");
+    int writes = 0;
+    node.before_taint_write([&] {
+        if (writes++ == 0) api.add_taint_directly("other.example/keep-me");  // after our read, before our write
+    });
+    auto added = node.add_taint({"forewarn/maintenance", "", "NoSchedule"});
+    REQUIRE(added);
+    CHECK(*added);
+    CHECK(node.conflicts() == 1);
+    CHECK(writes == 2);
+    CHECK(api.taint_keys() == std::vector<std::string>{"other.example/keep-me", "forewarn/maintenance"});
+    // Once there, it is not written again.
+    added = node.add_taint({"forewarn/maintenance", "", "NoSchedule"});
+    REQUIRE(added);
+    CHECK_FALSE(*added);
+    CHECK(writes == 2);
+}
+
+TEST_CASE("node_actions: a neighbour's event never reaches the node (ready at once), its own event is tainted and cordoned",
+          "[threads]") {
+    fake_node_api api;
+    watch::kubernetes::node_actions_options o;
+    o.self = [] { return std::string("WestNO_0"); };
+    o.api = fake_node_api::options();
+    watch::kubernetes::node_actions node(fake_node_api::conn(), api.transport(), "n1", o);
+
+    CHECK(node.acts_on(announced("X", {}).event));  // names no VM: this VM's (GCE, AWS)
+    CHECK(node.acts_on(announced("X", {"WestNO_0", "WestNO_1"}).event));
+    CHECK_FALSE(node.acts_on(announced("X", {"WestNO_1"}).event));
+
+    outcome neighbour, own;
+    node.announced(announced("NEIGHBOUR-EVENT", {"WestNO_1"}), neighbour.callback());
+    node.started(announced("NEIGHBOUR-EVENT", {"WestNO_1"}).event);
+    node.announced(announced("OWN-EVENT", {"WestNO_0"}), own.callback());
+    REQUIRE(neighbour.wait(10s) == std::optional<bool>(true));
+    REQUIRE(own.wait(10s) == std::optional<bool>(true));  // tainted, cordoned, drained (no pods)
+    node.stop();
+    CHECK(api.cordoned());
+    CHECK(api.taint_keys().size() == 1);
+    bool own_seen = false;
+    for (const auto& r : api.requests()) {
+        INFO(r);
+        CHECK(r.find("NEIGHBOUR-EVENT") == std::string::npos);  // one node's work, in order: the neighbour's would be first
+        own_seen = own_seen || r.find("OWN-EVENT") != std::string::npos;
+    }
+    CHECK(own_seen);
+}
 
 TEST_CASE("every event type is disruptive but live migration, freeze and rebalance, and has its own CamelCase reason") {
     const event_type all[] = {event_type::unknown,      event_type::freeze,         event_type::reboot,    event_type::redeploy,

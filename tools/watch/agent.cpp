@@ -296,11 +296,9 @@ struct agent {
     }
 
 #if FOREWARN_WATCH_KUBERNETES
-    // An event the node acts on: one for this VM (an Azure document also lists its neighbours'
-    // events, which must never drain this node), or one that names no VM.
-    bool for_node(const forewarn::event& e) const {
-        return node && (e.resources.empty() || e.affects(s.self.empty() ? poller->self() : s.self));
-    }
+    // An event the node acts on (node_actions::acts_on: one for this VM, or one that names no VM;
+    // an Azure document also lists its neighbours' events, which must never drain this node).
+    bool for_node(const forewarn::event& e) const { return node && node->acts_on(e); }
 #endif
 
     void make_handlers() {
@@ -554,6 +552,7 @@ int run_agent(std::unique_ptr<source> src, const settings& s) {
             const auto doc = a.poller->latest_document();
             return std::any_of(doc.events.begin(), doc.events.end(), [&](const forewarn::event& e) { return e.id == id; });
         };
+        o.self = [&a, &s] { return !s.self.empty() ? s.self : a.poller ? a.poller->self() : std::string(); };
         a.node = std::make_unique<kubernetes::node_actions>(std::move(*c), s.node_name, std::move(o));
         log_line("kubernetes: node " + s.node_name + " through " + one_line(origin) + "; out of service: " + rules_said);
 #else

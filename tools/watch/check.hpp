@@ -87,9 +87,9 @@ public:
             const char* mark = s.result == outcome::ok ? "\u2714" : s.result == outcome::warn ? "!" : s.result == outcome::fail ? "\u2718" : "-";
             std::string name = s.name;
             name.resize((std::max)(name.size(), std::size_t(13)), ' ');
-            out += std::string(mark) + " " + name + " " + one_line(s.saw) + "\n";
-            if (!s.cause.empty()) out += "                likely cause: " + one_line(s.cause) + "\n";
-            if (!s.fix.empty()) out += "                fix: " + one_line(s.fix) + "\n";
+            out += std::string(mark) + " " + name + " " + blank_controls(s.saw) + "\n";
+            if (!s.cause.empty()) out += "                likely cause: " + blank_controls(s.cause) + "\n";
+            if (!s.fix.empty()) out += "                fix: " + blank_controls(s.fix) + "\n";
         }
         out += "check: " + std::to_string(count(outcome::fail)) + " failed, " + std::to_string(count(outcome::warn)) +
                " warnings (exit " + std::to_string(exit_code()) + ")\n";
@@ -119,8 +119,9 @@ public:
 
 private:
     // Network text on one line and harmless to a terminal: a service's answer may hold line
-    // breaks or escape sequences; each control byte becomes a space.
-    static std::string one_line(std::string s) {
+    // breaks or escape sequences; each control byte becomes a space (for a person reading the
+    // report; the log's one_line() writes them as escapes instead, for a machine).
+    static std::string blank_controls(std::string s) {
         for (auto& c : s)
             if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
         return s;

@@ -11,6 +11,7 @@
 #include <forewarn/poller.hpp>
 
 #include "platform/sockets.hpp"
+#include "prometheus_text.hpp"
 
 #include <array>
 #include <atomic>
@@ -28,19 +29,6 @@
 #include <utility>
 
 namespace watch {
-
-/// Escapes a label value for Prometheus' text format: backslash, double quote and newline.
-inline std::string prometheus_label(std::string_view v) {
-    std::string out;
-    out.reserve(v.size());
-    for (const char c : v) {
-        if (c == '\\') out += "\\\\";
-        else if (c == '"') out += "\\\"";
-        else if (c == '\n') out += "\\n";
-        else out += c;
-    }
-    return out;
-}
 
 /// What forewarn-watch counts beside the poller's own health figures. Thread-safe.
 class metrics {
@@ -98,11 +86,7 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         std::string o;
         const std::string c = "cloud=\"" + prometheus_label(cloud) + "\"";
-        auto line = [&](const std::string& name, const std::string& labels, double v) {
-            char num[64];
-            std::snprintf(num, sizeof num, "%.17g", v);
-            o += name + "{" + labels + "} " + num + "\n";
-        };
+        auto line = [&](const std::string& name, const std::string& labels, double v) { prometheus_sample(o, name, labels, v); };
         o += "# HELP forewarn_polls_total Polls of the metadata service, by result.\n# TYPE forewarn_polls_total counter\n";
         line("forewarn_polls_total", c + ",result=\"ok\"", static_cast<double>(h.polls));
         line("forewarn_polls_total", c + ",result=\"error\"", static_cast<double>(h.failures));

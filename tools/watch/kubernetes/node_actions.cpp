@@ -5,6 +5,7 @@
 #include <forewarn/time.hpp>
 
 #include "../json.hpp"
+#include "../prometheus_text.hpp"
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -108,11 +109,7 @@ std::vector<std::string> records_of(const std::string& annotation) {
 
 std::string drain_metrics(const std::string& labels, const drain_stats& d) {
     std::string o;
-    auto line = [&](const std::string& name, const std::string& extra, double v) {
-        char num[64];
-        std::snprintf(num, sizeof num, "%.17g", v);
-        o += name + "{" + labels + extra + "} " + num + "\n";
-    };
+    auto line = [&](const std::string& name, const std::string& extra, double v) { prometheus_sample(o, name, labels + extra, v); };
     o += "# HELP forewarn_kubernetes_drains_total Drains of the node that ended, by outcome.\n"
          "# TYPE forewarn_kubernetes_drains_total counter\n";
     line("forewarn_kubernetes_drains_total", ",outcome=\"drained\"", double(d.drained));
@@ -132,6 +129,18 @@ std::string drain_metrics(const std::string& labels, const drain_stats& d) {
 
 node_actions::node_actions(connection c, std::string node, node_actions_options o)
     : options_(std::move(o)), api_(std::move(c), options_.api), node_(api_, std::move(node)), thread_([this] { run(); }) {}
+
+node_actions::node_actions(connection c, api_transport t, std::string node, node_actions_options o)
+    : options_(std::move(o)),
+      api_(std::move(c), std::move(t), options_.api),
+      node_(api_, std::move(node)),
+      thread_([this] { run(); }) {}
+
+bool node_actions::acts_on(const forewarn::event& e) const {
+    if (e.resources.empty()) return true;
+    const std::string self = options_.self ? options_.self() : std::string();
+    return !self.empty() && e.affects(self);
+}
 
 node_actions::~node_actions() { stop(); }
 
@@ -168,12 +177,20 @@ void node_actions::queue(task t) {
 }
 
 void node_actions::announced(const forewarn::change& c, std::function<void(bool)> then) {
+    if (!acts_on(c.event)) {  // a neighbour's event: nothing of this node's to do, so ready
+        if (then) then(true);
+        return;
+    }
     queue({step::announce, c.event, {}, std::chrono::steady_clock::now(),
            then ? std::make_shared<std::function<void(bool)>>(std::move(then)) : nullptr,
            forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()), false});
 }
 
 void node_actions::resumed(const forewarn::change& c, std::function<void(bool)> then) {
+    if (!acts_on(c.event)) {
+        if (then) then(true);
+        return;
+    }
     const auto now = std::chrono::steady_clock::now();
     queue({step::announce, c.event, {}, now, then ? std::make_shared<std::function<void(bool)>>(std::move(then)) : nullptr,
            forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()), true});
@@ -191,6 +208,7 @@ result<std::vector<forewarn::change>> node_actions::recorded() {
 }
 
 void node_actions::started(const forewarn::event& e) {
+    if (!acts_on(e)) return;
     {
         std::lock_guard<std::mutex> lock(m_);
         tasks_.push_back({step::start, e, {}, std::chrono::steady_clock::now(), nullptr, {}, false});
@@ -199,6 +217,7 @@ void node_actions::started(const forewarn::event& e) {
 }
 
 void node_actions::over(const forewarn::event& e, const std::string& reason) {
+    if (!acts_on(e)) return;
     {
         std::lock_guard<std::mutex> lock(m_);
         // A taint and cordon still waiting for their time, or a drain's next round, are not

@@ -102,15 +102,25 @@ struct node_actions_options {
     /// Whether the metadata service's document still lists the event (nullopt: no document yet):
     /// a resumed event that is gone is over.
     std::function<std::optional<bool>(const std::string& id)> still_on;
+    /// This VM's name as the metadata service names it (the poller's self()): an event that names
+    /// other VMs only (an Azure document lists its neighbours' events too) never touches the node.
+    /// Empty, or a function that returns "": only events that name no VM are the node's.
+    std::function<std::string()> self;
     api_options api;
 };
 
 class node_actions {
 public:
     node_actions(connection c, std::string node, node_actions_options o);
+    /// The same over a transport of the caller's (tests: forewarn::testing::fake_transport).
+    node_actions(connection c, api_transport t, std::string node, node_actions_options o);
     ~node_actions();
     node_actions(const node_actions&) = delete;
     node_actions& operator=(const node_actions&) = delete;
+
+    /// Whether `e` is this node's: it names no VM, or names this one (options' self). The calls
+    /// below do nothing for an event that is not (announced() says ready at once).
+    bool acts_on(const forewarn::event& e) const;
 
     /// Each queues its work and returns at once (called from the poller's handlers).
     /// `then` runs on this object's thread once the node's work for the event's announcement
