@@ -601,7 +601,10 @@ class Run:
             page = self.control(target, "GET", f"requests?since={since}")
             reqs = page.get("requests", [])
             for r in reqs:
-                if (found is None and r["method"] == "POST" and r["target"].startswith("/metadata/scheduledevents")
+                path = r["target"]
+                if path.startswith("/emulator/vm/"):  # the VM named by the agent's endpoint: the service's path after it
+                    path = "/" + path.split("/", 4)[-1]
+                if (found is None and r["method"] == "POST" and path.startswith("/metadata/scheduledevents")
                         and r["status"] == 200 and eid in r.get("body", "")):
                     found = (r["time_ms"] - appeared_ms) / 1000
             if not reqs or page.get("next", since) == since:
