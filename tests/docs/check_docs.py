@@ -21,7 +21,7 @@
                                          link resolves to a file of the repository, each #anchor to a
                                          heading (GitHub's slugs), and no link leaves the repository
   check_docs.py check_steps SOURCE_DIR   the steps `forewarn-watch check` can print (tools/watch/
-                                         check.hpp, main.cpp, clients.cpp, source.hpp, kubernetes/
+                                         check.cpp, main.cpp, clients.cpp, source.hpp, kubernetes/
                                          access.cpp) are the rows of docs/operators.md's table of steps
   check_docs.py clouds_table SOURCE_DIR  README.md's clouds table says of each cloud what its client's
                                          can_approve() gives by default (read from include/forewarn/)
@@ -261,7 +261,7 @@ FLAG = re.compile(r"(?<![\w./-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
 
 def agent_options(root):
     """The option table's names (flags() in tools/watch/options.hpp), and the agent's other
-    command-line words: check's own (check.hpp), the Windows service's (service_windows.hpp), and
+    command-line words: check's own (check.cpp), the Windows service's (service_windows.hpp), and
     the switches parse() answers itself (--help, -h, --version)."""
     src = read(root / "tools/watch/options.hpp")
     start = src.find("inline const std::vector<flag>& flags()")
@@ -270,7 +270,7 @@ def agent_options(root):
         raise SystemExit("tools/watch/options.hpp: flags() or usage() not found; this script needs updating")
     table = re.findall(r'^\s*\{"([a-z0-9-]+)",', src[start:end], re.M)
     extra = set(re.findall(r'== "--([a-z0-9-]+)"', src[end:]))
-    for f in ("tools/watch/check.hpp", "tools/watch/platform/service_windows.hpp"):
+    for f in ("tools/watch/check.cpp", "tools/watch/platform/service_windows.hpp"):
         p = root / f
         if p.exists():
             extra |= set(re.findall(r'== "--([a-z0-9-]+)"', read(p)))
@@ -709,8 +709,8 @@ def links(source):
 
 # rep.add() calls whose step is not a literal: where its names come from (each found below).
 STEP_VARIABLES = {
-    "name": 'storm(rep, "STEP", ...) in check.hpp',
-    "n": 'for (const char* n : {"STEP", ...}) in check.hpp',
+    "name": 'storm(rep, "STEP", ...) in check.cpp',
+    "n": 'for (const char* n : {"STEP", ...}) in check.cpp',
     "why.step": "source::cannot_approve(): lever_step literals",
     "l.step": "source::lever_steps(): lever_step literals",
     "f.step": "kubernetes::check_access(): access.cpp's findings",
@@ -721,7 +721,7 @@ def code_steps(root):
     steps = {}
     problems = []
     w = root / "tools/watch"
-    for f in ("check.hpp", "main.cpp"):
+    for f in ("check.cpp", "main.cpp"):
         t = read(w / f)
         for m in re.finditer(r"\brep\.add\(\s*([^,]+),", t):
             arg = m.group(1).strip()

@@ -18,9 +18,6 @@
 
 #include "agent.hpp"
 #include "check.hpp"
-#if FOREWARN_WATCH_KUBERNETES
-#include "kubernetes/access.hpp"
-#endif
 #include "options.hpp"
 #include "platform/arguments.hpp"
 #include "platform/service.hpp"
@@ -47,68 +44,13 @@ int usable(const watch::source& client) {
     return 0;
 }
 
-/// `forewarn-watch check [options] [--timeout SECONDS]` (args without "check"): the report on
-/// stdout, exit 0 (no failure), 1 (a step failed) or 2 (usage).
-int check_main(std::vector<std::string> args) {
-    namespace check = watch::check;
-    check::check_flags cf;
-    if (auto e = check::take_flags(args, cf); !e.empty()) {
-        std::fprintf(watch::streams().log, "forewarn-watch check: %s\n", e.c_str());
-        return 2;
-    }
-    settings s;
-    if (auto code = watch::parse(args, s)) return *code;
-    const check::budget overall(cf.bound);
-    // The surroundings' network steps (webhook, etcd) keep a quarter of the bound for themselves.
-    const bool far_steps = !s.webhook.empty() || !s.etcd.empty();
-    const check::budget cloud_part(far_steps ? cf.bound * 3 / 4 : cf.bound);
-    check::report rep;
-    if (auto cloud = check::which_cloud(rep, s, cloud_part)) {
-        auto client = watch::make_source(*cloud, s);
-        if (auto v = client->validate(); !v) {
-            rep.add("endpoint", check::outcome::fail, v.error().describe(), "the settings can never work",
-                    "correct --endpoint (or the cloud's endpoint variable)");
-            if (v.error().code == forewarn::errc::invalid_argument) rep.usage();
-        } else {
-            check::cloud_steps(rep, *client, s, cloud_part);
-        }
-    }
-    check::state_directory(rep, s);
-    check::hook(rep, "on-prepare", s.on_prepare);
-    check::hook(rep, "on-started", s.on_started);
-    check::hook(rep, "on-recover", s.on_recover);
-    check::metrics_port(rep, s);
-    check::lb_drain(rep, s);
-    check::webhook_reachable(rep, s, overall);
-    check::etcd_budget(rep, s, overall);
-    if (s.kubernetes || !s.kubeconfig.empty()) {
-#if FOREWARN_WATCH_KUBERNETES
-        auto c = s.kubeconfig.empty() ? watch::kubernetes::in_cluster(watch::kubernetes::process_environment())
-                                      : watch::kubernetes::from_kubeconfig(s.kubeconfig);
-        if (!c)
-            rep.add("kubernetes", check::outcome::fail, c.error().describe(), "the connection's settings cannot be used",
-                    s.kubeconfig.empty() ? "run in a pod with its service account mounted, or give --kubeconfig" : "correct the kubeconfig");
-        else
-            for (auto& f : watch::kubernetes::check_access(std::move(*c), s.node_name, overall.request(std::chrono::seconds(10))))
-                rep.add(f.step, f.ok ? check::outcome::ok : check::outcome::fail, f.saw, f.cause, f.fix);
-#else
-        rep.add("kubernetes", check::outcome::fail, "this forewarn-watch was built without its Kubernetes part",
-                "--kubernetes and --kubeconfig need the Linux build with yaml-cpp", "use the Linux package or image");
-#endif
-    }
-    const std::string out = s.json ? rep.json(cf.bound) + "\n" : rep.text(cf.bound);
-    std::fwrite(out.data(), 1, out.size(), watch::streams().lines);
-    std::fflush(watch::streams().lines);
-    return rep.exit_code();
-}
-
 /// The agent: its arguments (the program's name first) to its exit code.
 int agent_main(const std::vector<std::string>& args, watch::service::streams out) {
     watch::set_streams(out);
     if (args.size() > 1 && args[1] == "check") {
         std::vector<std::string> rest = args;
         rest.erase(rest.begin() + 1);
-        return check_main(std::move(rest));
+        return watch::check_main(std::move(rest));
     }
     settings s;
     if (auto code = watch::parse(args, s)) return *code;

@@ -25,7 +25,7 @@ struct source_identity {
     std::string name;
 };
 
-/// One step of `check` that a cloud's client words itself (check.hpp reports it).
+/// One step of `check` that a cloud's client words itself (check.cpp reports it).
 struct lever_step {
     enum class kind { ok, warn, fail, skip } what = kind::ok;
     std::string step, said, why, fix;
