@@ -672,7 +672,7 @@ def notes_for(sc, row):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="one Azure Reboot (25 s notice) per arm: about 3 min (CI's zero-loss stage)")
+    ap.add_argument("--quick", action="store_true", help="one Azure Reboot (25 s notice) per arm: about 1 min (CI's zero-loss stage)")
     ap.add_argument("--agent", default=os.path.join(SOURCE, "build/debug/tools/watch/forewarn-watch"))
     ap.add_argument("--emulator", default=os.path.join(SOURCE, "build/debug/tools/emulator/forewarn-emulator"))
     ap.add_argument("--service", default=os.path.join(SOURCE, "build/debug/examples/balanced_service/forewarn-balanced-service"),
