@@ -128,7 +128,7 @@ std::string drain_metrics(const std::string& labels, const drain_stats& d) {
 }
 
 node_actions::node_actions(connection c, std::string node, node_actions_options o)
-    : options_(std::move(o)), api_(std::move(c), options_.api), node_(api_, std::move(node)), thread_([this] { run(); }) {}
+    : node_actions(c, api_transport::curl_for(c), std::move(node), std::move(o)) {}
 
 node_actions::node_actions(connection c, api_transport t, std::string node, node_actions_options o)
     : options_(std::move(o)),
