@@ -6,7 +6,8 @@
 // (Version=2011-01-01) and signed with SigV4 (aws/sigv4.hpp), over a transport of their own: a
 // public API, reached over HTTPS with the system's CAs and through the proxy the environment names
 // (curl_transport_options::proxy_from_environment), unlike the metadata service. The AWS
-// client's header includes it (its lifecycle hook). docs/aws.md ("Auto Scaling") has the permissions each call needs.
+// client's lifecycle hook (aws/lifecycle_hook.hpp) makes both. docs/aws.md ("Auto Scaling") has
+// the permissions each call needs.
 
 #include <forewarn/aws/credentials.hpp>
 #include <forewarn/aws/sigv4.hpp>

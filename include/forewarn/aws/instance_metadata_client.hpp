@@ -5,9 +5,9 @@
 // rebalance recommendations and scheduled events. It names its default transport only through
 // fwd.hpp: include <forewarn/transport/default.hpp> (or <forewarn/forewarn.hpp>) to use it.
 
-#include <forewarn/aws/autoscaling.hpp>
 #include <forewarn/aws/client_options.hpp>
 #include <forewarn/aws/endpoint.hpp>
+#include <forewarn/aws/lifecycle_hook.hpp>
 #include <forewarn/aws/parse.hpp>
 #include <forewarn/detail/client_base.hpp>  // with detail/http.hpp, result.hpp, transport.hpp
 #include <forewarn/detail/latest_metadata.hpp>
@@ -34,7 +34,7 @@ namespace aws {
  * any of them means none. A key whose answer fails (a status, a list that does not parse) keeps
  * its last good answer and its error is in document::key_errors: it never hides the others'
  * notices. IMDS approves nothing; with client_options::lifecycle_hook, the Auto Scaling
- * termination notice can be approved through Auto Scaling's API (aws/autoscaling.hpp): approve()
+ * termination notice can be approved through Auto Scaling's API (aws/lifecycle_hook.hpp): approve()
  * completes the lifecycle action, and the client records its heartbeats meanwhile, as a fifth key
  * of its rounds. Every other notice reads event::approvable false.
  *
@@ -48,8 +48,7 @@ template <class Transport = default_transport>
 class basic_instance_metadata_client
     : public forewarn::detail::client_base<basic_instance_metadata_client<Transport>, Transport, instance_identity, cloud::aws,
                                            client_options> {
-    using base_type = forewarn::detail::client_base<basic_instance_metadata_client<Transport>, Transport, instance_identity,
-                                                    cloud::aws, client_options>;
+    using base_type = typename basic_instance_metadata_client::client_base;
     friend base_type;
 
 public:
@@ -67,24 +66,22 @@ public:
      * lifecycle hook. The group, the region and the instance profile's credentials are read
      * from the instance metadata (the group from options().autoscaling_group when set).
      */
-    result<void> approve(const std::vector<std::string>& ids);
+    result<void> approve(const std::vector<std::string>& ids) { return hook_.approve(hook_context(), this->identity(), ids); }
     /// The poller lets go of these events (a declined approval): the lifecycle action's
     /// heartbeats stop, and nothing is completed.
-    void abandon(const std::vector<std::string>& ids);
+    void abandon(const std::vector<std::string>& ids) { hook_.abandon(ids, this->log()); }
     /// Heartbeats recorded so far (each accepted by Auto Scaling).
-    std::size_t heartbeats_sent() const noexcept { return asg_.heartbeats; }
+    std::size_t heartbeats_sent() const noexcept { return hook_.heartbeats(); }
     /// The region, the group and the instance profile's credentials, read as approve() reads them
     /// (what forewarn-watch check shows); the first failure, in words, otherwise.
-    result<autoscaling_target> read_autoscaling_target();
+    result<autoscaling_target> read_autoscaling_target() { return hook_.read_target(hook_context()); }
 
     void cancel() noexcept {
-        api_sleep_.interrupt();
-        api_transport_.cancel();
+        hook_.cancel();
         base_type::cancel();
     }
     void reset() noexcept {
-        api_sleep_.reset();
-        api_transport_.reset();
+        hook_.reset();
         base_type::reset();
     }
 
@@ -110,9 +107,7 @@ private:
     static std::chrono::milliseconds error_pause(const client_options& o) { return o.spot_interval; }
 
     forewarn::detail::key_plan plan(std::size_t k) const {
-        if (k == heartbeat_key)
-            return asg_.pending ? forewarn::detail::key_plan::beat(this->options_.lifecycle_heartbeat)
-                                : forewarn::detail::key_plan::off();
+        if (k == heartbeat_key) return hook_.plan(this->options_);
         if (k == 3 && !this->options_.read_target_lifecycle_state) return forewarn::detail::key_plan::off();
         return forewarn::detail::key_plan::poll(k == 1 ? this->options_.spot_interval : this->options_.poll_interval);
     }
@@ -129,19 +124,26 @@ private:
 
     // One notice path read and parsed (a 404: none); or the heartbeat.
     std::string key_url(std::size_t k) const {
-        if (k == heartbeat_key)
-            return this->options_.autoscaling_endpoint.empty() ? std::string("Auto Scaling RecordLifecycleActionHeartbeat")
-                                                               : this->options_.autoscaling_endpoint;
-        return this->endpoint_ + std::string(key_paths[k]);
+        return k == heartbeat_key ? hook_.url(this->options_) : this->endpoint_ + std::string(key_paths[k]);
     }
-    result<instance_identity> read_identity();
+    result<instance_identity> read_identity() {
+        auto instance_id = imds_.get_instance_id(this->x_, this->endpoint_);
+        if (!instance_id) return std::move(instance_id).error();
+        instance_identity id;
+        id.instance_id = std::move(*instance_id);
+        for (const auto& f : identity_fields) {  // informative: empty when 404
+            auto r = imds_.get(this->x_, this->endpoint_, f.path);
+            if (!r) return std::move(r).error();
+            if (*r) id.*f.field = std::string(forewarn::detail::trim((*r)->body));
+        }
+        id.name = id.instance_id;
+        return id;
+    }
 
     result<forewarn::detail::key_reading> read_key(std::size_t k, std::size_t, std::optional<std::chrono::seconds>) {
         forewarn::detail::key_reading out;
         if (k == heartbeat_key) {
-            if (!asg_.pending) return out;
-            if (auto h = lifecycle_call("RecordLifecycleActionHeartbeat", {}); !h) return std::move(h).error();
-            ++asg_.heartbeats;
+            if (auto h = hook_.heartbeat(hook_context(), this->identity()); !h) return std::move(h).error();
             return out;
         }
         auto r = imds_.get(this->x_, this->endpoint_, key_paths[k]);
@@ -154,201 +156,32 @@ private:
         }
         const bool termination = k == 3 && !out.events.empty();
         for (auto& e : out.events) e.approvable = termination && can_approve();
-        if (k == 3 && can_approve()) {
-            if (termination && !asg_.seen) asg_.pending = true;  // a new termination: heartbeats from now
-            if (!termination) asg_.pending = false;              // over (or never): a later one is new
-            asg_.seen = termination;
-        }
+        if (k == 3 && can_approve()) hook_.observe(termination);
         return out;
     }
 
-    // The lifecycle action's call (CompleteLifecycleAction with `result`, or the heartbeat).
-    result<void> lifecycle_call(std::string_view action, std::string_view result);
-    // The instance profile's credentials, kept until five minutes before they expire.
-    forewarn::result<credentials> instance_credentials(bool refresh);
-    // The region and the group, read once.
-    result<void> resolve_target();
-    // One instance metadata value, trimmed; `what` names it in the error of a 404.
-    forewarn::result<std::string> metadata_value(std::string_view path, std::string_view what);
+    forewarn::detail::aws_hook_context<forewarn::detail::metadata_exchange<Transport>> hook_context() {
+        return {imds_, this->x_, this->endpoint_, this->options_, this->clock(), this->log()};
+    }
 
     forewarn::detail::latest_metadata imds_;
-    Transport api_transport_;  // Auto Scaling's: a public API (a proxy from the environment), not IMDS
-    interruptible_sleep api_sleep_;
-    struct lifecycle_state {
-        bool pending = false;  // heartbeats wanted: a termination notice, not completed or let go of
-        bool seen = false;     // the last reading of target-lifecycle-state was a termination
-        std::size_t heartbeats = 0;
-        std::string region, group, role;
-        bool group_from_tag = false;
-        std::optional<credentials> creds;
-    } asg_;
+    forewarn::detail::aws_lifecycle_hook<Transport> hook_;
 };
 
 template <class Transport>
 basic_instance_metadata_client<Transport>::basic_instance_metadata_client(client_options options, Transport transport)
     : base_type(std::move(options), std::move(transport), retry_rules::aws),
-      imds_(forewarn::detail::latest_settings{std::string(token_header), std::string(token_ttl_header), "IMDSv2",
-                                              this->options_.token_ttl,
+      imds_(forewarn::detail::latest_settings{std::string(token_header), std::string(token_ttl_header), "IMDSv2", this->options_.token_ttl,
                                               this->options_.allow_imdsv1, this->options_.timeout, this->options_.connect_timeout,
                                               this->options_.max_body, forewarn::detail::aws_status_hints}),
-      api_transport_(public_api_transport<Transport>::from(this->transport())), api_sleep_(this->options_.clock) {
+      hook_(this->transport(), this->options_.clock) {
     const client_options& o = this->options_;
     if (!this->resolved(forewarn::detail::aws_resolve_endpoint(o.endpoint, "aws::client_options::endpoint", o.ipv6))) return;
     auto ttl = forewarn::detail::latest_metadata::check_ttl(o.token_ttl, "aws::client_options::token_ttl");
     if (!ttl)
         this->x_.set_config_error(std::move(ttl).error());
     else if (forewarn::detail::aws_metadata_disabled())
-        this->x_.set_config_error(
-            error(errc::unsupported, "the instance metadata service is turned off by AWS_EC2_METADATA_DISABLED"));
-}
-
-template <class Transport>
-result<instance_identity> basic_instance_metadata_client<Transport>::read_identity() {
-    auto instance_id = imds_.get_instance_id(this->x_, this->endpoint_);
-    if (!instance_id) return std::move(instance_id).error();
-    instance_identity id;
-    id.instance_id = std::move(*instance_id);
-    // The rest is informative: a path this instance does not have leaves its field empty.
-    struct field {
-        std::string_view path;
-        std::string instance_identity::*target;
-    };
-    for (const auto& f : {field{"/latest/meta-data/instance-type", &instance_identity::instance_type},
-                          field{"/latest/meta-data/placement/availability-zone", &instance_identity::availability_zone},
-                          field{"/latest/meta-data/instance-life-cycle", &instance_identity::lifecycle}}) {
-        auto r = imds_.get(this->x_, this->endpoint_, f.path);
-        if (!r) return std::move(r).error();
-        if (*r) id.*f.target = std::string(forewarn::detail::trim((*r)->body));
-    }
-    id.name = id.instance_id;
-    return id;
-}
-
-template <class Transport>
-result<void> basic_instance_metadata_client<Transport>::approve(const std::vector<std::string>& ids) {
-    if (!can_approve())
-        return error(errc::unsupported, "AWS approves only an Auto Scaling termination, with a lifecycle hook named "
-                                        "(aws::client_options::lifecycle_hook)");
-    for (const auto& id : ids)
-        if (id != autoscaling_event_id)
-            return error(errc::unsupported, "AWS approves only the Auto Scaling termination, not " + id);
-    if (auto r = lifecycle_call("CompleteLifecycleAction", "CONTINUE"); !r) return r;
-    asg_.pending = false;  // completed: no more heartbeats
-    return {};
-}
-
-template <class Transport>
-void basic_instance_metadata_client<Transport>::abandon(const std::vector<std::string>& ids) {
-    bool named = false;
-    for (const auto& id : ids) named = named || id == autoscaling_event_id;
-    if (!named || !asg_.pending) return;
-    asg_.pending = false;
-    if (this->log().enabled(log_level::info))
-        this->log()(log_level::info, "the Auto Scaling termination was declined: no more heartbeats, nothing completed", {},
-                    std::string(autoscaling_event_id));
-}
-
-template <class Transport>
-forewarn::result<std::string> basic_instance_metadata_client<Transport>::metadata_value(std::string_view path,
-                                                                                       std::string_view what) {
-    auto r = imds_.get(this->x_, this->endpoint_, path);
-    if (!r) return std::move(r).error();
-    const auto v = *r ? forewarn::detail::trim((*r)->body) : std::string_view();
-    if (v.empty())
-        return error(errc::not_found, "the instance metadata has no " + std::string(what)).at_url(this->endpoint_ + std::string(path));
-    return std::string(v);
-}
-
-template <class Transport>
-forewarn::result<credentials> basic_instance_metadata_client<Transport>::instance_credentials(bool refresh) {
-    const auto now = this->clock().wall_now();
-    if (!refresh && asg_.creds && (!asg_.creds->expiration || now + std::chrono::minutes(5) < *asg_.creds->expiration))
-        return *asg_.creds;
-    auto role = metadata_value(security_credentials_path, "instance profile (iam/security-credentials/)");
-    if (!role) return std::move(role).error();
-    const auto first = std::string_view(*role).substr(0, role->find('\n'));
-    const std::string name(forewarn::detail::trim(first));
-    if (name.empty() || name.find('/') != std::string::npos || name.size() > 128)
-        return error(errc::invalid_document, "iam/security-credentials/: not a role name");
-    asg_.role = name;
-    auto r = imds_.get(this->x_, this->endpoint_, std::string(security_credentials_path) + name);
-    if (!r) return std::move(r).error();
-    if (!*r) return error(errc::not_found, "iam/security-credentials/ROLE: 404 (the role went away?)");
-    auto c = parse_security_credentials((*r)->body);
-    if (!c) return std::move(c).error().at_url(this->endpoint_ + std::string(security_credentials_path) + name);
-    asg_.creds = *c;
-    return c;
-}
-
-template <class Transport>
-result<void> basic_instance_metadata_client<Transport>::resolve_target() {
-    if (asg_.region.empty()) {
-        auto region = metadata_value(region_path, "region (placement/region)");
-        if (!region) return std::move(region).error();
-        asg_.region = std::move(*region);
-    }
-    if (asg_.group.empty()) {
-        if (!this->options_.autoscaling_group.empty()) {
-            asg_.group = this->options_.autoscaling_group;
-        } else {
-            auto group = metadata_value(autoscaling_group_tag_path, "tag aws:autoscaling:groupName");
-            if (!group) {
-                error e = std::move(group).error();
-                e.message = "the group is not known: " + e.message +
-                            " (instance metadata tags are off, or a tag key holds '/' or a space, which keeps them off: "
-                            "name the group, aws::client_options::autoscaling_group)";
-                return e;
-            }
-            asg_.group = std::move(*group);
-            asg_.group_from_tag = true;
-        }
-    }
-    return {};
-}
-
-template <class Transport>
-result<autoscaling_target> basic_instance_metadata_client<Transport>::read_autoscaling_target() {
-    if (auto r = resolve_target(); !r) return std::move(r).error();
-    auto c = instance_credentials(false);
-    if (!c) return std::move(c).error();
-    autoscaling_target t;
-    t.region = asg_.region;
-    t.group = asg_.group;
-    t.group_from_tag = asg_.group_from_tag;
-    t.role = asg_.role;
-    t.access_key_id = c->access_key_id;
-    t.expiration = c->expiration;
-    return t;
-}
-
-template <class Transport>
-result<void> basic_instance_metadata_client<Transport>::lifecycle_call(std::string_view action, std::string_view result) {
-    const client_options& o = this->options_;
-    const std::string what = "Auto Scaling " + std::string(action);
-    auto id = this->identity();
-    if (!id) return error(id.error().code, what + ": this instance's id: " + id.error().message);
-    if (auto r = resolve_target(); !r) {
-        error e = std::move(r).error();
-        e.message = what + ": " + e.message;
-        return e;
-    }
-    autoscaling_options ao;
-    ao.region = asg_.region;
-    ao.endpoint = o.autoscaling_endpoint.empty() ? autoscaling_endpoint(asg_.region) : o.autoscaling_endpoint;
-    ao.clock = this->clock();
-    ao.log = this->log();
-    if (result.empty()) {
-        // The heartbeat is asked on the notices' own thread: one try, bounded by half the Spot key's
-        // period, so that a slow Auto Scaling never delays the next read of the Spot notice by more.
-        // One that fails is sent again at the next beat (keep several beats within the hook's
-        // heartbeat timeout: lifecycle_heartbeat).
-        ao.max_attempts = 1;
-        ao.timeout = detail::larger(std::chrono::milliseconds(250), o.spot_interval / 2);
-        ao.connect_timeout = detail::smaller(ao.connect_timeout, ao.timeout);
-    }
-    const credentials_source creds = [this](bool refresh) { return instance_credentials(refresh); };
-    return forewarn::detail::aws_autoscaling_call([this](const http_request& r) { return api_transport_.send(r); }, ao, creds, api_sleep_,
-                                    action, forewarn::detail::aws_lifecycle_body(action, {asg_.group, o.lifecycle_hook, id->instance_id}, result));
+        this->x_.set_config_error(error(errc::unsupported, "the instance metadata service is turned off by AWS_EC2_METADATA_DISABLED"));
 }
 
 FOREWARN_CLIENT_MOVABLE_DEFAULTS(basic_instance_metadata_client);

@@ -96,6 +96,17 @@ struct instance_identity {
     bool spot() const noexcept { return lifecycle == "spot"; }
 };
 
+/// Where instance_identity's informative fields are (a path this instance does not have leaves
+/// its field empty); instance_id is at instance_id_path.
+struct identity_field {
+    std::string_view path;
+    std::string instance_identity::*field;
+};
+inline constexpr identity_field identity_fields[] = {
+    {"/latest/meta-data/instance-type", &instance_identity::instance_type},
+    {"/latest/meta-data/placement/availability-zone", &instance_identity::availability_zone},
+    {"/latest/meta-data/instance-life-cycle", &instance_identity::lifecycle}};
+
 }  // namespace aws
 
 namespace detail {

@@ -43,8 +43,7 @@ template <class Transport = default_transport>
 class basic_scheduled_events_client
     : public forewarn::detail::client_base<basic_scheduled_events_client<Transport>, Transport, instance_identity, cloud::azure,
                                            client_options> {
-    using base_type = forewarn::detail::client_base<basic_scheduled_events_client<Transport>, Transport, instance_identity,
-                                                    cloud::azure, client_options>;
+    using base_type = typename basic_scheduled_events_client::client_base;
     friend base_type;
 
 public:

@@ -9,6 +9,7 @@
 #include <forewarn/detail/http.hpp>
 #include <forewarn/detail/client_base.hpp>
 #include <forewarn/detail/min_max.hpp>
+#include <forewarn/detail/public_api_lane.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/fwd.hpp>
@@ -144,13 +145,11 @@ public:
     result<void> approve(const std::vector<std::string>& ids);
 
     void cancel() noexcept {
-        api_sleep_.interrupt();
-        api_transport_.cancel();
+        compute_api_.cancel();
         base_type::cancel();
     }
     void reset() noexcept {
-        api_sleep_.reset();
-        api_transport_.reset();
+        compute_api_.reset();
         base_type::reset();
     }
 
@@ -257,8 +256,7 @@ private:
 
     // performMaintenance's inputs, read once (the token until a minute before it expires), and
     // the request id of the approval in progress.
-    Transport api_transport_;
-    interruptible_sleep api_sleep_;
+    forewarn::detail::public_api_lane<Transport> compute_api_;
     struct compute_state {
         std::string project, zone, token, request_id;
         forewarn::clock::time_point token_until{};
@@ -374,7 +372,7 @@ private:
 template <class Transport>
 basic_metadata_client<Transport>::basic_metadata_client(client_options options, Transport transport)
     : base_type(std::move(options), std::move(transport), retry_rules::gce),
-      api_transport_(public_api_transport<Transport>::from(this->transport())), api_sleep_(this->options_.clock),
+      compute_api_(this->transport(), this->options_.clock),
       host_(std::make_unique<host_state>()) {
     static_assert(std::is_copy_constructible_v<Transport>,
                   "next() holds a request per key at once, on copies of the transport");
@@ -468,7 +466,7 @@ result<void> basic_metadata_client<Transport>::approve(const std::vector<std::st
     const std::string endpoint =
         this->options_.compute_endpoint.empty() ? std::string(default_compute_endpoint) : this->options_.compute_endpoint;
     auto r = forewarn::detail::gce_perform_maintenance(
-        [this](const http_request& q) { return api_transport_.send(q); }, api_sleep_, this->log(),
+        [this](const http_request& q) { return compute_api_.send(q); }, compute_api_.sleep, this->log(),
         perform_maintenance_url(endpoint, compute_.project, compute_.zone, name->name, compute_.request_id), compute_.token);
     if (r) compute_.request_id.clear();  // the next window is a new request
     if (!r && r.error().http_status == 401) compute_.token.clear();  // read it again next time
