@@ -5,7 +5,7 @@
   check_docs.py flags SOURCE_DIR         every --flag of forewarn-watch named in README.md, docs/*.md,
                                          examples/ (scripts, manifests, rules; not the C++ programs,
                                          which have flags of their own) and packaging/ is in its option
-                                         table (tools/watch/options.hpp, flags()) or is one of its
+                                         table (tools/watch/options.cpp, flags()) or is one of its
                                          sub-commands' and switches'; every option of the table is in
                                          docs/operators.md's table of flags
   check_docs.py names SOURCE_DIR         every forewarn_* metric named in README.md, docs/ and
@@ -260,14 +260,14 @@ FLAG = re.compile(r"(?<![\w./-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
 
 
 def agent_options(root):
-    """The option table's names (flags() in tools/watch/options.hpp), and the agent's other
+    """The option table's names (flags() in tools/watch/options.cpp), and the agent's other
     command-line words: check's own (check.cpp), the Windows service's (service_windows.hpp), and
     the switches parse() answers itself (--help, -h, --version)."""
-    src = read(root / "tools/watch/options.hpp")
-    start = src.find("inline const std::vector<flag>& flags()")
-    end = src.find("\ninline void usage(", start)
+    src = read(root / "tools/watch/options.cpp")
+    start = src.find("const std::vector<flag>& flags()")
+    end = src.find("\nvoid usage(", start)
     if start < 0 or end < 0:
-        raise SystemExit("tools/watch/options.hpp: flags() or usage() not found; this script needs updating")
+        raise SystemExit("tools/watch/options.cpp: flags() or usage() not found; this script needs updating")
     table = re.findall(r'^\s*\{"([a-z0-9-]+)",', src[start:end], re.M)
     extra = set(re.findall(r'== "--([a-z0-9-]+)"', src[end:]))
     for f in ("tools/watch/check.cpp", "tools/watch/platform/service_windows.hpp"):
@@ -440,7 +440,7 @@ def flags(source):
     for name in sorted(rows - set(table)):
         problems.append(f"docs/operators.md: the table of flags has a row for --{name}, which the option table lacks")
 
-    print(f"flags: {len(table)} options in tools/watch/options.hpp's flags(), and {', '.join('--' + e for e in sorted(extra))} "
+    print(f"flags: {len(table)} options in tools/watch/options.cpp's flags(), and {', '.join('--' + e for e in sorted(extra))} "
           f"of its sub-commands and switches; {len(project)} flags of this repository's other programs")
     print(f"flags: read {len(pages)} pages and {len(others)} other files: {counts['agent']} flags on forewarn-watch's command "
           f"lines, {counts['bare']} with no program named, {counts['other']} of other commands (skipped)")

@@ -20,7 +20,7 @@
                                 (config.hpp: compiled for size, its calls taken as unlikely) at its
                                 definition or a declaration, each one is still found where the list
                                 says, and no header spells the attribute but config.hpp
-  check.py unity SOURCE_DIR     every test file of a unity test program (tests/unit, tests/integration,
+  check.py unity SOURCE_DIR     every test file of a unity test program (tests/unit, tests/integration, tests/watch,
                                 tests/kubernetes, tests/windows: test_*.cpp, regressions.cpp) keeps its
                                 names in a namespace of its own name, opened after its includes and
                                 closed at its end, so that files never clash in a batch
@@ -255,7 +255,7 @@ def unity(source):
     comments and preprocessor lines before it, and `}  // namespace <stem>` as its last line of code
     (or just before a closing #endif)."""
     root = pathlib.Path(source)
-    files = sorted(p for d in ("unit", "integration", "kubernetes", "windows") for p in (root / "tests" / d).glob("*.cpp")
+    files = sorted(p for d in ("unit", "integration", "kubernetes", "watch", "windows") for p in (root / "tests" / d).glob("*.cpp")
                    if p.name.startswith("test_") or p.name == "regressions.cpp")
     ok = True
     for f in files:

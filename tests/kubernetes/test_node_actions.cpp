@@ -2,13 +2,15 @@
 // The default rules of tools/watch/kubernetes/node_actions.hpp: which event types take the node
 // out of service, and the condition's reason for each; and, over a fake API server (the
 // api_client's transport seam), what node_actions and node_api write: a neighbour's event never
-// reaches the node, its own is tainted and cordoned, and a taint another writer adds between
-// node_api's read and write survives (the resourceVersion test). What they do to a real Node is
+// reaches the node, its own is tainted and cordoned, an event an earlier run recorded is resumed
+// without a second record or Event, and a taint another writer adds between node_api's read and
+// write survives (the resourceVersion test). What they do to a real Node is
 // tests/kubernetes/check_agent_node.py's, against a real API server.
 #include "kubernetes/node.hpp"
 #include "kubernetes/node_actions.hpp"
 
 #include <forewarn/detail/json.hpp>
+#include <forewarn/json.hpp>
 #include <forewarn/testing/fake_transport.hpp>
 
 #include "catch.hpp"
@@ -76,6 +78,12 @@ public:
     bool cordoned() const {
         std::lock_guard<std::mutex> lock(m_);
         return unschedulable_;
+    }
+    /// An annotation on the node, as an earlier run (or another writer) left it.
+    void annotate(const std::string& key, const std::string& value) {
+        std::lock_guard<std::mutex> lock(m_);
+        annotations_[key] = value;
+        ++version_;
     }
     /// Every request's method, path and body, in order.
     std::vector<std::string> requests() const {
@@ -195,6 +203,9 @@ forewarn::change announced(const std::string& id, std::vector<std::string> resou
     return c;
 }
 
+// The change's JSON line, as the agent hands it to node_actions.
+std::string line_of(const forewarn::change& c) { return forewarn::to_json(c, forewarn::invalid_utf8::replace).value(); }
+
 // What a `then` said, waited for with a bound.
 struct outcome {
     std::mutex m;
@@ -250,9 +261,10 @@ TEST_CASE("node_actions: a neighbour's event never reaches the node (ready at on
     CHECK_FALSE(node.acts_on(announced("X", {"WestNO_1"}).event));
 
     outcome neighbour, own;
-    node.announced(announced("NEIGHBOUR-EVENT", {"WestNO_1"}), neighbour.callback());
+    node.announced(announced("NEIGHBOUR-EVENT", {"WestNO_1"}), line_of(announced("NEIGHBOUR-EVENT", {"WestNO_1"})),
+                   neighbour.callback());
     node.started(announced("NEIGHBOUR-EVENT", {"WestNO_1"}).event);
-    node.announced(announced("OWN-EVENT", {"WestNO_0"}), own.callback());
+    node.announced(announced("OWN-EVENT", {"WestNO_0"}), line_of(announced("OWN-EVENT", {"WestNO_0"})), own.callback());
     REQUIRE(neighbour.wait(10s) == std::optional<bool>(true));
     REQUIRE(own.wait(10s) == std::optional<bool>(true));  // tainted, cordoned, drained (no pods)
     node.stop();
@@ -265,6 +277,37 @@ TEST_CASE("node_actions: a neighbour's event never reaches the node (ready at on
         own_seen = own_seen || r.find("OWN-EVENT") != std::string::npos;
     }
     CHECK(own_seen);
+}
+
+TEST_CASE("node_actions: an event an earlier run recorded on the node is read back and resumed - taken out again, "
+          "neither recorded nor announced a second time",
+          "[threads]") {
+    fake_node_api api;
+    const forewarn::change earlier = announced("OWN-EVENT", {"WestNO_0"});
+    api.annotate(watch::kubernetes::events_annotation, watch::kubernetes::with_record(nullptr, "OWN-EVENT", line_of(earlier)));
+    watch::kubernetes::node_actions_options o;
+    o.self = [] { return std::string("WestNO_0"); };
+    o.api = fake_node_api::options();
+    watch::kubernetes::node_actions node(fake_node_api::conn(), api.transport(), "n1", o);
+
+    auto recorded = node.recorded();  // what a restarted agent reads first
+    REQUIRE(recorded);
+    REQUIRE(recorded->size() == 1);
+    CHECK((*recorded)[0].kind == forewarn::change_kind::prepare);
+    CHECK((*recorded)[0].event.id == "OWN-EVENT");
+    CHECK((*recorded)[0].event.type == event_type::reboot);
+
+    outcome resumed;
+    node.resumed((*recorded)[0], line_of((*recorded)[0]), resumed.callback());
+    REQUIRE(resumed.wait(10s) == std::optional<bool>(true));  // tainted, cordoned, drained (no pods)
+    node.stop();
+    CHECK(api.cordoned());
+    CHECK(api.taint_keys() == std::vector<std::string>{"forewarn/maintenance"});
+    for (const auto& r : api.requests()) {
+        INFO(r);
+        CHECK(r.find("MaintenanceScheduled") == std::string::npos);  // announced by the earlier run
+        CHECK(r.find(watch::kubernetes::events_annotation) == std::string::npos);  // its record is there: found by id, kept
+    }
 }
 
 TEST_CASE("every event type is disruptive but live migration, freeze and rebalance, and has its own CamelCase reason") {
@@ -289,7 +332,7 @@ TEST_CASE("every event type is disruptive but live migration, freeze and rebalan
     CHECK(condition_reason(event_type::reboot) == "Reboot");
 }
 
-TEST_CASE("the node's record of events: set, kept beside others, removed, and started afresh when malformed") {
+TEST_CASE("the node's record of events: set, kept beside others, found by id, removed, and started afresh when malformed") {
     using watch::kubernetes::records_of;
     using watch::kubernetes::with_record;
     const std::string one = with_record(nullptr, "A", std::string(R"({"kind":"prepare","event":{"id":"A"}})"));
@@ -307,6 +350,15 @@ TEST_CASE("the node's record of events: set, kept beside others, removed, and st
     CHECK(records_of(with_record(&junk, "C", std::string(R"({"event":{"id":"C"}})"))).size() == 1);
     CHECK(records_of(R"({"A":"text","B":{"event":{"id":"B"}}})").size() == 1);
     CHECK(with_record(nullptr, "D", std::string("[1,2]")).empty());
+    // Found by id, its key: no record is read back into a change.
+    using watch::kubernetes::has_record;
+    CHECK(has_record(two, "A"));
+    CHECK(has_record(two, "B"));
+    CHECK_FALSE(has_record(two, "C"));
+    CHECK_FALSE(has_record(back, "B"));
+    CHECK_FALSE(has_record(R"({"A":"text"})", "A"));  // not a record
+    CHECK_FALSE(has_record(junk, "A"));
+    CHECK_FALSE(has_record("", "A"));
 }
 
 TEST_CASE("the rules: defaults per type, a rules document on top of them, and every mistake in it named") {

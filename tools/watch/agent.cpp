@@ -187,11 +187,15 @@ struct agent {
         }
     }
 
-    void emit(const forewarn::change& c) {
+    // A change's JSON line, made once per change and shared by what takes it: the --json line, the
+    // webhook, the hooks' standard input and the node's record.
+    using change_line = std::shared_ptr<const std::string>;
+    static change_line line_of(const forewarn::change& c) {
+        return std::make_shared<const std::string>(forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()));
+    }
+
+    void emit(const forewarn::change& c, const std::string& json) {
         counters.change(forewarn::to_string(c.kind), forewarn::to_string(c.event.type));
-        // The JSON line, written once for stdout and the webhook alike.
-        const std::string json =
-            s.json || hook_url ? forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()) : std::string();
         if (hook_url) hook_url->send(json);
         print(s.json ? json : one_line(text_line(c)), true);
         if (ready) ready->changed();  // --ready-file: looked at again after each change
@@ -214,10 +218,9 @@ struct agent {
         return {};
     }
 
-    void run_hook(const std::string& hook, const forewarn::change& c, std::chrono::steady_clock::time_point deadline,
-                  hook_runner::done_fn done_fn) {
-        const std::string input = forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string());
-        hooks.run(hook + ":" + c.event.id, hook, command_of(hook), input + "\n", hook_environment(hook, c, cloud), deadline,
+    void run_hook(const std::string& hook, const forewarn::change& c, const std::string& json,
+                  std::chrono::steady_clock::time_point deadline, hook_runner::done_fn done_fn) {
+        hooks.run(hook + ":" + c.event.id, hook, command_of(hook), json + "\n", hook_environment(hook, c, cloud), deadline,
                   std::move(done_fn));
     }
 
@@ -278,21 +281,21 @@ struct agent {
         return false;
     }
 
-    void prepare(const forewarn::change& c, forewarn::approval_handle handle, bool may_approve = true) {
+    void prepare(const forewarn::change& c, const std::string& json, forewarn::approval_handle handle, bool may_approve = true) {
         if (s.on_prepare.empty()) {
             // Nothing to drain: ready at once, and the policy decides.
             if (approving && may_approve) handle.ready();
             return;
         }
         if (!may_approve) {
-            run_hook("prepare", c, prepare_deadline(approve_by_of(c.event)), nullptr);
+            run_hook("prepare", c, json, prepare_deadline(approve_by_of(c.event)), nullptr);
             return;
         }
         const auto approve_by = approve_by_of(c.event);
         if (approve_by && *approve_by <= std::chrono::steady_clock::now())
             log_line("hook prepare " + c.event.id +
                      ": announced too close to NotBefore to approve after a hook; it runs, the event is not approved");
-        run_hook("prepare", c, prepare_deadline(approve_by), after_prepare(c.event.id, approve_by, std::move(handle), false));
+        run_hook("prepare", c, json, prepare_deadline(approve_by), after_prepare(c.event.id, approve_by, std::move(handle), false));
     }
 
 #if FOREWARN_WATCH_KUBERNETES
@@ -303,37 +306,40 @@ struct agent {
 
     void make_handlers() {
         handlers.on_prepare = [this](const forewarn::change& c, forewarn::approval_handle handle) {
-            emit(c);
+            const change_line line = line_of(c);
+            emit(c, *line);
             hooks.forget({"recover:" + c.event.id});  // an earlier occurrence of this id is over
             const bool fits = hold_fits(c, handle);
 #if FOREWARN_WATCH_KUBERNETES
             if (for_node(c.event)) {  // the node first (its drain too), then the hook and the approval (on the node's thread)
-                node->announced(c, [this, c, fits, handle = std::move(handle)](bool drained) mutable {
-                    prepare(c, std::move(handle), drained && fits);
+                node->announced(c, *line, [this, c, line, fits, handle = std::move(handle)](bool drained) mutable {
+                    prepare(c, *line, std::move(handle), drained && fits);
                 });
                 return;
             }
 #endif
-            prepare(c, std::move(handle), fits);
+            prepare(c, *line, std::move(handle), fits);
         };
         handlers.on_started = [this](const forewarn::change& c) {
-            emit(c);
+            const change_line line = line_of(c);
+            emit(c, *line);
 #if FOREWARN_WATCH_KUBERNETES
             if (for_node(c.event)) node->started(c.event);
 #endif
             hooks.forget({"recover:" + c.event.id});
-            if (!s.on_started.empty()) run_hook("started", c, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
+            if (!s.on_started.empty()) run_hook("started", c, *line, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
         };
         handlers.on_recover = [this](const forewarn::change& c) {
             if (c.pause) counters.pause(forewarn::to_string(c.event.type), *c.pause, c.event.duration());
-            emit(c);
+            const change_line line = line_of(c);
+            emit(c, *line);
 #if FOREWARN_WATCH_KUBERNETES
             if (for_node(c.event)) node->over(c.event, std::string(forewarn::to_string(c.reason)));
 #endif
-            if (!s.on_recover.empty()) run_hook("recover", c, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
+            if (!s.on_recover.empty()) run_hook("recover", c, *line, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
             hooks.forget({"prepare:" + c.event.id, "started:" + c.event.id});  // a later occurrence runs them again
         };
-        handlers.on_updated = [this](const forewarn::change& c) { emit(c); };
+        handlers.on_updated = [this](const forewarn::change& c) { emit(c, *line_of(c)); };
         handlers.on_error = [this](const forewarn::error& e) {
             counters.poll_failed(error_kind(e));
             log_line(e.describe());
@@ -486,7 +492,8 @@ struct agent {
             if (!for_node(c.event)) continue;
             log_line("kubernetes: resuming " + c.event.id + " (recorded on the node by an earlier run)");
             const std::string id = c.event.id;
-            node->resumed(c, [this, c, id](bool drained) mutable { prepare(c, poller->approval(id), drained); });
+            const change_line line = line_of(c);
+            node->resumed(c, *line, [this, c, line, id](bool drained) mutable { prepare(c, *line, poller->approval(id), drained); });
         }
     }
 #endif

@@ -15,6 +15,7 @@
 
 #include <forewarn/clouds.hpp>
 #include <forewarn/detect.hpp>
+#include <forewarn/transport/default.hpp>
 
 #include "agent.hpp"
 #include "check.hpp"

@@ -34,9 +34,9 @@ bool retried(const error& e) {
 
 }  // namespace
 
-api_transport api_transport::curl_for(const connection& c) { return of(forewarn::curl_transport(transport_options(c))); }
+api_transport curl_transport_for(const connection& c) { return api_transport::of(forewarn::curl_transport(transport_options(c))); }
 
-api_client::api_client(connection c, api_options o) : api_client(c, api_transport::curl_for(c), std::move(o)) {}
+api_client::api_client(connection c, api_options o) : api_client(c, curl_transport_for(c), std::move(o)) {}
 
 api_client::api_client(connection c, api_transport t, api_options o)
     : connection_(std::move(c)), options_(std::move(o)), transport_(std::move(t)), sleep_(options_.clock) {}

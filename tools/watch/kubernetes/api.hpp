@@ -8,6 +8,7 @@
 // is a seam (api_transport): a test gives forewarn::testing::fake_transport and drives the node's
 // actions and the drain with no server.
 
+#include "../any_transport.hpp"
 #include "connection.hpp"
 
 #include <forewarn/clock.hpp>
@@ -48,29 +49,12 @@ struct api_answer {
     bool ok() const noexcept { return status >= 200 && status <= 299; }
 };
 
-/// What the API client sends through: any forewarn transport (its send() and cancel()), held
-/// shared. The agent's is forewarn's libcurl transport made for the connection (its CA, its
-/// client certificate); a test's a fake_transport it keeps a copy of.
-class api_transport {
-public:
-    template <class Transport>
-    static api_transport of(Transport t) {
-        auto held = std::make_shared<Transport>(std::move(t));
-        api_transport out;
-        out.send_ = [held](const forewarn::http_request& r) { return held->send(r); };
-        out.cancel_ = [held] { held->cancel(); };
-        return out;
-    }
-    /// forewarn's libcurl transport for `c`: its CA, its client certificate, forewarn's User-Agent.
-    static api_transport curl_for(const connection& c);
-
-    forewarn::result<forewarn::http_response> send(const forewarn::http_request& r) const { return send_(r); }
-    void cancel() const { cancel_(); }
-
-private:
-    std::function<forewarn::result<forewarn::http_response>(const forewarn::http_request&)> send_;
-    std::function<void()> cancel_;
-};
+/// What the API client sends through: any forewarn transport (any_transport.hpp), held shared.
+/// The agent's is forewarn's libcurl transport made for the connection (curl_transport_for); a
+/// test's a fake_transport it keeps a copy of.
+using api_transport = any_transport;
+/// forewarn's libcurl transport for `c`: its CA, its client certificate, forewarn's User-Agent.
+api_transport curl_transport_for(const connection& c);
 
 class api_client {
 public:

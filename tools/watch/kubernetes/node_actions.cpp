@@ -92,6 +92,13 @@ std::string with_record(const std::string* annotation, const std::string& id, co
     return out.GetString();
 }
 
+bool has_record(const std::string& annotation, const std::string& id) {
+    auto doc = parse_json(annotation);
+    if (!doc || !doc->IsObject()) return false;
+    const auto found = doc->FindMember(rapidjson::StringRef(id.data(), static_cast<rapidjson::SizeType>(id.size())));
+    return found != doc->MemberEnd() && found->value.IsObject();
+}
+
 std::vector<std::string> records_of(const std::string& annotation) {
     std::vector<std::string> out;
     auto doc = parse_json(annotation);
@@ -128,7 +135,7 @@ std::string drain_metrics(const std::string& labels, const drain_stats& d) {
 }
 
 node_actions::node_actions(connection c, std::string node, node_actions_options o)
-    : node_actions(c, api_transport::curl_for(c), std::move(node), std::move(o)) {}
+    : node_actions(c, curl_transport_for(c), std::move(node), std::move(o)) {}
 
 node_actions::node_actions(connection c, api_transport t, std::string node, node_actions_options o)
     : options_(std::move(o)),
@@ -176,24 +183,23 @@ void node_actions::queue(task t) {
     cv_.notify_all();
 }
 
-void node_actions::announced(const forewarn::change& c, std::function<void(bool)> then) {
+void node_actions::announced(const forewarn::change& c, std::string line, std::function<void(bool)> then) {
     if (!acts_on(c.event)) {  // a neighbour's event: nothing of this node's to do, so ready
         if (then) then(true);
         return;
     }
     queue({step::announce, c.event, {}, std::chrono::steady_clock::now(),
-           then ? std::make_shared<std::function<void(bool)>>(std::move(then)) : nullptr,
-           forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()), false});
+           then ? std::make_shared<std::function<void(bool)>>(std::move(then)) : nullptr, std::move(line), false});
 }
 
-void node_actions::resumed(const forewarn::change& c, std::function<void(bool)> then) {
+void node_actions::resumed(const forewarn::change& c, std::string line, std::function<void(bool)> then) {
     if (!acts_on(c.event)) {
         if (then) then(true);
         return;
     }
     const auto now = std::chrono::steady_clock::now();
     queue({step::announce, c.event, {}, now, then ? std::make_shared<std::function<void(bool)>>(std::move(then)) : nullptr,
-           forewarn::to_json(c, forewarn::invalid_utf8::replace).value_or(std::string()), true});
+           std::move(line), true});
     queue({step::reconcile, c.event, {}, now, nullptr, {}, false});
 }
 
@@ -318,12 +324,7 @@ result<node_actions::next> node_actions::announce(const task& t) {
     // Recorded first: an agent killed after any of the writes below resumes the event.
     if (!t.record.empty()) {
         const std::string* was = n->annotation(events_annotation);
-        const bool there = was && [&] {
-            for (const auto& r : records_of(*was))
-                if (auto c = forewarn::change_from_json(r); c && c->event.id == e.id) return true;
-            return false;
-        }();
-        if (!there)
+        if (!was || !has_record(*was, e.id))
             if (auto a = node_.patch_metadata({}, {{events_annotation, with_record(was, e.id, t.record)}}); !a)
                 return std::move(a).error();
     }

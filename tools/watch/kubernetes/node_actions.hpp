@@ -27,6 +27,7 @@
 //   `MaintenanceOver` with the reason. While another announced event is still on, what it needs
 //   stays.
 
+#include "../defaults.hpp"
 #include "connection.hpp"
 #include "drain.hpp"
 #include "node.hpp"
@@ -66,6 +67,9 @@ inline constexpr const char* events_annotation = "forewarn/events";
 std::string with_record(const std::string* annotation, const std::string& id, const std::optional<std::string>& record);
 /// Each record in the annotation's value (a change's JSON object as text); none when malformed.
 std::vector<std::string> records_of(const std::string& annotation);
+/// Whether the annotation's value holds a record for `id`: looked up by its key, no record is
+/// read back into a change.
+bool has_record(const std::string& annotation, const std::string& id);
 
 /// The condition's reason for a type: a stable CamelCase word (`Reboot`, `LiveMigrate`, ...).
 std::string condition_reason(forewarn::event_type t);
@@ -90,10 +94,10 @@ struct drain_stats {
 std::string drain_metrics(const std::string& labels, const drain_stats& d);
 
 struct node_actions_options {
-    std::chrono::seconds drain_lead{15 * 60};  ///< taint and cordon this long before NotBefore
-    std::chrono::seconds hook_deadline{15};    ///< the prepare hook's end, this long before NotBefore (--hook-deadline)
-    std::chrono::seconds drain_margin{10};     ///< the drain ends this long before the hook deadline
-    std::chrono::seconds drain_timeout{120};   ///< a drain's length for an event with no time
+    std::chrono::seconds drain_lead = defaults::drain_lead;        ///< taint and cordon this long before NotBefore
+    std::chrono::seconds hook_deadline = defaults::hook_deadline;  ///< the prepare hook's end, this long before NotBefore (--hook-deadline)
+    std::chrono::seconds drain_margin = defaults::drain_margin;    ///< the drain ends this long before the hook deadline
+    std::chrono::seconds drain_timeout = defaults::drain_timeout;  ///< a drain's length for an event with no time
     std::chrono::milliseconds drain_round{1000};  ///< between a drain's rounds
     std::chrono::seconds lb_drain{0};          ///< from the load-balancer label to the first eviction (--lb-drain)
     node_rules rules;                          ///< per event type: taint, cordon, drain
@@ -127,12 +131,13 @@ public:
     /// has ended: after the announcement's writes, and for a disruptive type after its taint,
     /// cordon and drain too (from NotBefore less the drain lead). Its argument says whether the
     /// event may be approved: false when the drain reached its deadline with pods left. Never
-    /// when the event is over first, or the agent stops.
-    void announced(const forewarn::change& c, std::function<void(bool ready)> then = {});
+    /// when the event is over first, or the agent stops. `line` is the change's JSON line (the
+    /// agent's to_json, made once per change): what the node records.
+    void announced(const forewarn::change& c, std::string line, std::function<void(bool ready)> then = {});
     /// An event an earlier run recorded on the node (recorded()): its work again, without a second
     /// Event, the drain resumed where the node shows it; then checked against the service's
     /// document once there is one (`still_on`), and put back if it is gone.
-    void resumed(const forewarn::change& c, std::function<void(bool ready)> then = {});
+    void resumed(const forewarn::change& c, std::string line, std::function<void(bool ready)> then = {});
     /// The changes an earlier run recorded on the node (the annotation `forewarn/events`), read now
     /// on the caller's thread.
     forewarn::result<std::vector<forewarn::change>> recorded();

@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: MIT
+// forewarn-watch's option table (options.hpp): the flags, what each sets, --help, and parse().
+#include "options.hpp"
+
+#include "webhook.hpp"
+
+#include "platform/arguments.hpp"
+
+#include <forewarn/clouds.hpp>
+#include <forewarn/config.hpp>
+#include <forewarn/platform/files.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+namespace watch {
+
+std::string type_list(std::string_view v, std::set<forewarn::event_type>& out, const char* what) {
+    out.clear();
+    while (true) {
+        const auto comma = v.find(',');
+        const std::string_view name = v.substr(0, comma);
+        const auto t = forewarn::event_type_from_string(name);
+        if (name.empty() || (t == forewarn::event_type::unknown && name != "unknown"))
+            return std::string(what) + " takes event types separated by commas: freeze, reboot, redeploy, preempt, terminate, "
+                                       "live_migrate, host_terminate, preempted, maintenance, retirement, stop, hibernate, "
+                                       "rebalance, unknown";
+        out.insert(t);
+        if (comma == std::string_view::npos) return {};
+        v.remove_prefix(comma + 1);
+    }
+}
+
+bool parse_count(std::string_view text, long long& out) {
+    if (text.empty() || text.size() > 18) return false;
+    long long v = 0;
+    for (const char c : text) {
+        if (c < '0' || c > '9') return false;
+        v = v * 10 + (c - '0');
+    }
+    out = v;
+    return true;
+}
+
+std::string env_name(const char* flag_name) {
+    std::string out = "FOREWARN_";
+    for (const char* p = flag_name; *p; ++p) out += *p == '-' ? '_' : static_cast<char>(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+    return out;
+}
+
+std::string seconds_flag(std::string_view v, std::chrono::seconds& out, const char* what, bool positive) {
+    long long n = 0;
+    if (!parse_count(v, n) || (positive && n == 0)) return std::string(what) + " needs a " + (positive ? "positive " : "") + "number of seconds";
+    out = std::chrono::seconds(n);
+    return {};
+}
+
+const char* cloud_values() {
+    static const std::string values = [] {
+        std::string v;
+        for (const auto& c : forewarn::clouds) v += std::string(c.name) + "|";
+        return v + "auto";
+    }();
+    return values.c_str();
+}
+
+const std::vector<flag>& flags() {
+    static const std::vector<flag> table = {
+        {"cloud", cloud_values(), "which metadata service (default auto: probe them all)",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v != "auto" && !forewarn::find_cloud(v)) {
+                 std::string names;
+                 for (const auto& c : forewarn::clouds) names += std::string(c.name) + ", ";
+                 return "--cloud must be " + names.substr(0, names.size() - 2) + " or auto";
+             }
+             s.cloud = std::string(v);
+             return {};
+         }},
+        {"endpoint", "URL", "the service root, e.g. http://127.0.0.1:8080 (default: the real address)",
+         [](settings& s, std::string_view v) -> std::string {
+             s.endpoint = std::string(v);
+             return {};
+         }},
+        {"json", "", "one JSON object per change on stdout, nothing else",
+         [](settings& s, std::string_view) -> std::string {
+             s.json = true;
+             return {};
+         }},
+        {"self", "NAME", "this VM's name as listed in Resources (default: ask the metadata)",
+         [](settings& s, std::string_view v) -> std::string {
+             s.self = std::string(v);
+             return {};
+         }},
+        {"approve", "never|own|leader|all",
+         "never (default); own: events naming this VM; leader: where this VM is the elected leader "
+         "(followers approve user events after a grace); all: every event seen",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v == "never") s.approve = forewarn::approval_scope::never;
+             else if (v == "own") s.approve = forewarn::approval_scope::own;
+             else if (v == "leader") s.approve = forewarn::approval_scope::leader;
+             else if (v == "all") s.approve = forewarn::approval_scope::all;
+             else return "--approve must be never, own, leader or all";
+             return {};
+         }},
+        {"dry-run", "", "decide approvals as configured but send none; say what would have been approved",
+         [](settings& s, std::string_view) -> std::string {
+             s.dry_run = true;
+             return {};
+         }},
+        {"approve-freeze-under", "SECONDS",
+         "approve at once, without waiting for a hook, a Freeze whose announced duration is known and shorter "
+         "than this (the Azure sample's rule is 9); with --approve, which still says whose events",
+         [](settings& s, std::string_view v) -> std::string {
+             std::chrono::seconds n{};
+             auto e = seconds_flag(v, n, "--approve-freeze-under", true);
+             if (e.empty()) s.approve_freeze_under = n;
+             return e;
+         }},
+        {"approve-user-events", "",
+         "approve at once, without waiting for a hook, events an administrator started (EventSource User); "
+         "with --approve, which still says whose events",
+         [](settings& s, std::string_view) -> std::string {
+             s.approve_user_events = true;
+             return {};
+         }},
+        {"approve-window", "HH:MM-HH:MM[/DAYS][ UTC+HH:MM]",
+         "approve early only inside this daily window (UTC unless an offset is given; DAYS: mon,tue,... or "
+         "mon-fri); outside it events proceed at NotBefore as the platform decides",
+         [](settings& s, std::string_view v) -> std::string {
+             auto w = forewarn::approval_window::parse(v);
+             if (!w) return "--approve-window: " + w.error().message;
+             s.approve_window = *w;
+             return {};
+         }},
+        {"only", "TYPES", "handle only events of these types (comma-separated: freeze, reboot, live_migrate, ...); others are not printed, hooked or approved",
+         [](settings& s, std::string_view v) -> std::string { return type_list(v, s.only, "--only"); }},
+        {"ignore", "TYPES", "leave events of these types alone (comma-separated, as --only)",
+         [](settings& s, std::string_view v) -> std::string { return type_list(v, s.ignore, "--ignore"); }},
+        {"unready-before", "SECONDS",
+         "/readyz and --ready-file say not ready from this long before an event's NotBefore rather than from "
+         "its announcement (default 0: from the announcement)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.unready_before, "--unready-before", false); }},
+        {"lb-drain", "SECONDS",
+         "approve an event only once /readyz and --ready-file have said not ready for this long (the time the load "
+         "balancer needs to take this VM out), and the prepare hook, if any, has succeeded: both run at once "
+         "(default 0: approve when the hook is done)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.lb_drain, "--lb-drain", false); }},
+        {"ready-file", "PATH", "a file present while this VM should take traffic, removed from an event's announcement (or --unready-before) until it is over",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.empty()) return "--ready-file needs a path";
+             s.ready_file = std::string(v);
+             return {};
+         }},
+        {"webhook", "URL",
+         "POST each change there as JSON (its line, or --webhook-template), from a thread of its own, retried on "
+         "errors; an Authorization header only from FOREWARN_WEBHOOK_AUTHORIZATION",
+         [](settings& s, std::string_view v) -> std::string {
+             s.webhook = std::string(v);
+             return webhook::check_url(s.webhook);
+         }},
+        {"webhook-template", "FILE",
+         "the webhook's body: JSON with {{id}}, {{type}}, {{change}}, {{not_before}}, {{resources}}, ... "
+         "(the change's fields, escaped) or {{json}} (its whole line)",
+         [](settings& s, std::string_view v) -> std::string {
+             s.webhook_template_file = std::string(v);
+             auto text = forewarn::platform::read_small_file(forewarn::platform::path_from_utf8(v), 64 * 1024);
+             if (!text) return "--webhook-template: " + text.error().describe();
+             return s.webhook_body.parse(*text);
+         }},
+        {"grace", "SECONDS", "the follower's grace for user events with --approve leader (default 30)",
+         [](settings& s, std::string_view v) -> std::string {
+             std::chrono::seconds g{};
+             auto e = seconds_flag(v, g, "--grace", false);
+             if (e.empty()) s.grace = g;
+             return e;
+         }},
+        {"interval", "MS", "poll interval in milliseconds: Azure default 1000 (at least 200); AWS default 5000 (at least 1000) for the scheduled events, rebalance and Auto Scaling state (the Spot notice is read every second); Alibaba and Tencent: the Spot notice, default 1000 (at least 200)",
+         [](settings& s, std::string_view v) -> std::string {
+             long long n = 0;
+             if (!parse_count(v, n) || n == 0) return "--interval needs a positive number of milliseconds";
+             s.interval = std::chrono::milliseconds(n);
+             return {};
+         }},
+        {"exit-after", "N", "exit 0 after N change lines",
+         [](settings& s, std::string_view v) -> std::string {
+             long long n = 0;
+             if (!parse_count(v, n) || n == 0) return "--exit-after needs a positive number of lines";
+             s.exit_after = n;
+             return {};
+         }},
+        {"state-file", "PATH", "remember what was handled (and which hooks ran) across restarts",
+         [](settings& s, std::string_view v) -> std::string {
+             s.state_file = std::string(v);
+             return {};
+         }},
+        {"on-prepare", "CMD",
+         "run CMD (with /bin/sh -c) when an event is announced; the event counts as ready for --approve "
+         "only once it exits 0",
+         [](settings& s, std::string_view v) -> std::string {
+             s.on_prepare = std::string(v);
+             return {};
+         }},
+        {"on-started", "CMD", "run CMD when an event starts",
+         [](settings& s, std::string_view v) -> std::string {
+             s.on_started = std::string(v);
+             return {};
+         }},
+        {"on-recover", "CMD", "run CMD when an event is over",
+         [](settings& s, std::string_view v) -> std::string {
+             s.on_recover = std::string(v);
+             return {};
+         }},
+        {"hook-deadline", "SECONDS",
+         "a prepare hook still running this long before NotBefore is stopped and its event not approved (default 15)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.hook_deadline, "--hook-deadline", false); }},
+        {"hook-timeout", "SECONDS", "no hook runs longer than this (default 600)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.hook_timeout, "--hook-timeout", true); }},
+        {"metrics-listen", "HOST:PORT", "serve /metrics (Prometheus text), /healthz and /readyz there, e.g. 127.0.0.1:9464",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.find(':') == std::string_view::npos) return "--metrics-listen needs HOST:PORT";
+             s.metrics_listen = std::string(v);
+             return {};
+         }},
+        {"health-max-age", "SECONDS", "/healthz fails when no poll has succeeded for this long (default 60)",
+         [](settings& s, std::string_view v) -> std::string {
+             return seconds_flag(v, s.health_max_age, "--health-max-age", true);
+         }},
+        {"kubernetes", "",
+         "act on this node through the Kubernetes API, from inside its pod (the service account): an Event, conditions and a "
+         "label at the announcement; for disruptive events a taint, a cordon and a drain that evicts the node's pods "
+         "(--no-drain keeps them); all undone when it is over (docs/kubernetes.md; Linux)",
+         [](settings& s, std::string_view) -> std::string {
+             s.kubernetes = true;
+             return {};
+         }},
+        {"kubeconfig", "FILE", "as --kubernetes, reaching the API server through this kubeconfig's current context (from outside a pod)",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.empty()) return "--kubeconfig needs a file";
+             s.kubeconfig = std::string(v);
+             return {};
+         }},
+        {"node-name", "NAME", "this node's name in Kubernetes (default: $NODE_NAME, set from the downward API's spec.nodeName)",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.empty()) return "--node-name needs a name";
+             s.node_name = std::string(v);
+             return {};
+         }},
+        {"drain-lead", "SECONDS",
+         "taint and cordon the node this long before an event's NotBefore, at once when less is left (default 900)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.drain_lead, "--drain-lead", false); }},
+        {"drain-margin", "SECONDS",
+         "the drain ends this long before the prepare hook's deadline (NotBefore less --hook-deadline): the time the "
+         "--on-prepare hook and the approval get after it (default 10)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.drain_margin, "--drain-margin", false); }},
+        {"kubernetes-rules", "FILE",
+         "what each event type does to the node: a JSON object of types, each with taint, cordon, drain (true or false) "
+         "and effect (docs/kubernetes.md, \"The rules\")",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.empty()) return "--kubernetes-rules needs a file";
+             s.kubernetes_rules = std::string(v);
+             return {};
+         }},
+        {"drain-also", "TYPES", "these types take the node out of service and drain it too (comma-separated, e.g. freeze)",
+         [](settings& s, std::string_view v) -> std::string { return type_list(v, s.drain_also, "--drain-also"); }},
+        {"aws-lifecycle-hook", "NAME",
+         "AWS: the Auto Scaling termination lifecycle hook to complete (CONTINUE) once the event is approved, with heartbeats "
+         "until then (docs/aws.md, \"Auto Scaling\"); without it the notice is heard and nothing is completed",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.empty()) return "--aws-lifecycle-hook needs a name";
+             s.aws_lifecycle_hook = std::string(v);
+             return {};
+         }},
+        {"aws-autoscaling-group", "NAME",
+         "AWS: the instance's Auto Scaling group (default: its tag aws:autoscaling:groupName, which needs instance metadata tags on)",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.empty()) return "--aws-autoscaling-group needs a name";
+             s.aws_autoscaling_group = std::string(v);
+             return {};
+         }},
+        {"aws-heartbeat", "SECONDS",
+         "AWS: record a lifecycle action heartbeat this often (at any --interval) while the event waits for its hook or a "
+         "fleet slot; keep several within the hook's HeartbeatTimeout (default 300)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.aws_heartbeat, "--aws-heartbeat", true); }},
+        {"aws-api-endpoint", "URL", "AWS: Auto Scaling's endpoint (default https://autoscaling.REGION.amazonaws.com/): a VPC endpoint",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.rfind("https://", 0) != 0 && v.rfind("http://", 0) != 0) return "--aws-api-endpoint needs an http(s):// URL";
+             s.aws_api_endpoint = std::string(v);
+             return {};
+         }},
+        {"gce-api-endpoint", "URL",
+         "GCE: Compute's API root for performMaintenance, which starts an upcoming window that can be rescheduled once "
+         "approved (default https://compute.googleapis.com)",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.rfind("https://", 0) != 0 && v.rfind("http://", 0) != 0) return "--gce-api-endpoint needs an http(s):// URL";
+             s.gce_api_endpoint = std::string(v);
+             return {};
+         }},
+        {"no-drain", "", "taint and cordon the node as the rules say, never evict its pods",
+         [](settings& s, std::string_view) -> std::string {
+             s.no_drain = true;
+             return {};
+         }},
+        {"drain-timeout", "SECONDS", "how long a drain may take for an event with no set time (Spot, Auto Scaling; default 120)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.drain_timeout, "--drain-timeout", true); }},
+        {"etcd", "URL[,URL...]",
+         "a fleet budget on this etcd cluster (its client URLs): approve early only while holding one of "
+         "the group's slots (needs --fleet-group; docs/fleet.md)",
+         [](settings& s, std::string_view v) -> std::string {
+             s.etcd = std::string(v);
+             return {};
+         }},
+        {"fleet-group", "NAME", "the group of VMs that share the budget, e.g. the database's replicas",
+         [](settings& s, std::string_view v) -> std::string {
+             if (v.empty()) return "--fleet-group needs a name";
+             s.fleet_group = std::string(v);
+             return {};
+         }},
+        {"fleet-max", "N", "at most N members of the group in maintenance at once (default 1)",
+         [](settings& s, std::string_view v) -> std::string {
+             long long n = 0;
+             if (!parse_count(v, n) || n == 0) return "--fleet-max needs a positive number";
+             s.fleet_max = n;
+             return {};
+         }},
+        {"fleet-ttl", "SECONDS",
+         "the member's etcd lease: a slot outlives a reboot shorter than this and is freed this long after "
+         "a VM that never returns (default 900, at least 10)",
+         [](settings& s, std::string_view v) -> std::string {
+             auto e = seconds_flag(v, s.fleet_ttl, "--fleet-ttl", true);
+             if (e.empty() && s.fleet_ttl < std::chrono::seconds(10)) return "--fleet-ttl must be at least 10 seconds";
+             return e;
+         }},
+        {"fleet-settle", "SECONDS", "keep the slot this long after the last event's recover (default 0)",
+         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.fleet_settle, "--fleet-settle", false); }},
+        {"etcd-user", "NAME", "etcd user name; the password is read from FOREWARN_ETCD_PASSWORD, never from a flag",
+         [](settings& s, std::string_view v) -> std::string {
+             s.etcd_user = std::string(v);
+             return {};
+         }},
+        {"etcd-ca", "PATH", "the CA bundle (PEM) that signs etcd's certificate, for https:// URLs",
+         [](settings& s, std::string_view v) -> std::string {
+             s.etcd_ca = std::string(v);
+             return {};
+         }},
+        {"etcd-cert", "PATH", "a client certificate (PEM) for etcd",
+         [](settings& s, std::string_view v) -> std::string {
+             s.etcd_cert = std::string(v);
+             return {};
+         }},
+        {"etcd-key", "PATH", "the client certificate's key (PEM)",
+         [](settings& s, std::string_view v) -> std::string {
+             s.etcd_key = std::string(v);
+             return {};
+         }},
+    };
+    return table;
+}
+
+void usage(std::FILE* out) {
+    std::fputs("usage: forewarn-watch [options]\n"
+               "       forewarn-watch check [options] [--timeout SECONDS]\n"
+               "Watches the VM's maintenance notices (Azure, GCE, AWS, Alibaba, Tencent), prints one line per\n"
+               "change, runs hooks and approves events as told. Every option can also be set by an environment\n"
+               "variable, FOREWARN_ and its name in capitals with '_' for '-' (--on-prepare:\n"
+               "FOREWARN_ON_PREPARE; a switch: FOREWARN_JSON=1); an option on the command line wins.\n\n"
+               "check walks the chain from this VM to its notices once with the same options: the cloud, the\n"
+               "endpoint, the connection, the handshake, this VM's name, one reading of every key and the\n"
+               "service's clock, what approving needs (GCE's compute access with --approve, AWS's Auto Scaling\n"
+               "with --aws-lifecycle-hook), then the state directory, hooks, --metrics-listen, --webhook,\n"
+               "--etcd and, with --kubernetes or --kubeconfig, the API server, the node and the agent's access.\n"
+               "One line per step (\u2714 fine, ! a warning, \u2718 a failure with its likely cause and fix); --json\n"
+               "prints one JSON object instead. It approves nothing, writes no state and runs no hook, and\n"
+               "ends within --timeout (default 15 s). Exit 0: no failure; 1: a step failed; 2: usage.\n\n",
+               out);
+    for (const auto& f : flags()) {
+        std::string head = std::string("  --") + f.name + (*f.value ? std::string(" ") + f.value : std::string());
+        std::fprintf(out, "%s\n", head.c_str());
+        // the help, wrapped at 72 columns under an indent
+        std::string_view text = f.help;
+        while (!text.empty()) {
+            std::size_t cut = text.size() <= 70 ? text.size() : text.rfind(' ', 70);
+            if (cut == std::string_view::npos || cut == 0) cut = (std::min)(text.size(), std::size_t(70));
+            std::fprintf(out, "        %.*s\n", static_cast<int>(cut), text.data());
+            text.remove_prefix(cut);
+            while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+        }
+        std::fprintf(out, "        (environment: %s)\n", env_name(f.name).c_str());
+    }
+    std::fputs("  --help\n        this text\n  --version\n        the version, e.g. \"forewarn-watch " FOREWARN_VERSION_STRING "\"\n"
+               "Each option with a value is written --name VALUE or --name=VALUE.\n",
+               out);
+}
+
+std::optional<int> parse(const std::vector<std::string>& args, settings& s) {
+    for (const auto& f : flags()) {
+        const auto from_env = platform::environment(env_name(f.name));
+        if (!from_env) continue;
+        const char* v = from_env->c_str();
+        std::string_view value = *from_env;
+        if (!*f.value) {  // a switch: 1/true/yes on, 0/false/no/empty off
+            if (value.empty() || value == "0" || value == "false" || value == "no") continue;
+            if (value != "1" && value != "true" && value != "yes") {
+                std::fprintf(stderr, "forewarn-watch: %s must be 1 or 0, not \"%s\"\n", env_name(f.name).c_str(), v);
+                return 2;
+            }
+        }
+        if (auto e = f.apply(s, value); !e.empty()) {
+            std::fprintf(stderr, "forewarn-watch: %s (from %s): \"%s\"\n", e.c_str(), env_name(f.name).c_str(), v);
+            return 2;
+        }
+    }
+    const std::size_t argc = args.size();
+    for (std::size_t i = 1; i < argc; ++i) {
+        const std::string_view arg = args[i];
+        if (arg == "--help" || arg == "-h") {
+            usage(stdout);
+            return 0;
+        }
+        if (arg == "--version") {
+            std::fputs("forewarn-watch " FOREWARN_VERSION_STRING "\n", stdout);
+            return 0;
+        }
+        // --name VALUE, or --name=VALUE (the GNU form; the value may be empty or hold '=').
+        const flag* found = nullptr;
+        std::string_view name = arg.size() > 2 && arg.substr(0, 2) == "--" ? arg.substr(2) : std::string_view();
+        std::optional<std::string_view> inline_value;
+        if (const auto eq = name.find('='); eq != std::string_view::npos) {
+            inline_value = name.substr(eq + 1);
+            name = name.substr(0, eq);
+        }
+        if (!name.empty())
+            for (const auto& f : flags())
+                if (name == f.name) found = &f;
+        if (!found) {
+            std::fprintf(stderr, "forewarn-watch: unknown option \"%s\" (see --help)\n", args[i].c_str());
+            return 2;
+        }
+        std::string_view value = "1";
+        if (!*found->value && inline_value) {
+            std::fprintf(stderr, "forewarn-watch: --%s takes no value, not \"%s\"\n", found->name, args[i].c_str());
+            return 2;
+        }
+        if (*found->value) {
+            if (inline_value) {
+                value = *inline_value;
+            } else if (i + 1 >= argc) {
+                std::fprintf(stderr, "forewarn-watch: --%s needs a value (%s)\n", found->name, found->value);
+                return 2;
+            } else {
+                value = args[++i];
+            }
+        }
+        if (auto e = found->apply(s, value); !e.empty()) {
+            std::fprintf(stderr, "forewarn-watch: %s, not \"%.*s\"\n", e.c_str(), static_cast<int>(value.size()), value.data());
+            return 2;
+        }
+    }
+    if (s.etcd.empty() != s.fleet_group.empty()) {
+        std::fputs("forewarn-watch: --etcd and --fleet-group go together (see --help)\n", stderr);
+        return 2;
+    }
+    if (s.etcd.empty() && (!s.etcd_user.empty() || !s.etcd_ca.empty() || !s.etcd_cert.empty() || !s.etcd_key.empty())) {
+        std::fputs("forewarn-watch: --etcd-user, --etcd-ca, --etcd-cert and --etcd-key need --etcd\n", stderr);
+        return 2;
+    }
+    if (!s.webhook_template_file.empty() && s.webhook.empty()) {
+        std::fputs("forewarn-watch: --webhook-template needs --webhook\n", stderr);
+        return 2;
+    }
+    if (s.etcd_cert.empty() != s.etcd_key.empty()) {
+        std::fputs("forewarn-watch: --etcd-cert and --etcd-key go together\n", stderr);
+        return 2;
+    }
+    if (s.kubernetes || !s.kubeconfig.empty()) {
+        if (s.node_name.empty())
+            if (auto n = platform::environment("NODE_NAME")) s.node_name = *n;
+        if (s.node_name.empty()) {
+            std::fputs("forewarn-watch: --kubernetes needs this node's name: give --node-name NAME, or set NODE_NAME from the "
+                       "downward API (env: - name: NODE_NAME, valueFrom: fieldRef: fieldPath: spec.nodeName)\n",
+                       stderr);
+            return 2;
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace watch
