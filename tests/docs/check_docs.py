@@ -9,7 +9,7 @@
                                          sub-commands' and switches'; every option of the table is in
                                          docs/operators.md's table of flags
   check_docs.py names SOURCE_DIR         every forewarn_* metric named in README.md, docs/ and
-                                         examples/ is one the agent writes (tools/watch/metrics.hpp,
+                                         examples/ is one the agent writes (tools/watch/metrics.cpp,
                                          tools/watch/kubernetes/node_actions.cpp), and each one it
                                          writes is in docs/operators.md; every forewarn/... taint,
                                          label or annotation, every `Maintenance*`/`Drain*` condition or
@@ -261,7 +261,7 @@ FLAG = re.compile(r"(?<![\w./-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
 
 def agent_options(root):
     """The option table's names (flags() in tools/watch/options.cpp), and the agent's other
-    command-line words: check's own (check.cpp), the Windows service's (service_windows.hpp), and
+    command-line words: check's own (check.cpp), the Windows service's (service_windows.cpp), and
     the switches parse() answers itself (--help, -h, --version)."""
     src = read(root / "tools/watch/options.cpp")
     start = src.find("const std::vector<flag>& flags()")
@@ -270,7 +270,7 @@ def agent_options(root):
         raise SystemExit("tools/watch/options.cpp: flags() or usage() not found; this script needs updating")
     table = re.findall(r'^\s*\{"([a-z0-9-]+)",', src[start:end], re.M)
     extra = set(re.findall(r'== "--([a-z0-9-]+)"', src[end:]))
-    for f in ("tools/watch/check.cpp", "tools/watch/platform/service_windows.hpp"):
+    for f in ("tools/watch/check.cpp", "tools/watch/platform/service_windows.cpp"):
         p = root / f
         if p.exists():
             extra |= set(re.findall(r'== "--([a-z0-9-]+)"', read(p)))
@@ -455,7 +455,7 @@ def flags(source):
 # names
 # ------------------------------------------------------------------------------------------------
 
-METRIC_SOURCES = ("tools/watch/metrics.hpp", "tools/watch/kubernetes/node_actions.cpp")
+METRIC_SOURCES = ("tools/watch/metrics.cpp", "tools/watch/kubernetes/node_actions.cpp")
 SUFFIXES = {"histogram": ("_bucket", "_sum", "_count"), "summary": ("_sum", "_count"), "counter": (), "gauge": ()}
 
 

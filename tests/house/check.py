@@ -25,6 +25,9 @@
                                 names in a namespace of its own name, opened after its includes and
                                 closed at its end, so that files never clash in a batch
                                 (cmake/forewarnUnityTests.cmake)
+  check.py bodies SOURCE_DIR    no header of the agent (tools/watch) defines a function whose body spans
+                                lines (one-line accessors and templates aside): a header declares, its
+                                room's .cpp defines
 """
 import json
 import pathlib
@@ -279,9 +282,76 @@ def unity(source):
     return ok
 
 
+def bodies(source):
+    """No header of the agent (tools/watch) defines a function whose body spans lines: a header
+    declares, its room's .cpp defines. One-line bodies (accessors, forwarders) and templates (their
+    bodies must be seen where they are used) are allowed."""
+    root = pathlib.Path(source) / "tools" / "watch"
+    headers = sorted(root.rglob("*.hpp"))
+    bad = []
+    for h in headers:
+        rel = h.relative_to(root.parent.parent).as_posix()
+        text = without_comments(h.read_text(encoding="utf-8"))
+        # Strings blanked (a brace inside one is not code), preprocessor lines dropped.
+        text = re.sub(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', lambda m: '""', text)
+        text = "\n".join("" if l.lstrip().startswith("#") else l for l in text.split("\n"))
+        for line, head in multiline_bodies(text):
+            bad.append(f"{rel}:{line}: a function body over more than one line ({head}): define it in the room's .cpp")
+    for b in bad:
+        print(b)
+    print(f"{len(headers)} headers under tools/watch, {len(bad)} function bodies in them over more than one line")
+    return not bad and len(headers) > 0
+
+
+def multiline_bodies(text):
+    """(line, head) of each function body in `text` that spans lines, outside templates; the scopes of
+    namespaces, classes, structs and unions are looked into, every other brace block skipped."""
+    found = []
+
+    def match(i):  # the index just past the brace that closes the one at i
+        depth = 0
+        for j in range(i, len(text)):
+            if text[j] == "{":
+                depth += 1
+            elif text[j] == "}":
+                depth -= 1
+                if depth == 0:
+                    return j + 1
+        return len(text)
+
+    def scan(start, end):
+        head_start = start
+        i = start
+        while i < end:
+            c = text[i]
+            if c in ";}":
+                head_start = i + 1
+            elif c == ":" and text[i - 1] not in ":" and text[i + 1] != ":" and re.search(
+                    r"\b(public|private|protected)\s*$", text[head_start:i]):
+                head_start = i + 1
+            elif c == "{":
+                head = " ".join(text[head_start:i].split())
+                close = match(i)
+                if re.match(r"template\b", head):
+                    pass  # a template's bodies stay in the header
+                elif re.match(r"(inline\s+)?namespace\b|extern\b", head) or (
+                        re.search(r"\b(class|struct|union)\b", head) and "(" not in head.split("class")[0].split("struct")[0]):
+                    if not re.search(r"\benum\b", head):
+                        scan(i + 1, close - 1)
+                elif "(" in head and not re.search(r"=\s*$", head) and "\n" in text[i:close]:
+                    found.append((text.count("\n", 0, i) + 1, head[-60:]))
+                i = close
+                head_start = i
+                continue
+            i += 1
+
+    scan(0, len(text))
+    return found
+
+
 if __name__ == "__main__":
     commands = {"timeouts": timeouts, "agent": agent, "names": names, "top": top, "clouds": clouds, "cold": cold,
-                "unity": unity, "forwarding": forwarding}
+                "unity": unity, "forwarding": forwarding, "bodies": bodies}
     if len(sys.argv) not in (3, 4) or sys.argv[1] not in commands:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

@@ -411,17 +411,24 @@ inline bool json_handshake(report& rep, const forewarn::cloud_facts& f, const st
     return false;
 }
 
-/// A service that names itself with the header it is asked with (GCE): the instance id, the
-/// header both ways.
-inline bool flavor_handshake(report& rep, const forewarn::cloud_facts& f, const std::string& endpoint, const budget& b) {
+/// The instance id asked for as `check` probes a service (the cloud's probe headers); a network
+/// failure reported, and nothing.
+inline std::optional<forewarn::http_response> probe_instance_id(report& rep, const forewarn::cloud_facts& f,
+                                                                 const std::string& endpoint, const budget& b) {
     forewarn::default_transport t;
     const std::string url = endpoint + std::string(f.instance_id.path);
     auto r = t.send(request(forewarn::http_method::get, url, b, milliseconds(5000), probe_headers(f)));
-    if (!r) {
-        auto d = network_diagnosis(r.error(), url, f.name);
-        rep.add("handshake", outcome::fail, d.saw, d.cause, d.fix);
-        return false;
-    }
+    if (r) return std::move(*r);
+    auto d = network_diagnosis(r.error(), url, f.name);
+    rep.add("handshake", outcome::fail, d.saw, d.cause, d.fix);
+    return std::nullopt;
+}
+
+/// A service that names itself with the header it is asked with (GCE): the instance id, the
+/// header both ways.
+inline bool flavor_handshake(report& rep, const forewarn::cloud_facts& f, const std::string& endpoint, const budget& b) {
+    const auto r = probe_instance_id(rep, f, endpoint, b);
+    if (!r) return false;
     const auto* flavor = r->header(f.probe_header.name);
     if (throttled(*r)) {
         storm(rep, "handshake", r->status, "HTTP " + std::to_string(r->status) + ": " + said(*r));
@@ -492,13 +499,9 @@ inline bool token_handshake(report& rep, const forewarn::cloud_facts& f, const s
 
 /// A service without a token recognised by its instance ids (Tencent): the id, of its form.
 inline bool instance_id_handshake(report& rep, const forewarn::cloud_facts& f, const std::string& endpoint, const budget& b) {
-    forewarn::default_transport t;
-    const std::string url = endpoint + std::string(f.instance_id.path);
-    auto r = t.send(request(forewarn::http_method::get, url, b, milliseconds(5000), probe_headers(f)));
-    if (!r) {
-        auto d = network_diagnosis(r.error(), url, f.name);
-        rep.add("handshake", outcome::fail, d.saw, d.cause, d.fix);
-    } else if (throttled(*r)) {
+    const auto r = probe_instance_id(rep, f, endpoint, b);
+    if (!r) return false;
+    if (throttled(*r)) {
         storm(rep, "handshake", r->status, "HTTP " + std::to_string(r->status) + ": " + said(*r));
     } else if (r->status == 200 && r->body.rfind(f.instance_id.prefix, 0) == 0) {
         rep.add("handshake", outcome::ok, "instance-id answered (HTTP 200)");

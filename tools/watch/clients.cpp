@@ -167,6 +167,12 @@ std::unique_ptr<source> make(const settings& s) {
 
 }  // namespace
 
+lever_step source::cannot_approve() const {
+    return {lever_step::kind::warn, "approvals", "takes no approvals",
+            "forewarn approves maintenance on Azure, GCE and AWS only (each through its own API)",
+            "nothing to do: the agent watches and runs the hooks; or drop --approve"};
+}
+
 std::unique_ptr<source> make_source(const std::string& cloud, const settings& s) {
     if (cloud == "azure") return make<forewarn::azure::scheduled_events_client>(s);
     if (cloud == "aws") return make<forewarn::aws::instance_metadata_client>(s);

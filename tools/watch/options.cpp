@@ -66,6 +66,30 @@ const char* cloud_values() {
     return values.c_str();
 }
 
+namespace {
+
+// A flag's value kept as it is in `field` (`if_empty`: the error for an empty one, when it is not
+// allowed); a switch that sets `field`; a number of seconds (seconds_flag) into `field`.
+std::function<std::string(settings&, std::string_view)> text_into(std::string settings::*field, const char* if_empty = nullptr) {
+    return [field, if_empty](settings& s, std::string_view v) -> std::string {
+        if (if_empty && v.empty()) return if_empty;
+        s.*field = std::string(v);
+        return {};
+    };
+}
+std::function<std::string(settings&, std::string_view)> seconds_into(std::chrono::seconds settings::*field, const char* what,
+                                                                     bool positive) {
+    return [=](settings& s, std::string_view v) { return seconds_flag(v, s.*field, what, positive); };
+}
+std::function<std::string(settings&, std::string_view)> switch_on(bool settings::*field) {
+    return [field](settings& s, std::string_view) -> std::string {
+        s.*field = true;
+        return {};
+    };
+}
+
+}  // namespace
+
 const std::vector<flag>& flags() {
     static const std::vector<flag> table = {
         {"cloud", cloud_values(), "which metadata service (default auto: probe them all)",
@@ -79,20 +103,11 @@ const std::vector<flag>& flags() {
              return {};
          }},
         {"endpoint", "URL", "the service root, e.g. http://127.0.0.1:8080 (default: the real address)",
-         [](settings& s, std::string_view v) -> std::string {
-             s.endpoint = std::string(v);
-             return {};
-         }},
+         text_into(&settings::endpoint)},
         {"json", "", "one JSON object per change on stdout, nothing else",
-         [](settings& s, std::string_view) -> std::string {
-             s.json = true;
-             return {};
-         }},
+         switch_on(&settings::json)},
         {"self", "NAME", "this VM's name as listed in Resources (default: ask the metadata)",
-         [](settings& s, std::string_view v) -> std::string {
-             s.self = std::string(v);
-             return {};
-         }},
+         text_into(&settings::self)},
         {"approve", "never|own|leader|all",
          "never (default); own: events naming this VM; leader: where this VM is the elected leader "
          "(followers approve user events after a grace); all: every event seen",
@@ -105,10 +120,7 @@ const std::vector<flag>& flags() {
              return {};
          }},
         {"dry-run", "", "decide approvals as configured but send none; say what would have been approved",
-         [](settings& s, std::string_view) -> std::string {
-             s.dry_run = true;
-             return {};
-         }},
+         switch_on(&settings::dry_run)},
         {"approve-freeze-under", "SECONDS",
          "approve at once, without waiting for a hook, a Freeze whose announced duration is known and shorter "
          "than this (the Azure sample's rule is 9); with --approve, which still says whose events",
@@ -121,10 +133,7 @@ const std::vector<flag>& flags() {
         {"approve-user-events", "",
          "approve at once, without waiting for a hook, events an administrator started (EventSource User); "
          "with --approve, which still says whose events",
-         [](settings& s, std::string_view) -> std::string {
-             s.approve_user_events = true;
-             return {};
-         }},
+         switch_on(&settings::approve_user_events)},
         {"approve-window", "HH:MM-HH:MM[/DAYS][ UTC+HH:MM]",
          "approve early only inside this daily window (UTC unless an offset is given; DAYS: mon,tue,... or "
          "mon-fri); outside it events proceed at NotBefore as the platform decides",
@@ -141,18 +150,14 @@ const std::vector<flag>& flags() {
         {"unready-before", "SECONDS",
          "/readyz and --ready-file say not ready from this long before an event's NotBefore rather than from "
          "its announcement (default 0: from the announcement)",
-         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.unready_before, "--unready-before", false); }},
+         seconds_into(&settings::unready_before, "--unready-before", false)},
         {"lb-drain", "SECONDS",
          "approve an event only once /readyz and --ready-file have said not ready for this long (the time the load "
          "balancer needs to take this VM out), and the prepare hook, if any, has succeeded: both run at once "
          "(default 0: approve when the hook is done)",
-         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.lb_drain, "--lb-drain", false); }},
+         seconds_into(&settings::lb_drain, "--lb-drain", false)},
         {"ready-file", "PATH", "a file present while this VM should take traffic, removed from an event's announcement (or --unready-before) until it is over",
-         [](settings& s, std::string_view v) -> std::string {
-             if (v.empty()) return "--ready-file needs a path";
-             s.ready_file = std::string(v);
-             return {};
-         }},
+         text_into(&settings::ready_file, "--ready-file needs a path")},
         {"webhook", "URL",
          "POST each change there as JSON (its line, or --webhook-template), from a thread of its own, retried on "
          "errors; an Authorization header only from FOREWARN_WEBHOOK_AUTHORIZATION",
@@ -191,32 +196,20 @@ const std::vector<flag>& flags() {
              return {};
          }},
         {"state-file", "PATH", "remember what was handled (and which hooks ran) across restarts",
-         [](settings& s, std::string_view v) -> std::string {
-             s.state_file = std::string(v);
-             return {};
-         }},
+         text_into(&settings::state_file)},
         {"on-prepare", "CMD",
          "run CMD (with /bin/sh -c) when an event is announced; the event counts as ready for --approve "
          "only once it exits 0",
-         [](settings& s, std::string_view v) -> std::string {
-             s.on_prepare = std::string(v);
-             return {};
-         }},
+         text_into(&settings::on_prepare)},
         {"on-started", "CMD", "run CMD when an event starts",
-         [](settings& s, std::string_view v) -> std::string {
-             s.on_started = std::string(v);
-             return {};
-         }},
+         text_into(&settings::on_started)},
         {"on-recover", "CMD", "run CMD when an event is over",
-         [](settings& s, std::string_view v) -> std::string {
-             s.on_recover = std::string(v);
-             return {};
-         }},
+         text_into(&settings::on_recover)},
         {"hook-deadline", "SECONDS",
          "a prepare hook still running this long before NotBefore is stopped and its event not approved (default 15)",
-         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.hook_deadline, "--hook-deadline", false); }},
+         seconds_into(&settings::hook_deadline, "--hook-deadline", false)},
         {"hook-timeout", "SECONDS", "no hook runs longer than this (default 600)",
-         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.hook_timeout, "--hook-timeout", true); }},
+         seconds_into(&settings::hook_timeout, "--hook-timeout", true)},
         {"metrics-listen", "HOST:PORT", "serve /metrics (Prometheus text), /healthz and /readyz there, e.g. 127.0.0.1:9464",
          [](settings& s, std::string_view v) -> std::string {
              if (v.find(':') == std::string_view::npos) return "--metrics-listen needs HOST:PORT";
@@ -224,65 +217,40 @@ const std::vector<flag>& flags() {
              return {};
          }},
         {"health-max-age", "SECONDS", "/healthz fails when no poll has succeeded for this long (default 60)",
-         [](settings& s, std::string_view v) -> std::string {
-             return seconds_flag(v, s.health_max_age, "--health-max-age", true);
-         }},
+         seconds_into(&settings::health_max_age, "--health-max-age", true)},
         {"kubernetes", "",
          "act on this node through the Kubernetes API, from inside its pod (the service account): an Event, conditions and a "
          "label at the announcement; for disruptive events a taint, a cordon and a drain that evicts the node's pods "
          "(--no-drain keeps them); all undone when it is over (docs/kubernetes.md; Linux)",
-         [](settings& s, std::string_view) -> std::string {
-             s.kubernetes = true;
-             return {};
-         }},
+         switch_on(&settings::kubernetes)},
         {"kubeconfig", "FILE", "as --kubernetes, reaching the API server through this kubeconfig's current context (from outside a pod)",
-         [](settings& s, std::string_view v) -> std::string {
-             if (v.empty()) return "--kubeconfig needs a file";
-             s.kubeconfig = std::string(v);
-             return {};
-         }},
+         text_into(&settings::kubeconfig, "--kubeconfig needs a file")},
         {"node-name", "NAME", "this node's name in Kubernetes (default: $NODE_NAME, set from the downward API's spec.nodeName)",
-         [](settings& s, std::string_view v) -> std::string {
-             if (v.empty()) return "--node-name needs a name";
-             s.node_name = std::string(v);
-             return {};
-         }},
+         text_into(&settings::node_name, "--node-name needs a name")},
         {"drain-lead", "SECONDS",
          "taint and cordon the node this long before an event's NotBefore, at once when less is left (default 900)",
-         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.drain_lead, "--drain-lead", false); }},
+         seconds_into(&settings::drain_lead, "--drain-lead", false)},
         {"drain-margin", "SECONDS",
          "the drain ends this long before the prepare hook's deadline (NotBefore less --hook-deadline): the time the "
          "--on-prepare hook and the approval get after it (default 10)",
-         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.drain_margin, "--drain-margin", false); }},
+         seconds_into(&settings::drain_margin, "--drain-margin", false)},
         {"kubernetes-rules", "FILE",
          "what each event type does to the node: a JSON object of types, each with taint, cordon, drain (true or false) "
          "and effect (docs/kubernetes.md, \"The rules\")",
-         [](settings& s, std::string_view v) -> std::string {
-             if (v.empty()) return "--kubernetes-rules needs a file";
-             s.kubernetes_rules = std::string(v);
-             return {};
-         }},
+         text_into(&settings::kubernetes_rules, "--kubernetes-rules needs a file")},
         {"drain-also", "TYPES", "these types take the node out of service and drain it too (comma-separated, e.g. freeze)",
          [](settings& s, std::string_view v) -> std::string { return type_list(v, s.drain_also, "--drain-also"); }},
         {"aws-lifecycle-hook", "NAME",
          "AWS: the Auto Scaling termination lifecycle hook to complete (CONTINUE) once the event is approved, with heartbeats "
          "until then (docs/aws.md, \"Auto Scaling\"); without it the notice is heard and nothing is completed",
-         [](settings& s, std::string_view v) -> std::string {
-             if (v.empty()) return "--aws-lifecycle-hook needs a name";
-             s.aws_lifecycle_hook = std::string(v);
-             return {};
-         }},
+         text_into(&settings::aws_lifecycle_hook, "--aws-lifecycle-hook needs a name")},
         {"aws-autoscaling-group", "NAME",
          "AWS: the instance's Auto Scaling group (default: its tag aws:autoscaling:groupName, which needs instance metadata tags on)",
-         [](settings& s, std::string_view v) -> std::string {
-             if (v.empty()) return "--aws-autoscaling-group needs a name";
-             s.aws_autoscaling_group = std::string(v);
-             return {};
-         }},
+         text_into(&settings::aws_autoscaling_group, "--aws-autoscaling-group needs a name")},
         {"aws-heartbeat", "SECONDS",
          "AWS: record a lifecycle action heartbeat this often (at any --interval) while the event waits for its hook or a "
          "fleet slot; keep several within the hook's HeartbeatTimeout (default 300)",
-         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.aws_heartbeat, "--aws-heartbeat", true); }},
+         seconds_into(&settings::aws_heartbeat, "--aws-heartbeat", true)},
         {"aws-api-endpoint", "URL", "AWS: Auto Scaling's endpoint (default https://autoscaling.REGION.amazonaws.com/): a VPC endpoint",
          [](settings& s, std::string_view v) -> std::string {
              if (v.rfind("https://", 0) != 0 && v.rfind("http://", 0) != 0) return "--aws-api-endpoint needs an http(s):// URL";
@@ -298,25 +266,15 @@ const std::vector<flag>& flags() {
              return {};
          }},
         {"no-drain", "", "taint and cordon the node as the rules say, never evict its pods",
-         [](settings& s, std::string_view) -> std::string {
-             s.no_drain = true;
-             return {};
-         }},
+         switch_on(&settings::no_drain)},
         {"drain-timeout", "SECONDS", "how long a drain may take for an event with no set time (Spot, Auto Scaling; default 120)",
-         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.drain_timeout, "--drain-timeout", true); }},
+         seconds_into(&settings::drain_timeout, "--drain-timeout", true)},
         {"etcd", "URL[,URL...]",
          "a fleet budget on this etcd cluster (its client URLs): approve early only while holding one of "
          "the group's slots (needs --fleet-group; docs/fleet.md)",
-         [](settings& s, std::string_view v) -> std::string {
-             s.etcd = std::string(v);
-             return {};
-         }},
+         text_into(&settings::etcd)},
         {"fleet-group", "NAME", "the group of VMs that share the budget, e.g. the database's replicas",
-         [](settings& s, std::string_view v) -> std::string {
-             if (v.empty()) return "--fleet-group needs a name";
-             s.fleet_group = std::string(v);
-             return {};
-         }},
+         text_into(&settings::fleet_group, "--fleet-group needs a name")},
         {"fleet-max", "N", "at most N members of the group in maintenance at once (default 1)",
          [](settings& s, std::string_view v) -> std::string {
              long long n = 0;
@@ -333,27 +291,15 @@ const std::vector<flag>& flags() {
              return e;
          }},
         {"fleet-settle", "SECONDS", "keep the slot this long after the last event's recover (default 0)",
-         [](settings& s, std::string_view v) -> std::string { return seconds_flag(v, s.fleet_settle, "--fleet-settle", false); }},
+         seconds_into(&settings::fleet_settle, "--fleet-settle", false)},
         {"etcd-user", "NAME", "etcd user name; the password is read from FOREWARN_ETCD_PASSWORD, never from a flag",
-         [](settings& s, std::string_view v) -> std::string {
-             s.etcd_user = std::string(v);
-             return {};
-         }},
+         text_into(&settings::etcd_user)},
         {"etcd-ca", "PATH", "the CA bundle (PEM) that signs etcd's certificate, for https:// URLs",
-         [](settings& s, std::string_view v) -> std::string {
-             s.etcd_ca = std::string(v);
-             return {};
-         }},
+         text_into(&settings::etcd_ca)},
         {"etcd-cert", "PATH", "a client certificate (PEM) for etcd",
-         [](settings& s, std::string_view v) -> std::string {
-             s.etcd_cert = std::string(v);
-             return {};
-         }},
+         text_into(&settings::etcd_cert)},
         {"etcd-key", "PATH", "the client certificate's key (PEM)",
-         [](settings& s, std::string_view v) -> std::string {
-             s.etcd_key = std::string(v);
-             return {};
-         }},
+         text_into(&settings::etcd_key)},
     };
     return table;
 }

@@ -63,11 +63,7 @@ public:
      * has no such lever. And, when can_approve() is false, why and what to do (the approvals step).
      */
     virtual std::vector<lever_step> lever_steps(const settings&) { return {}; }
-    virtual lever_step cannot_approve() const {
-        return {lever_step::kind::warn, "approvals", "takes no approvals",
-                "forewarn approves maintenance on Azure, GCE and AWS only (each through its own API)",
-                "nothing to do: the agent watches and runs the hooks; or drop --approve"};
-    }
+    virtual lever_step cannot_approve() const;
 };
 
 /// The client of `cloud` ("azure", "gce", "aws", "alibaba" or "tencent"; anything else is GCE's,

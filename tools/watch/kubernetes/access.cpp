@@ -13,8 +13,6 @@
 
 namespace watch::kubernetes {
 
-using forewarn::http_method;
-
 const std::vector<permission>& needed_permissions() {
     static const std::vector<permission> all = {
         {"get", "nodes", "", ""},

@@ -10,11 +10,6 @@
 
 namespace watch::kubernetes {
 
-using forewarn::errc;
-using forewarn::error;
-using forewarn::http_method;
-using forewarn::result;
-
 namespace {
 
 forewarn::curl_transport_options transport_options(const connection& c) {
@@ -96,11 +91,7 @@ result<api_answer> api_client::call(http_method method, const std::string& path,
 
 std::string status_message(std::string_view body) {
     const auto doc = parse_json(body);
-    if (!doc || !doc->IsObject()) return {};
-    const rapidjson::Value& object = *doc;
-    const auto m = object.FindMember("message");
-    if (m == object.MemberEnd() || !m->value.IsString()) return {};
-    return std::string(m->value.GetString(), m->value.GetStringLength());
+    return doc ? json_string_member(*doc, "message") : std::string();
 }
 
 error answer_error(std::string_view what, const api_answer& a) {

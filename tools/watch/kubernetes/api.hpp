@@ -27,6 +27,13 @@
 
 namespace watch::kubernetes {
 
+// The room's words for forewarn's results, errors and methods, said once for every file that
+// talks to the API server.
+using forewarn::errc;
+using forewarn::error;
+using forewarn::http_method;
+using forewarn::result;
+
 /// The patch types of the API server (each write in node.cpp names its own).
 inline constexpr std::string_view json_patch = "application/json-patch+json";
 inline constexpr std::string_view merge_patch = "application/merge-patch+json";

@@ -2,21 +2,13 @@
 #include "drain.hpp"
 
 #include "../json.hpp"
-#include "fields.hpp"
 
 #include <algorithm>
 #include <utility>
 
 namespace watch::kubernetes {
 
-using forewarn::errc;
-using forewarn::error;
-using forewarn::http_method;
-using forewarn::result;
-using fields::member;
-using fields::member_string;
-using fields::put;
-using fields::writer;
+using writer = json_writer;
 
 namespace {
 
@@ -47,33 +39,33 @@ result<std::vector<pod_view>> parse_pod_list(std::string_view body) {
     std::string why;
     auto doc = parse_json(body, &why);
     if (!doc) return error(errc::parse_error, "the node's pods: " + why);
-    const rapidjson::Value* items = member(*doc, "items");
+    const rapidjson::Value* items = json_member(*doc, "items");
     if (!doc->IsObject() || !items || !items->IsArray()) return error(errc::invalid_document, "the node's pods: not a PodList");
     std::vector<pod_view> pods;
     for (const auto& item : items->GetArray()) {
-        const rapidjson::Value* meta = member(item, "metadata");
+        const rapidjson::Value* meta = json_member(item, "metadata");
         if (!meta || !meta->IsObject()) continue;
         pod_view p;
-        p.namespace_name = member_string(*meta, "namespace");
-        p.name = member_string(*meta, "name");
-        p.uid = member_string(*meta, "uid");
+        p.namespace_name = json_string_member(*meta, "namespace");
+        p.name = json_string_member(*meta, "name");
+        p.uid = json_string_member(*meta, "uid");
         if (p.name.empty() || p.namespace_name.empty()) continue;
-        if (const rapidjson::Value* d = member(*meta, "deletionTimestamp"); d && !d->IsNull()) p.being_deleted = true;
-        if (const rapidjson::Value* a = member(*meta, "annotations")) p.mirror = member(*a, "kubernetes.io/config.mirror") != nullptr;
-        if (const rapidjson::Value* owners = member(*meta, "ownerReferences"); owners && owners->IsArray())
+        if (const rapidjson::Value* d = json_member(*meta, "deletionTimestamp"); d && !d->IsNull()) p.being_deleted = true;
+        if (const rapidjson::Value* a = json_member(*meta, "annotations")) p.mirror = json_member(*a, "kubernetes.io/config.mirror") != nullptr;
+        if (const rapidjson::Value* owners = json_member(*meta, "ownerReferences"); owners && owners->IsArray())
             for (const auto& o : owners->GetArray()) {
-                const rapidjson::Value* controller = member(o, "controller");
+                const rapidjson::Value* controller = json_member(o, "controller");
                 if (!controller || !controller->IsBool() || !controller->GetBool()) continue;
                 p.controlled = true;
-                if (member_string(o, "kind") == "DaemonSet") p.daemon_set = true;
+                if (json_string_member(o, "kind") == "DaemonSet") p.daemon_set = true;
             }
-        if (const rapidjson::Value* spec = member(item, "spec")) {
-            if (const rapidjson::Value* g = member(*spec, "terminationGracePeriodSeconds"); g && g->IsInt64() && g->GetInt64() >= 0)
+        if (const rapidjson::Value* spec = json_member(item, "spec")) {
+            if (const rapidjson::Value* g = json_member(*spec, "terminationGracePeriodSeconds"); g && g->IsInt64() && g->GetInt64() >= 0)
                 p.grace = g->GetInt64();
-            p.priority_class = member_string(*spec, "priorityClassName");
-            if (const rapidjson::Value* pr = member(*spec, "priority"); pr && pr->IsInt64()) p.priority = pr->GetInt64();
+            p.priority_class = json_string_member(*spec, "priorityClassName");
+            if (const rapidjson::Value* pr = json_member(*spec, "priority"); pr && pr->IsInt64()) p.priority = pr->GetInt64();
         }
-        if (const rapidjson::Value* status = member(item, "status")) p.phase = member_string(*status, "phase");
+        if (const rapidjson::Value* status = json_member(item, "status")) p.phase = json_string_member(*status, "phase");
         pods.push_back(std::move(p));
     }
     return pods;
@@ -83,12 +75,12 @@ result<std::string> eviction_version(std::string_view api_v1_discovery) {
     std::string why;
     auto doc = parse_json(api_v1_discovery, &why);
     if (!doc) return error(errc::parse_error, "GET /api/v1: " + why);
-    const rapidjson::Value* resources = member(*doc, "resources");
+    const rapidjson::Value* resources = json_member(*doc, "resources");
     if (!resources || !resources->IsArray()) return error(errc::invalid_document, "GET /api/v1: not an APIResourceList");
     for (const auto& r : resources->GetArray()) {
-        if (member_string(r, "name") != "pods/eviction" || member_string(r, "kind") != "Eviction") continue;
-        const std::string group = member_string(r, "group");
-        const std::string version = member_string(r, "version");
+        if (json_string_member(r, "name") != "pods/eviction" || json_string_member(r, "kind") != "Eviction") continue;
+        const std::string group = json_string_member(r, "group");
+        const std::string version = json_string_member(r, "version");
         if (group == "policy" && (version == "v1" || version == "v1beta1")) return group + "/" + version;
         return error(errc::unsupported, "the server's Eviction is " + group + "/" + version + ", not policy/v1 or policy/v1beta1");
     }
@@ -99,16 +91,13 @@ std::string eviction_body(const std::string& group_version, const pod_view& p, s
     rapidjson::StringBuffer out;
     writer w(out);
     w.StartObject();
-    w.Key("apiVersion");
-    put(w, group_version);
+    json_put(w, "apiVersion", group_version);
     w.Key("kind");
     w.String("Eviction");
     w.Key("metadata");
     w.StartObject();
-    w.Key("name");
-    put(w, p.name);
-    w.Key("namespace");
-    put(w, p.namespace_name);
+    json_put(w, "name", p.name);
+    json_put(w, "namespace", p.namespace_name);
     w.EndObject();
     if (grace_seconds) {
         w.Key("deleteOptions");
@@ -134,11 +123,11 @@ eviction_answer read_eviction_answer(const api_answer& a) {
         // pods and has 2 currently"); its message alone is generic.
         std::string why = status_message(a.body);
         if (auto doc = parse_json(a.body))
-            if (const rapidjson::Value* details = member(*doc, "details"))
-                if (const rapidjson::Value* causes = member(*details, "causes"); causes && causes->IsArray())
+            if (const rapidjson::Value* details = json_member(*doc, "details"))
+                if (const rapidjson::Value* causes = json_member(*details, "causes"); causes && causes->IsArray())
                     for (const auto& c : causes->GetArray())
-                        if (member_string(c, "reason") == "DisruptionBudget" && !member_string(c, "message").empty()) {
-                            why = member_string(c, "message");
+                        if (json_string_member(c, "reason") == "DisruptionBudget" && !json_string_member(c, "message").empty()) {
+                            why = json_string_member(c, "message");
                             break;
                         }
         if (why.empty()) why = "429 Too Many Requests";

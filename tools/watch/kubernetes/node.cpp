@@ -2,23 +2,14 @@
 #include "node.hpp"
 
 #include "../json.hpp"
-#include "fields.hpp"
 
 #include <ctime>
 
 namespace watch::kubernetes {
 
-using forewarn::errc;
-using forewarn::error;
-using forewarn::http_method;
-using forewarn::result;
-
 namespace {
 
-using fields::member;
-using fields::member_string;
-using fields::put;
-using fields::writer;
+using writer = json_writer;
 
 std::vector<std::pair<std::string, std::string>> string_map(const rapidjson::Value* v) {
     std::vector<std::pair<std::string, std::string>> out;
@@ -35,9 +26,9 @@ void write_changes(writer& w, const char* name, const metadata_change& changes) 
     w.Key(name);
     w.StartObject();
     for (const auto& [key, value] : changes) {
-        put(w, key);
+        json_put(w, key);
         if (value)
-            put(w, *value);
+            json_put(w, *value);
         else
             w.Null();
     }
@@ -105,24 +96,24 @@ result<node_view> node_api::get() {
     auto doc = read();
     if (!doc) return std::move(doc).error();
     node_view n;
-    const rapidjson::Value* meta = member(*doc, "metadata");
+    const rapidjson::Value* meta = json_member(*doc, "metadata");
     if (!meta || !meta->IsObject()) return error(errc::invalid_document, "GET node " + node_ + ": no metadata");
-    n.name = member_string(*meta, "name");
-    n.uid = member_string(*meta, "uid");
-    n.resource_version = member_string(*meta, "resourceVersion");
-    n.labels = string_map(member(*meta, "labels"));
-    n.annotations = string_map(member(*meta, "annotations"));
-    if (const rapidjson::Value* spec = member(*doc, "spec")) {
-        if (const rapidjson::Value* u = member(*spec, "unschedulable"); u && u->IsBool()) n.unschedulable = u->GetBool();
-        if (const rapidjson::Value* ts = member(*spec, "taints"); ts && ts->IsArray())
+    n.name = json_string_member(*meta, "name");
+    n.uid = json_string_member(*meta, "uid");
+    n.resource_version = json_string_member(*meta, "resourceVersion");
+    n.labels = string_map(json_member(*meta, "labels"));
+    n.annotations = string_map(json_member(*meta, "annotations"));
+    if (const rapidjson::Value* spec = json_member(*doc, "spec")) {
+        if (const rapidjson::Value* u = json_member(*spec, "unschedulable"); u && u->IsBool()) n.unschedulable = u->GetBool();
+        if (const rapidjson::Value* ts = json_member(*spec, "taints"); ts && ts->IsArray())
             for (const auto& t : ts->GetArray())
-                n.taints.push_back({member_string(t, "key"), member_string(t, "value"), member_string(t, "effect")});
+                n.taints.push_back({json_string_member(t, "key"), json_string_member(t, "value"), json_string_member(t, "effect")});
     }
-    if (const rapidjson::Value* status = member(*doc, "status"))
-        if (const rapidjson::Value* cs = member(*status, "conditions"); cs && cs->IsArray())
+    if (const rapidjson::Value* status = json_member(*doc, "status"))
+        if (const rapidjson::Value* cs = json_member(*status, "conditions"); cs && cs->IsArray())
             for (const auto& c : cs->GetArray())
-                n.conditions.push_back({member_string(c, "type"), member_string(c, "status"), member_string(c, "reason"),
-                                        member_string(c, "message")});
+                n.conditions.push_back({json_string_member(c, "type"), json_string_member(c, "status"), json_string_member(c, "reason"),
+                                        json_string_member(c, "message")});
     if (n.name != node_ || n.resource_version.empty())
         return error(errc::invalid_document, "GET node " + node_ + ": the answer is not that node");
     uid_ = n.uid;
@@ -180,19 +171,13 @@ result<void> node_api::set_condition(const node_condition& c, const node_view* c
     w.Key("conditions");
     w.StartArray();
     w.StartObject();
-    w.Key("type");
-    put(w, c.type);
-    w.Key("status");
-    put(w, c.status);
-    w.Key("reason");
-    put(w, c.reason);
-    w.Key("message");
-    put(w, c.message);
-    w.Key("lastHeartbeatTime");
-    put(w, now);
+    json_put(w, "type", c.type);
+    json_put(w, "status", c.status);
+    json_put(w, "reason", c.reason);
+    json_put(w, "message", c.message);
+    json_put(w, "lastHeartbeatTime", now);
     if (!was || was->status != c.status) {
-        w.Key("lastTransitionTime");
-        put(w, now);
+        json_put(w, "lastTransitionTime", now);
     }
     w.EndObject();
     w.EndArray();
@@ -218,15 +203,15 @@ result<bool> node_api::write_taints(const std::string& key, const std::string& e
     for (int round = 1;; ++round) {
         auto doc = read();
         if (!doc) return std::move(doc).error();
-        const rapidjson::Value* meta = member(*doc, "metadata");
-        const std::string version = meta ? member_string(*meta, "resourceVersion") : std::string();
+        const rapidjson::Value* meta = json_member(*doc, "metadata");
+        const std::string version = meta ? json_string_member(*meta, "resourceVersion") : std::string();
         if (version.empty()) return error(errc::invalid_document, "GET node " + node_ + ": no resourceVersion");
         if (!refused_version.empty() && version == refused_version) {
             --conflicts_;  // not a race: the node did not change, the patch itself was refused
             return answer_error("PATCH node " + node_ + " taints", refused);
         }
-        const rapidjson::Value* spec = member(*doc, "spec");
-        const rapidjson::Value* taints = spec ? member(*spec, "taints") : nullptr;
+        const rapidjson::Value* spec = json_member(*doc, "spec");
+        const rapidjson::Value* taints = spec ? json_member(*spec, "taints") : nullptr;
         // The list as read, every member of every other taint kept as it is (timeAdded too).
         rapidjson::StringBuffer out;
         writer w(out);
@@ -236,8 +221,7 @@ result<bool> node_api::write_taints(const std::string& key, const std::string& e
         w.String("test");
         w.Key("path");
         w.String("/metadata/resourceVersion");
-        w.Key("value");
-        put(w, version);
+        json_put(w, "value", version);
         w.EndObject();
         w.StartObject();
         w.Key("op");
@@ -249,7 +233,7 @@ result<bool> node_api::write_taints(const std::string& key, const std::string& e
         bool found = false;
         if (taints && taints->IsArray())
             for (const auto& t : taints->GetArray()) {
-                if (member_string(t, "key") == key && member_string(t, "effect") == effect) {
+                if (json_string_member(t, "key") == key && json_string_member(t, "effect") == effect) {
                     found = true;
                     if (!added) continue;  // removed
                 }
@@ -259,16 +243,12 @@ result<bool> node_api::write_taints(const std::string& key, const std::string& e
         if (!added && !found) return false;
         if (added) {
             w.StartObject();
-            w.Key("key");
-            put(w, added->key);
+            json_put(w, "key", added->key);
             if (!added->value.empty()) {
-                w.Key("value");
-                put(w, added->value);
+                json_put(w, "value", added->value);
             }
-            w.Key("effect");
-            put(w, added->effect);
-            w.Key("timeAdded");
-            put(w, api_time(std::chrono::system_clock::now()));
+            json_put(w, "effect", added->effect);
+            json_put(w, "timeAdded", api_time(std::chrono::system_clock::now()));
             w.EndObject();
         }
         w.EndArray();
@@ -299,8 +279,7 @@ result<void> node_api::post_event(const node_event& e) {
     w.StartObject();
     w.Key("metadata");
     w.StartObject();
-    w.Key("generateName");
-    put(w, node_ + ".forewarn-");
+    json_put(w, "generateName", node_ + ".forewarn-");
     w.Key("namespace");
     w.String("default");
     w.EndObject();
@@ -310,30 +289,23 @@ result<void> node_api::post_event(const node_event& e) {
     w.String("v1");
     w.Key("kind");
     w.String("Node");
-    w.Key("name");
-    put(w, node_);
+    json_put(w, "name", node_);
     if (!uid_.empty()) {
-        w.Key("uid");
-        put(w, uid_);
+        json_put(w, "uid", uid_);
     }
     w.EndObject();
-    w.Key("reason");
-    put(w, e.reason);
-    w.Key("message");
-    put(w, e.message);
+    json_put(w, "reason", e.reason);
+    json_put(w, "message", e.message);
     w.Key("type");
     w.String(e.warning ? "Warning" : "Normal");
     w.Key("source");
     w.StartObject();
     w.Key("component");
     w.String("forewarn-watch");
-    w.Key("host");
-    put(w, node_);
+    json_put(w, "host", node_);
     w.EndObject();
-    w.Key("firstTimestamp");
-    put(w, now);
-    w.Key("lastTimestamp");
-    put(w, now);
+    json_put(w, "firstTimestamp", now);
+    json_put(w, "lastTimestamp", now);
     w.Key("count");
     w.Int(1);
     w.EndObject();

@@ -93,10 +93,11 @@ std::string with_record(const std::string* annotation, const std::string& id, co
 }
 
 bool has_record(const std::string& annotation, const std::string& id) {
-    auto doc = parse_json(annotation);
+    const auto doc = parse_json(annotation);
     if (!doc || !doc->IsObject()) return false;
-    const auto found = doc->FindMember(rapidjson::StringRef(id.data(), static_cast<rapidjson::SizeType>(id.size())));
-    return found != doc->MemberEnd() && found->value.IsObject();
+    const rapidjson::Value& records = *doc;
+    const auto found = records.FindMember(rapidjson::StringRef(id.data(), static_cast<rapidjson::SizeType>(id.size())));
+    return found != records.MemberEnd() && found->value.IsObject();
 }
 
 std::vector<std::string> records_of(const std::string& annotation) {

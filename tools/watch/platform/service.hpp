@@ -8,7 +8,7 @@
 //   service run [--log-file PATH] [OPTIONS...]       what the service control manager starts
 // A service stop or a system shutdown stops the agent as Ctrl+C does. On Linux the agent is a
 // systemd unit instead (forewarn-watch.service, docs/operators.md): the command says so.
-// The platform's half: service_windows.hpp, service_posix.hpp.
+// The platform's half: service_windows.cpp, service_posix.cpp.
 #pragma once
 
 #include <cstdio>
@@ -38,9 +38,3 @@ std::optional<int> command(const std::vector<std::string>& args, agent_main agen
 
 }  // namespace service
 }  // namespace watch
-
-#if defined(_WIN32)
-#include "service_windows.hpp"
-#else
-#include "service_posix.hpp"
-#endif

@@ -34,17 +34,9 @@ inline int poll(pollfd_t* fds, unsigned long n, int timeout_ms) { return ::WSAPo
 inline std::string last_error() { return forewarn::platform::system_message(static_cast<unsigned long>(::WSAGetLastError())); }
 inline bool interrupted() { return ::WSAGetLastError() == WSAEINTR; }
 /// Winsock, started once for the process (never cleaned up: the process ends first).
-inline bool start() {
-    static const bool ok = [] {
-        WSADATA data;
-        return ::WSAStartup(MAKEWORD(2, 2), &data) == 0;
-    }();
-    return ok;
-}
-inline socket_t open_socket(int family, int type, int protocol) {
-    // Not inherited by hook processes (WSA_FLAG_NO_HANDLE_INHERIT).
-    return ::WSASocketW(family, type, protocol, nullptr, 0, WSA_FLAG_OVERLAPPED | WSA_FLAG_NO_HANDLE_INHERIT);
-}
+bool start();
+/// Not inherited by hook processes (WSA_FLAG_NO_HANDLE_INHERIT).
+socket_t open_socket(int family, int type, int protocol);
 inline socket_t accept_socket(socket_t listener) { return ::accept(listener, nullptr, nullptr); }
 inline int send_flags() { return 0; }
 /// A listener's address reuse: none on Windows, where SO_REUSEADDR would let another program
@@ -63,10 +55,7 @@ inline socket_t open_socket(int family, int type, int protocol) { return ::socke
 inline socket_t accept_socket(socket_t listener) { return ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC); }
 inline int send_flags() { return MSG_NOSIGNAL; }
 /// A listener's address reuse: a restart binds again at once, past the old sockets' TIME_WAIT.
-inline void reuse_address(socket_t s) {
-    const int one = 1;
-    ::setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-}
+void reuse_address(socket_t s);
 #endif
 
 /// A loopback UDP socket that a poll watches: wake() sends it a byte from any thread.
@@ -78,29 +67,10 @@ public:
     ~waker() { close(); }
 
     /// The error in words, or "".
-    std::string open() {
-        s_ = open_socket(AF_INET, SOCK_DGRAM, 0);
-        if (s_ == no_socket) return "socket: " + last_error();
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        a.sin_port = 0;
-        socklen_t len = sizeof a;
-        if (::bind(s_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-            ::getsockname(s_, reinterpret_cast<sockaddr*>(&a), &len) != 0 ||
-            ::connect(s_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)  // to itself
-            return "waker socket: " + last_error();
-        return {};
-    }
+    std::string open();
     socket_t socket() const { return s_; }
-    void wake() const {
-        const char b = 1;
-        if (s_ != no_socket) (void)::send(s_, &b, 1, 0);
-    }
-    void close() {
-        if (s_ != no_socket) close_socket(s_);
-        s_ = no_socket;
-    }
+    void wake() const;
+    void close();
 
 private:
     socket_t s_ = no_socket;

@@ -2,8 +2,8 @@
 // How forewarn-watch's main() sleeps until it is told to stop, costing nothing meanwhile:
 // SIGINT or SIGTERM on POSIX (blocked in every thread, taken by sigwait), Ctrl+C, Ctrl+Break, the
 // console closing, a log-off or a shutdown on Windows (a console control handler), or the agent's
-// own "done" (--exit-after's last line was written). The platform's half: stop_signal_posix.hpp,
-// stop_signal_windows.hpp.
+// own "done" (--exit-after's last line was written). The platform's half: stop_signal_posix.cpp,
+// stop_signal_windows.cpp.
 #pragma once
 
 namespace watch {
@@ -21,12 +21,11 @@ bool wait();
 /// After the agent has stopped everything: on Windows a console close waits for this (the
 /// system ends the process when the handler returns).
 void finished();
+#if defined(_WIN32)
+/// The service control manager's stop or shutdown (service_windows.cpp): wait() returns (true),
+/// as on Ctrl+C.
+void request();
+#endif
 
 }  // namespace stop_signal
 }  // namespace watch
-
-#if defined(_WIN32)
-#include "stop_signal_windows.hpp"
-#else
-#include "stop_signal_posix.hpp"
-#endif

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
 // The POSIX half of platform/service.hpp: there is no service command; systemd runs the agent.
-#pragma once
-
 #include "service.hpp"
 
 #include <cstdio>
@@ -9,7 +7,7 @@
 namespace watch {
 namespace service {
 
-inline std::optional<int> command(const std::vector<std::string>& args, agent_main, options_check) {
+std::optional<int> command(const std::vector<std::string>& args, agent_main, options_check) {
     if (args.size() < 2 || args[1] != "service") return std::nullopt;
     std::fputs("forewarn-watch: \"service\" installs a Windows service; on Linux, install the systemd unit "
                "forewarn-watch.service (docs/operators.md)\n",

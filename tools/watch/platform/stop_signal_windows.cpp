@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
 // The Windows half of platform/stop_signal.hpp: a console control handler and two events.
-#pragma once
-
 #include "stop_signal.hpp"
 
 #include <forewarn/platform/windows.hpp>
@@ -17,12 +15,12 @@ struct events {
     HANDLE finished = ::CreateEventW(nullptr, TRUE, FALSE, nullptr);
     std::atomic<bool> by_system{false};
 };
-inline events& the() {
+events& the() {
     static events e;
     return e;
 }
 
-inline BOOL WINAPI on_console(DWORD what) {
+BOOL WINAPI on_console(DWORD what) {
     switch (what) {
     case CTRL_C_EVENT:
     case CTRL_BREAK_EVENT:
@@ -42,25 +40,25 @@ inline BOOL WINAPI on_console(DWORD what) {
 
 }  // namespace detail
 
-inline void prepare() {
+void prepare() {
     (void)detail::the();
     ::SetConsoleCtrlHandler(&detail::on_console, TRUE);
 }
 
-inline void notify_done() { ::SetEvent(detail::the().stop); }
+void notify_done() { ::SetEvent(detail::the().stop); }
 
 /// A stop the system asked for outside the console: a service stop or a shutdown (service.hpp).
-inline void request() {
+void request() {
     detail::the().by_system.store(true);
     ::SetEvent(detail::the().stop);
 }
 
-inline bool wait() {
+bool wait() {
     ::WaitForSingleObject(detail::the().stop, INFINITE);
     return detail::the().by_system.load();
 }
 
-inline void finished() { ::SetEvent(detail::the().finished); }
+void finished() { ::SetEvent(detail::the().finished); }
 
 }  // namespace stop_signal
 }  // namespace watch

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The POSIX half of platform/process.hpp: fork, a keeper leading the process group, /bin/sh -c,
 // pidfd.
-#pragma once
-
 #include "process.hpp"
 
 #include <algorithm>
@@ -37,7 +35,7 @@ struct fd_guard {
     }
 };
 
-inline int pidfd_open(pid_t pid) {
+int pidfd_open(pid_t pid) {
 #ifdef SYS_pidfd_open
     return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
 #else
@@ -49,7 +47,7 @@ inline int pidfd_open(pid_t pid) {
 
 /// Asks the kernel for `sig` when the parent (the thread that forked) is gone: Linux's
 /// PR_SET_PDEATHSIG; elsewhere nothing.
-inline void die_with_parent(int sig) {
+void die_with_parent(int sig) {
 #ifdef __linux__
     ::prctl(PR_SET_PDEATHSIG, static_cast<unsigned long>(sig));
 #else
@@ -59,18 +57,11 @@ inline void die_with_parent(int sig) {
 
 }  // namespace detail
 
-/**
- * Runs `command` with /bin/sh -c in a process group of its own: `input` on its stdin, `env`
- * ("NAME=value") added to forewarn-watch's environment, its stdout and stderr given line by line
- * to `log_line`. Stops the group (SIGTERM, then SIGKILL 2 s later) when `deadline` comes or
- * `stop` is raised. Blocks the calling thread until the process is gone.
- */
-inline hook_outcome run_hook(const std::string& command, const std::string& input, const std::vector<std::string>& env,
-                             std::chrono::steady_clock::time_point deadline, const std::atomic<bool>& stop,
-                             const std::function<void(std::string_view)>& log_line) {
+// run_process: /bin/sh -c in a process group of its own (process.hpp says what it promises).
+std::optional<bool> detail::run_process(const std::string& command, const std::string& input, const std::vector<std::string>& env,
+                                        std::chrono::steady_clock::time_point deadline, const std::atomic<bool>& stop,
+                                        const std::function<void(std::string_view)>& log_line, hook_outcome& out) {
     using clock = std::chrono::steady_clock;
-    hook_outcome out;
-    const auto started = clock::now();
 
     // Everything the child needs is made before fork(): after it, only async-signal-safe calls.
     std::map<std::string, std::string> vars;
@@ -99,12 +90,12 @@ inline hook_outcome run_hook(const std::string& command, const std::string& inpu
     int in_pipe[2], out_pipe[2];
     if (::pipe2(in_pipe, O_CLOEXEC) != 0) {
         out.detail = std::string("pipe: ") + std::strerror(errno);
-        return out;
+        return std::nullopt;
     }
     detail::fd_guard in_read{in_pipe[0]}, in_write{in_pipe[1]};
     if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
         out.detail = std::string("pipe: ") + std::strerror(errno);
-        return out;
+        return std::nullopt;
     }
     detail::fd_guard out_read{out_pipe[0]}, out_write{out_pipe[1]};
 
@@ -112,7 +103,7 @@ inline hook_outcome run_hook(const std::string& command, const std::string& inpu
     const pid_t pid = ::fork();
     if (pid < 0) {
         out.detail = std::string("fork: ") + std::strerror(errno);
-        return out;
+        return std::nullopt;
     }
     if (pid == 0) {
         // The keeper: the leader of the hook's process group, between forewarn-watch and the
@@ -240,21 +231,19 @@ inline hook_outcome run_hook(const std::string& command, const std::string& inpu
         }
     }
     if (!exited) ::waitpid(pid, &status, 0);
-    out.took = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - started);
     if (WIFEXITED(status)) out.exit_code = WEXITSTATUS(status);
     else if (WIFSIGNALED(status)) out.exit_code = -WTERMSIG(status);
-    describe_end(out, timed_out, stop.load());
-    return out;
+    return timed_out;
 }
 
-inline unsigned long long process_id() { return static_cast<unsigned long long>(::getpid()); }
+unsigned long long process_id() { return static_cast<unsigned long long>(::getpid()); }
 
-inline bool runnable(const std::filesystem::path& path) {
+bool runnable(const std::filesystem::path& path) {
     std::error_code ec;
     return std::filesystem::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
 }
 
-inline std::optional<std::filesystem::path> find_on_path(const std::string& name) {
+std::optional<std::filesystem::path> find_on_path(const std::string& name) {
     const char* path = std::getenv("PATH");
     return detail::search_path(path ? path : "", ':', name, {""});
 }

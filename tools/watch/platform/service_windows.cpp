@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
 // The Windows half of platform/service.hpp: the service control manager's API (advapi32).
-#pragma once
-
 #include "service.hpp"
 #include "stop_signal.hpp"
 
@@ -17,7 +15,7 @@ namespace detail {
 constexpr const wchar_t* name = L"forewarn-watch";
 
 /// One argument as CommandLineToArgvW reads it back (quotes, and the backslashes before them).
-inline std::wstring quote(const std::wstring& arg) {
+std::wstring quote(const std::wstring& arg) {
     if (!arg.empty() && arg.find_first_of(L" \t\n\v\"") == std::wstring::npos) return arg;
     std::wstring out = L"\"";
     for (auto it = arg.begin();; ++it) {
@@ -37,7 +35,7 @@ inline std::wstring quote(const std::wstring& arg) {
     return out;
 }
 
-inline std::wstring program_path() {
+std::wstring program_path() {
     std::wstring path(MAX_PATH, L'\0');
     for (;;) {
         const DWORD n = ::GetModuleFileNameW(nullptr, path.data(), static_cast<DWORD>(path.size()));
@@ -50,7 +48,7 @@ inline std::wstring program_path() {
     }
 }
 
-inline int failed(const char* what) {
+int failed(const char* what) {
     std::fprintf(stderr, "forewarn-watch service: %s: %s\n", what,
                  forewarn::platform::system_message(::GetLastError()).c_str());
     return 1;
@@ -74,12 +72,12 @@ struct running {
     SERVICE_STATUS_HANDLE handle = nullptr;
     int exit_code = 0;
 };
-inline running& the() {
+running& the() {
     static running r;
     return r;
 }
 
-inline void report(DWORD state, int exit_code = 0, DWORD wait_hint = 0) {
+void report(DWORD state, int exit_code = 0, DWORD wait_hint = 0) {
     SERVICE_STATUS st{};
     st.dwServiceType = SERVICE_WIN32_OWN_PROCESS;
     st.dwCurrentState = state;
@@ -90,7 +88,7 @@ inline void report(DWORD state, int exit_code = 0, DWORD wait_hint = 0) {
     ::SetServiceStatus(the().handle, &st);
 }
 
-inline DWORD WINAPI on_control(DWORD control, DWORD, void*, void*) {
+DWORD WINAPI on_control(DWORD control, DWORD, void*, void*) {
     switch (control) {
     case SERVICE_CONTROL_STOP:
     case SERVICE_CONTROL_SHUTDOWN:
@@ -102,7 +100,7 @@ inline DWORD WINAPI on_control(DWORD control, DWORD, void*, void*) {
     }
 }
 
-inline void WINAPI service_main(DWORD, LPWSTR*) {
+void WINAPI service_main(DWORD, LPWSTR*) {
     running& r = the();
     // A service has no console (its stdout and stderr are no streams at all): its lines and its
     // log go to the log file, appended, each line whole.
@@ -124,7 +122,7 @@ inline void WINAPI service_main(DWORD, LPWSTR*) {
 
 /// Takes a leading `--log-file PATH` off the arguments (the default is beside the program);
 /// nothing, said on stderr, when the path is missing.
-inline std::optional<std::wstring> take_log_file(const char* command, std::vector<std::string>& rest) {
+std::optional<std::wstring> take_log_file(const char* command, std::vector<std::string>& rest) {
     if (!rest.empty() && rest[0] == "--log-file") {
         if (rest.size() < 2) {
             std::fprintf(stderr, "forewarn-watch service %s: --log-file needs a value (a file's path)\n", command);
@@ -140,13 +138,13 @@ inline std::optional<std::wstring> take_log_file(const char* command, std::vecto
 }
 
 /// The agent's arguments: its name, then the options.
-inline std::vector<std::string> agent_arguments(const std::vector<std::string>& options) {
+std::vector<std::string> agent_arguments(const std::vector<std::string>& options) {
     std::vector<std::string> args{"forewarn-watch"};
     args.insert(args.end(), options.begin(), options.end());
     return args;
 }
 
-inline int install(std::vector<std::string> rest, options_check check) {
+int install(std::vector<std::string> rest, options_check check) {
     const auto log_file = take_log_file("install", rest);
     if (!log_file) return 2;
     const std::wstring& log = *log_file;
@@ -189,7 +187,7 @@ inline int install(std::vector<std::string> rest, options_check check) {
     return 0;
 }
 
-inline int uninstall() {
+int uninstall() {
     sc_handle scm(::OpenSCManagerW(nullptr, nullptr, SC_MANAGER_CONNECT));
     if (scm.h == nullptr) return failed("cannot open the service control manager (run it as an administrator)");
     sc_handle svc(::OpenServiceW(scm.h, name, SERVICE_STOP | SERVICE_QUERY_STATUS | DELETE));
@@ -210,7 +208,7 @@ inline int uninstall() {
     return 0;
 }
 
-inline int run(std::vector<std::string> rest, agent_main agent) {
+int run(std::vector<std::string> rest, agent_main agent) {
     const auto log_file = take_log_file("run", rest);
     if (!log_file) return 2;
     running& r = the();
@@ -232,7 +230,7 @@ inline int run(std::vector<std::string> rest, agent_main agent) {
 
 }  // namespace detail
 
-inline std::optional<int> command(const std::vector<std::string>& args, agent_main agent, options_check check) {
+std::optional<int> command(const std::vector<std::string>& args, agent_main agent, options_check check) {
     if (args.size() < 2 || args[1] != "service") return std::nullopt;
     const std::string what = args.size() > 2 ? args[2] : std::string();
     std::vector<std::string> rest(args.begin() + (std::min)(args.size(), std::size_t(3)), args.end());

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
 // The POSIX half of platform/stop_signal.hpp: SIGINT and SIGTERM, and SIGUSR1 as "done".
-#pragma once
-
 #include "stop_signal.hpp"
 
 #include <csignal>
@@ -12,7 +10,7 @@
 namespace watch {
 namespace stop_signal {
 
-inline sigset_t waited_signals() {
+sigset_t waited_signals() {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
@@ -21,7 +19,7 @@ inline sigset_t waited_signals() {
     return set;
 }
 
-inline void prepare() {
+void prepare() {
     std::signal(SIGPIPE, SIG_IGN);
     // A file-size limit (ulimit -f) met while writing the state file is that write's io_error
     // (EFBIG: the old file stays, the agent goes on), not the agent's death.
@@ -30,9 +28,9 @@ inline void prepare() {
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-inline void notify_done() { ::kill(::getpid(), SIGUSR1); }
+void notify_done() { ::kill(::getpid(), SIGUSR1); }
 
-inline bool wait() {
+bool wait() {
     const sigset_t set = waited_signals();
     int sig = 0;
     while (sigwait(&set, &sig) != 0) {
@@ -40,7 +38,7 @@ inline bool wait() {
     return sig != SIGUSR1;
 }
 
-inline void finished() {}
+void finished() {}
 
 }  // namespace stop_signal
 }  // namespace watch

@@ -3,8 +3,6 @@
 // (its whole process tree ends with the job: TerminateJobObject at the deadline, and
 // KILL_ON_JOB_CLOSE should forewarn-watch itself die), stdin and stdout/stderr through pipes, a
 // Unicode environment block.
-#pragma once
-
 #include "arguments.hpp"
 #include "process.hpp"
 
@@ -32,7 +30,7 @@ struct win_handle {
 
 // NAME=value pairs, sorted case-insensitively by name as Windows wants, each ending in NUL, the
 // block ending in a second NUL.
-inline std::wstring environment_block(const std::vector<std::string>& add) {
+std::wstring environment_block(const std::vector<std::string>& add) {
     struct iless {
         bool operator()(const std::wstring& a, const std::wstring& b) const {
             return ::CompareStringOrdinal(a.c_str(), static_cast<int>(a.size()), b.c_str(), static_cast<int>(b.size()),
@@ -72,15 +70,13 @@ inline std::wstring environment_block(const std::vector<std::string>& add) {
 
 }  // namespace detail
 
-inline hook_outcome run_hook(const std::string& command, const std::string& input, const std::vector<std::string>& env,
-                             std::chrono::steady_clock::time_point deadline, const std::atomic<bool>& stop,
-                             const std::function<void(std::string_view)>& log_line) {
+std::optional<bool> detail::run_process(const std::string& command, const std::string& input, const std::vector<std::string>& env,
+                                        std::chrono::steady_clock::time_point deadline, const std::atomic<bool>& stop,
+                                        const std::function<void(std::string_view)>& log_line, hook_outcome& out) {
     using clock = std::chrono::steady_clock;
-    hook_outcome out;
-    const auto started = clock::now();
     auto failed_to_start = [&](const char* what) {
         out.detail = std::string(what) + ": " + forewarn::platform::system_message(::GetLastError());
-        return out;
+        return std::optional<bool>();
     };
 
     // Not inheritable: only while this hook's process is created (below) are its ends.
@@ -186,19 +182,17 @@ inline hook_outcome run_hook(const std::string& command, const std::string& inpu
     DWORD code = 0;
     ::GetExitCodeProcess(process.h, &code);
     out.exit_code = static_cast<int>(code);
-    out.took = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - started);
-    describe_end(out, timed_out, stop.load());
-    return out;
+    return timed_out;
 }
 
-inline unsigned long long process_id() { return ::GetCurrentProcessId(); }
+unsigned long long process_id() { return ::GetCurrentProcessId(); }
 
-inline bool runnable(const std::filesystem::path& path) {
+bool runnable(const std::filesystem::path& path) {
     std::error_code ec;
     return std::filesystem::is_regular_file(path, ec);
 }
 
-inline std::optional<std::filesystem::path> find_on_path(const std::string& name) {
+std::optional<std::filesystem::path> find_on_path(const std::string& name) {
     return detail::search_path(platform::environment("PATH").value_or(""), ';', name, {"", ".exe", ".cmd", ".bat", ".com"});
 }
 
