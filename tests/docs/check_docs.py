@@ -711,9 +711,12 @@ def links(source):
 STEP_VARIABLES = {
     "name": 'storm(rep, "STEP", ...) in check.cpp',
     "n": 'for (const char* n : {"STEP", ...}) in check.cpp',
-    "why.step": "source::cannot_approve(): lever_step literals",
-    "l.step": "source::lever_steps(): lever_step literals",
-    "f.step": "kubernetes::check_access(): access.cpp's findings",
+    "why.step": "source::cannot_approve(): check_row literals",
+}
+# Whole rows handed over (check_row.hpp), their step names read where they are made.
+ROW_ARGUMENTS = {
+    "l": "source::lever_steps(): clients.cpp's check_row literals",
+    "std::move(f)": "kubernetes::check_access(): access.cpp's check_row literals",
 }
 
 
@@ -723,7 +726,11 @@ def code_steps(root):
     w = root / "tools/watch"
     for f in ("check.cpp", "main.cpp"):
         t = read(w / f)
-        for m in re.finditer(r"\brep\.add\(\s*([^,]+),", t):
+        for m in re.finditer(r"\brep\.add\(\s*([^,()]+)\);", t):
+            if m.group(1).strip() not in ROW_ARGUMENTS:
+                problems.append(f"tools/watch/{f}:{t.count(chr(10), 0, m.start()) + 1}: rep.add({m.group(1)}): a row this "
+                                "script cannot read (add its source to ROW_ARGUMENTS)")
+        for m in re.finditer(r"\brep\.add\(\s*([^,;]+),", t):
             arg = m.group(1).strip()
             line = t.count("\n", 0, m.start()) + 1
             if arg.startswith('"'):
@@ -738,12 +745,12 @@ def code_steps(root):
                 steps.setdefault(s, f"tools/watch/{f}:{t.count(chr(10), 0, m.start()) + 1}")
     for p in sorted(w.glob("*.[ch]pp")):
         t = read(p)
-        for m in re.finditer(r"\{lever_step::kind::\w+,\s*\"([^\"]+)\"", t):
+        for m in re.finditer(r"\{\"([^\"]+)\",\s*check_result::\w+\b", t):
             steps.setdefault(m.group(1), f"{rel(root, p)}:{t.count(chr(10), 0, m.start()) + 1}")
     acc = w / "kubernetes/access.cpp"
     if acc.exists():
         t = read(acc)
-        for m in re.finditer(r"push_back\(\{\s*\"([^\"]+)\",\s*(?:true|false)\b", t):
+        for m in re.finditer(r"(?:push_back\(|check_row \w+)\{\s*\"([^\"]+)\",\s*check_result::\w+\b", t):
             steps.setdefault(m.group(1), f"{rel(root, acc)}:{t.count(chr(10), 0, m.start()) + 1}")
     return steps, problems
 

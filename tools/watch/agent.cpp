@@ -15,6 +15,7 @@
 #include "etcd_options.hpp"
 #include "hooks.hpp"
 #include "json.hpp"
+#include "lines.hpp"
 #include "metrics.hpp"
 #include "ready_file.hpp"
 #include "webhook.hpp"
@@ -39,63 +40,6 @@ namespace watch {
 
 namespace {
 
-service::streams out_streams{stdout, stderr};
-
-std::string_view status_text(const forewarn::event& e) {
-    switch (e.status) {
-    case forewarn::event_status::scheduled: return "Scheduled";
-    case forewarn::event_status::started: return "Started";
-    case forewarn::event_status::completed:
-    case forewarn::event_status::cancelled:
-    case forewarn::event_status::unknown: break;
-    }
-    return e.raw_status;
-}
-
-std::optional<std::string_view> source_text(const forewarn::event& e) {
-    if (!e.source) return std::nullopt;
-    switch (*e.source) {
-    case forewarn::event_source::platform: return std::string_view("Platform");
-    case forewarn::event_source::user: return std::string_view("User");
-    case forewarn::event_source::unknown: break;
-    }
-    return std::string_view(e.raw_source);
-}
-
-/// The line for a person.
-std::string text_line(const forewarn::change& c) {
-    const forewarn::event& e = c.event;
-    std::string out(forewarn::to_string(c.kind));
-    out.resize(8, ' ');
-    out += ' ';
-    out += forewarn::to_string(e.type);
-    out += ' ';
-    out += e.id;
-    out += ' ';
-    out += status_text(e);
-    if (c.kind == forewarn::change_kind::recover) {
-        out += " (";
-        out += forewarn::to_string(c.reason);
-        out += ')';
-        if (c.pause) {
-            char seen[96];
-            const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(c.pause->longest).count();  // as the JSON
-            std::snprintf(seen, sizeof seen, ", paused %lld.%03lld s by the %s clock", static_cast<long long>(ms / 1000),
-                          static_cast<long long>(ms % 1000), std::string(c.pause->seen_by()).c_str());
-            out += seen;
-        }
-    }
-    if (e.not_before) out += ", not before " + forewarn::format_iso8601(*e.not_before);
-    if (!e.resources.empty()) {
-        out += ", for ";
-        for (std::size_t i = 0; i < e.resources.size(); ++i) out += (i ? "," : "") + e.resources[i];
-    }
-    if (auto src = source_text(e)) out += ", source " + std::string(*src);
-    if (auto d = e.duration()) out += ", " + std::to_string(d->count()) + " s";
-    if (!e.description.empty()) out += ": " + e.description;
-    return out;
-}
-
 /// The error's kind for the metrics: its errc name.
 std::string error_kind(const forewarn::error& e) { return std::string(forewarn::to_string(e.code)); }
 
@@ -106,36 +50,6 @@ std::string joined(const std::vector<std::string>& ids) {
 }
 
 }  // namespace
-
-void set_streams(service::streams out) { out_streams = out; }
-const service::streams& streams() { return out_streams; }
-
-std::string one_line(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (const char ch : text) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c == '\n') out += "\\n";
-        else if (c == '\r') out += "\\r";
-        else if (c == '\t') out += "\\t";
-        else if (c < 0x20 || c == 0x7f) {
-            static constexpr char hex[] = "0123456789abcdef";
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        } else {
-            out += ch;
-        }
-    }
-    return out;
-}
-
-void log_line(std::string_view text) {
-    std::string line = "forewarn-watch: ";
-    line += one_line(text);
-    line += '\n';
-    std::fwrite(line.data(), 1, line.size(), out_streams.log);
-}
 
 namespace {
 
@@ -175,9 +89,9 @@ struct agent {
     void print(const std::string& line, bool is_change) {
         std::lock_guard<std::mutex> lock(out_mutex);
         if (done) return;
-        std::fwrite(line.data(), 1, line.size(), out_streams.lines);
-        std::fputc('\n', out_streams.lines);
-        std::fflush(out_streams.lines);
+        std::fwrite(line.data(), 1, line.size(), streams().lines);
+        std::fputc('\n', streams().lines);
+        std::fflush(streams().lines);
         if (!is_change) return;
         ++lines;
         if (s.exit_after && lines >= *s.exit_after) {
@@ -525,8 +439,7 @@ int run_agent(std::unique_ptr<source> src, const settings& s) {
         if (const int code = a.make_budget()) return code;
     if (s.kubernetes || !s.kubeconfig.empty()) {
 #if FOREWARN_WATCH_KUBERNETES
-        auto c = s.kubeconfig.empty() ? kubernetes::in_cluster(kubernetes::process_environment())
-                                      : kubernetes::from_kubeconfig(s.kubeconfig);
+        auto c = kubernetes::connect(s.kubeconfig);
         if (c)
             if (auto v = kubernetes::validate_node_name(s.node_name); !v) c = std::move(v).error();
         if (!c) {
@@ -586,7 +499,7 @@ int run_agent(std::unique_ptr<source> src, const settings& s) {
     }
 
     const std::string window = s.approve_window ? ", window " + s.approve_window->to_string() : std::string();
-    std::fprintf(out_streams.log, "forewarn-watch: watching %s at %s (approve: %s%s%s%s%s)\n", a.cloud.c_str(), a.where.c_str(),
+    std::fprintf(streams().log, "forewarn-watch: watching %s at %s (approve: %s%s%s%s%s)\n", a.cloud.c_str(), a.where.c_str(),
                  std::string(forewarn::to_string(s.approve)).c_str(), s.self.empty() ? "" : " as ", s.self.c_str(),
                  window.c_str(), s.dry_run ? ", dry run: nothing is sent" : "");
     if (auto started = p.start(); !started) {
@@ -605,7 +518,7 @@ int run_agent(std::unique_ptr<source> src, const settings& s) {
     a.stop_around();
     if (a.hook_url) a.hook_url->stop();  // what is still queued is not sent
     a.hooks.stop();  // running hooks are stopped; the journal keeps them pending for the next start
-    if (by_signal) std::fputs("forewarn-watch: stopped by a signal\n", out_streams.log);
+    if (by_signal) std::fputs("forewarn-watch: stopped by a signal\n", streams().log);
     stop_signal::finished();
     return 0;
 }

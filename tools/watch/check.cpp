@@ -15,7 +15,7 @@
 #include <forewarn/time.hpp>
 #include <forewarn/transport/default.hpp>
 
-#include "agent.hpp"
+#include "lines.hpp"
 #include "etcd_options.hpp"
 #include "json.hpp"
 #include "metrics.hpp"
@@ -46,32 +46,18 @@ namespace check {
 
 using std::chrono::milliseconds;
 
-enum class outcome { ok, warn, fail, skip };
-
-inline std::string_view to_string(outcome o) {
-    switch (o) {
-    case outcome::ok: return "ok";
-    case outcome::warn: return "warn";
-    case outcome::fail: return "fail";
-    case outcome::skip: return "skip";
-    }
-    return "fail";
-}
-
-/// One line of the report: what was looked at, what was seen, and for a warning or a failure why
-/// that is likely and what to do.
-struct step {
-    std::string name;
-    outcome result = outcome::ok;
-    std::string saw;
-    std::string cause;
-    std::string fix;
-};
+// A row of the report (check_row.hpp), as every step words it.
+using outcome = check_result;
+using step = check_row;
 
 class report {
 public:
     step& add(std::string name, outcome o, std::string saw, std::string cause = {}, std::string fix = {}) {
         steps_.push_back({std::move(name), o, std::move(saw), std::move(cause), std::move(fix)});
+        return steps_.back();
+    }
+    step& add(step row) {
+        steps_.push_back(std::move(row));
         return steps_.back();
     }
     const std::vector<step>& steps() const noexcept { return steps_; }
@@ -90,7 +76,7 @@ public:
                           std::to_string(bound.count() / 1000) + " s\n";
         for (const auto& s : steps_) {
             const char* mark = s.result == outcome::ok ? "\u2714" : s.result == outcome::warn ? "!" : s.result == outcome::fail ? "\u2718" : "-";
-            std::string name = s.name;
+            std::string name = s.step;
             name.resize((std::max)(name.size(), std::size_t(13)), ' ');
             out += std::string(mark) + " " + name + " " + blank_controls(s.saw) + "\n";
             if (!s.cause.empty()) out += "                likely cause: " + blank_controls(s.cause) + "\n";
@@ -105,7 +91,7 @@ public:
         std::string list = "[";
         for (const auto& s : steps_) {
             json_object o;
-            o.string("step", s.name).string("result", to_string(s.result)).string("saw", s.saw);
+            o.string("step", s.step).string("result", to_string(s.result)).string("saw", s.saw);
             if (!s.cause.empty()) o.string("cause", s.cause);
             if (!s.fix.empty()) o.string("fix", s.fix);
             list += (list.size() > 1 ? "," : "") + o.str();
@@ -291,10 +277,7 @@ inline std::optional<std::string> which_cloud(report& rep, const settings& s, co
         rep.add("cloud", outcome::ok, s.cloud + " (named by --cloud)");
         return s.cloud;
     }
-    forewarn::detect_options d;
-    for (const auto& c : forewarn::clouds) d.set_endpoint(c.id, s.endpoint);
-    d.timeout = b.request(milliseconds(2000));
-    auto found = forewarn::detect_cloud(d);
+    auto found = detect_cloud(s, b.request(milliseconds(2000)));
     if (!found) {
         if (found.error().code == forewarn::errc::invalid_argument) {
             rep.add("cloud", outcome::fail, "--endpoint: " + found.error().describe(), "the endpoint is malformed",
@@ -305,10 +288,7 @@ inline std::optional<std::string> which_cloud(report& rep, const settings& s, co
         }
         return std::nullopt;
     }
-    std::string evidence;
-    for (const auto& c : forewarn::clouds)
-        evidence += (evidence.empty() ? "" : "; ") + std::string(c.name) + ": " +
-                    (found->answered(c.id) ? std::string("answered") : found->why(c.id).describe());
+    const std::string evidence = detection_evidence(*found);
     if (found->found == forewarn::cloud::none) {
         rep.add("cloud", outcome::fail, "no metadata service answered (" + evidence + ")",
                 "not a cloud VM, or the metadata address is blocked from here (a firewall, a network policy, a container "
@@ -515,17 +495,6 @@ inline bool instance_id_handshake(report& rep, const forewarn::cloud_facts& f, c
 
 // ---- 4. identity; 5. the notices and the clock ----------------------------------------------
 
-// A step a cloud's client words itself (source.hpp's lever_step), as check reports it.
-inline outcome outcome_of(lever_step::kind k) {
-    switch (k) {
-    case lever_step::kind::ok: return outcome::ok;
-    case lever_step::kind::warn: return outcome::warn;
-    case lever_step::kind::fail: return outcome::fail;
-    case lever_step::kind::skip: break;
-    }
-    return outcome::skip;
-}
-
 inline void identity(report& rep, source& client, const settings& s, const budget& b) {
     std::string name = s.self;
     if (!name.empty()) {
@@ -547,8 +516,8 @@ inline void identity(report& rep, source& client, const settings& s, const budge
                                                                               : "all";
     if (!client.can_approve()) {
         const auto why = client.cannot_approve();
-        const std::string who = why.said == "takes no approvals" ? display_name(forewarn::to_string(client.cloud())) + " " : "";
-        rep.add(why.step, outcome_of(why.what), "--approve " + scope + ": " + who + why.said, why.why, why.fix);
+        const std::string who = why.saw == "takes no approvals" ? display_name(forewarn::to_string(client.cloud())) + " " : "";
+        rep.add(why.step, why.result, "--approve " + scope + ": " + who + why.saw, why.cause, why.fix);
     }
     else if (name.empty() && s.approve != forewarn::approval_scope::all)
         rep.add("approvals", outcome::fail, "--approve " + scope + " needs this VM's name, and it is not known",
@@ -774,7 +743,7 @@ inline void etcd_budget(report& rep, const settings& s, const budget& b) {
 inline void lever(report& rep, source& client, const settings& s, const budget& b) {
     const auto steps = within(client, b, [&] { return client.lever_steps(s); });
     client.reset();
-    for (const auto& l : steps) rep.add(l.step, outcome_of(l.what), l.said, l.why, l.fix);
+    for (const auto& l : steps) rep.add(l);
 }
 
 inline void cloud_steps(report& rep, source& client, const settings& s, const budget& b) {
@@ -871,14 +840,13 @@ int check_main(std::vector<std::string> args) {
     check::etcd_budget(rep, s, overall);
     if (s.kubernetes || !s.kubeconfig.empty()) {
 #if FOREWARN_WATCH_KUBERNETES
-        auto c = s.kubeconfig.empty() ? watch::kubernetes::in_cluster(watch::kubernetes::process_environment())
-                                      : watch::kubernetes::from_kubeconfig(s.kubeconfig);
+        auto c = watch::kubernetes::connect(s.kubeconfig);
         if (!c)
             rep.add("kubernetes", check::outcome::fail, c.error().describe(), "the connection's settings cannot be used",
                     s.kubeconfig.empty() ? "run in a pod with its service account mounted, or give --kubeconfig" : "correct the kubeconfig");
         else
             for (auto& f : watch::kubernetes::check_access(std::move(*c), s.node_name, overall.request(std::chrono::seconds(10))))
-                rep.add(f.step, f.ok ? check::outcome::ok : check::outcome::fail, f.saw, f.cause, f.fix);
+                rep.add(std::move(f));
 #else
         rep.add("kubernetes", check::outcome::fail, "this forewarn-watch was built without its Kubernetes part",
                 "--kubernetes and --kubeconfig need the Linux build with yaml-cpp", "use the Linux package or image");

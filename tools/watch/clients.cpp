@@ -11,6 +11,7 @@
 #include <forewarn/azure/scheduled_events_client.hpp>
 #include <forewarn/gce/metadata_client.hpp>
 #include <forewarn/tencent/metadata_client.hpp>
+#include <forewarn/clouds.hpp>
 #include <forewarn/transport/default.hpp>
 
 #if !WATCH_CLIENTS_POLL
@@ -35,15 +36,15 @@ namespace {
 /// `Client` as a watch::source.
 // GCE: what performMaintenance needs: the default service account's token and a scope that
 // reaches Compute (docs/gce.md, "Starting a window early").
-std::vector<lever_step> compute_steps(forewarn::gce::metadata_client& c, const settings& s) {
+std::vector<check_row> compute_steps(forewarn::gce::metadata_client& c, const settings& s) {
     if (s.approve == forewarn::approval_scope::never) return {};
     auto token = c.get(forewarn::gce::token_key);
     if (!token)
-        return {{lever_step::kind::fail, "compute access", token.error().describe(),
+        return {{"compute access", check_result::fail, token.error().describe(),
                  "an upcoming window cannot be started early from this instance",
                  "give the instance a service account (the default one will do)"}};
     if (auto t = forewarn::gce::parse_access_token(token->value); !t)
-        return {{lever_step::kind::fail, "compute access", t.error().describe(), "the metadata server's token is not usable", {}}};
+        return {{"compute access", check_result::fail, t.error().describe(), "the metadata server's token is not usable", {}}};
     auto scopes = c.get(forewarn::gce::scopes_key);
     std::string list;
     bool compute = false;
@@ -60,12 +61,12 @@ std::vector<lever_step> compute_steps(forewarn::gce::metadata_client& c, const s
             at = end + 1;
         }
     if (!compute)
-        return {{lever_step::kind::warn, "compute access", "the service account's token has no compute scope (" +
+        return {{"compute access", check_result::warn, "the service account's token has no compute scope (" +
                                                               (list.empty() ? std::string("none listed") : list) + ")",
                  "performMaintenance will be refused: a window that can be rescheduled starts at its own time",
                  "give the instance the cloud-platform (or compute) scope, and the role with "
                  "compute.instances.performMaintenance"}};
-    return {{lever_step::kind::ok, "compute access",
+    return {{"compute access", check_result::ok,
              "the service account's token is obtainable, scopes " + list +
                  ": an upcoming window that can be rescheduled is started once approved (performMaintenance; the role "
                  "needs compute.instances.performMaintenance)",
@@ -73,19 +74,19 @@ std::vector<lever_step> compute_steps(forewarn::gce::metadata_client& c, const s
 }
 
 // AWS: what completing an Auto Scaling lifecycle action needs (docs/aws.md, "Auto Scaling").
-std::vector<lever_step> autoscaling_steps(forewarn::aws::instance_metadata_client& c, const settings& s) {
+std::vector<check_row> autoscaling_steps(forewarn::aws::instance_metadata_client& c, const settings& s) {
     if (s.aws_lifecycle_hook.empty())  // with --approve, the approvals step warns
-        return {{lever_step::kind::skip, "auto scaling",
+        return {{"auto scaling", check_result::skip,
                  "no --aws-lifecycle-hook: a scale-in is heard, no lifecycle action is completed (the group waits for the "
                  "hook's HeartbeatTimeout)", {}, {}}};
     auto t = c.read_autoscaling_target();
     if (!t)
-        return {{lever_step::kind::fail, "auto scaling", t.error().describe(), "a scale-in cannot be completed from this instance",
+        return {{"auto scaling", check_result::fail, t.error().describe(), "a scale-in cannot be completed from this instance",
                  t.error().message.find("group is not known") != std::string::npos
                      ? "give the group with --aws-autoscaling-group NAME"
                      : "attach an instance profile whose role may call autoscaling:CompleteLifecycleAction and "
                        "autoscaling:RecordLifecycleActionHeartbeat on the group"}};
-    return {{lever_step::kind::ok, "auto scaling",
+    return {{"auto scaling", check_result::ok,
              "hook " + s.aws_lifecycle_hook + " of group " + t->group +
                  (t->group_from_tag ? " (from the instance's tag)" : " (--aws-autoscaling-group)") + " in " + t->region +
                  "; role " + t->role + ": credentials readable (key " + t->access_key_id +
@@ -126,14 +127,14 @@ public:
     }
     forewarn::result<forewarn::document> fetch() override { return c_.fetch(); }
     std::vector<std::string> key_urls() const override { return c_.key_urls(); }
-    std::vector<lever_step> lever_steps(const settings& s) override {
+    std::vector<check_row> lever_steps(const settings& s) override {
         if constexpr (Client::source_cloud == forewarn::cloud::aws) return autoscaling_steps(c_, s);
         else if constexpr (Client::source_cloud == forewarn::cloud::gce) return compute_steps(c_, s);
         else return {};
     }
-    lever_step cannot_approve() const override {
+    check_row cannot_approve() const override {
         if constexpr (Client::source_cloud == forewarn::cloud::aws)
-            return {lever_step::kind::warn, "approvals", "no --aws-lifecycle-hook, so nothing can be approved",
+            return {"approvals", check_result::warn, "no --aws-lifecycle-hook, so nothing can be approved",
                     "AWS approves only an Auto Scaling termination, by completing its lifecycle hook",
                     "name the group's termination hook with --aws-lifecycle-hook NAME; or drop --approve"};
         else return source::cannot_approve();
@@ -167,8 +168,23 @@ std::unique_ptr<source> make(const settings& s) {
 
 }  // namespace
 
-lever_step source::cannot_approve() const {
-    return {lever_step::kind::warn, "approvals", "takes no approvals",
+forewarn::result<forewarn::detection> detect_cloud(const settings& s, std::optional<std::chrono::milliseconds> timeout) {
+    forewarn::detect_options d;
+    for (const auto& c : forewarn::clouds) d.set_endpoint(c.id, s.endpoint);
+    if (timeout) d.timeout = *timeout;
+    return forewarn::detect_cloud(d);
+}
+
+std::string detection_evidence(const forewarn::detection& found) {
+    std::string evidence;
+    for (const auto& c : forewarn::clouds)
+        evidence += (evidence.empty() ? "" : "; ") + std::string(c.name) + ": " +
+                    (found.answered(c.id) ? std::string("answered") : found.why(c.id).describe());
+    return evidence;
+}
+
+check_row source::cannot_approve() const {
+    return {"approvals", check_result::warn, "takes no approvals",
             "forewarn approves maintenance on Azure, GCE and AWS only (each through its own API)",
             "nothing to do: the agent watches and runs the hooks; or drop --approve"};
 }

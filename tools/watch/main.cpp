@@ -18,6 +18,7 @@
 #include <forewarn/transport/default.hpp>
 
 #include "agent.hpp"
+#include "lines.hpp"
 #include "check.hpp"
 #include "options.hpp"
 #include "platform/arguments.hpp"
@@ -61,9 +62,7 @@ int agent_main(const std::vector<std::string>& args, watch::service::streams out
 
     std::string cloud = s.cloud;
     if (cloud == "auto") {
-        forewarn::detect_options d;
-        for (const auto& c : forewarn::clouds) d.set_endpoint(c.id, s.endpoint);
-        auto found = forewarn::detect_cloud(d);
+        auto found = watch::detect_cloud(s);
         if (!found) {
             // A malformed --endpoint is a usage error (exit 2), said before anything else; any other
             // failure to probe (a thread that could not start) is the agent's own (exit 1).
@@ -75,10 +74,7 @@ int agent_main(const std::vector<std::string>& args, watch::service::streams out
         if (found->found == forewarn::cloud::none) {
             std::fputs("forewarn-watch: no Azure IMDS, GCE metadata server, AWS IMDS, Alibaba or Tencent metadata answers here",
                        watch::streams().log);
-            std::string why;
-            for (const auto& c : forewarn::clouds)
-                why += (why.empty() ? "" : "; ") + std::string(c.name) + ": " + found->why(c.id).describe();
-            std::fprintf(watch::streams().log, " (%s)", why.c_str());
+            std::fprintf(watch::streams().log, " (%s)", watch::detection_evidence(*found).c_str());
             std::fputs("; use --cloud and --endpoint\n", watch::streams().log);
             return 1;
         }

@@ -6,12 +6,15 @@
 #pragma once
 
 #include <forewarn/clock.hpp>
+#include <forewarn/detect.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/log.hpp>
 #include <forewarn/result.hpp>
 
+#include "check_row.hpp"
 #include "options.hpp"
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,12 +26,6 @@ namespace watch {
 /// This VM's name as the events name it (the identity every cloud's client gives).
 struct source_identity {
     std::string name;
-};
-
-/// One step of `check` that a cloud's client words itself (check.cpp reports it).
-struct lever_step {
-    enum class kind { ok, warn, fail, skip } what = kind::ok;
-    std::string step, said, why, fix;
 };
 
 /// A cloud's client: the notice source's members (poller/notice_source.hpp) and what `check`
@@ -62,9 +59,16 @@ public:
      * Compute), each asked of the cloud now; none for a cloud that
      * has no such lever. And, when can_approve() is false, why and what to do (the approvals step).
      */
-    virtual std::vector<lever_step> lever_steps(const settings&) { return {}; }
-    virtual lever_step cannot_approve() const;
+    virtual std::vector<check_row> lever_steps(const settings&) { return {}; }
+    virtual check_row cannot_approve() const;
 };
+
+/// The cloud detected from the settings' endpoint (every cloud probed there, or at its own
+/// address), within `timeout` (the library's default when none): the agent's start and `check`'s
+/// "cloud" step both choose it so.
+forewarn::result<forewarn::detection> detect_cloud(const settings& s, std::optional<std::chrono::milliseconds> timeout = {});
+/// What each probe said, "NAME: answered" or "NAME: why not", joined with "; ".
+std::string detection_evidence(const forewarn::detection& found);
 
 /// The client of `cloud` ("azure", "gce", "aws", "alibaba" or "tencent"; anything else is GCE's,
 /// as the flag table allows no other) with the command line's endpoint, name and interval.

@@ -67,8 +67,8 @@ std::string review_body(const permission& p) {
 }
 
 // A failed connection or TLS handshake, said for an operator.
-finding unreachable(const connection& c, const forewarn::error& e) {
-    finding f{"kubernetes", false, e.describe(), {}, {}};
+check_row unreachable(const connection& c, const forewarn::error& e) {
+    check_row f{"kubernetes", check_result::fail, e.describe(), {}, {}};
     const std::string& m = e.message;
     const bool tls = m.find("certificate") != std::string::npos || m.find("SSL") != std::string::npos ||
                      m.find("TLS") != std::string::npos || m.find("issuer") != std::string::npos;
@@ -87,8 +87,8 @@ finding unreachable(const connection& c, const forewarn::error& e) {
 
 }  // namespace
 
-std::vector<finding> check_access(connection c, const std::string& node, std::chrono::milliseconds bound) {
-    std::vector<finding> out;
+std::vector<check_row> check_access(connection c, const std::string& node, std::chrono::milliseconds bound) {
+    std::vector<check_row> out;
     const connection where = c;
     api_options o;
     o.timeout = std::max(std::chrono::milliseconds(1), bound / 3);
@@ -99,7 +99,7 @@ std::vector<finding> check_access(connection c, const std::string& node, std::ch
     auto version = api.call(http_method::get, "/version");
     if (!version) {
         out.push_back(unreachable(where, version.error()));
-        out.push_back({"kubernetes node", false, "not asked: the API server cannot be reached", {}, {}});
+        out.push_back({"kubernetes node", check_result::fail, "not asked: the API server cannot be reached", {}, {}});
         return out;
     }
     std::string git_version;
@@ -108,13 +108,13 @@ std::vector<finding> check_access(connection c, const std::string& node, std::ch
             if ((*ch >= '0' && *ch <= '9') || (*ch >= 'a' && *ch <= 'z') || (*ch >= 'A' && *ch <= 'Z') || *ch == '.' || *ch == '-' || *ch == '+')
                 git_version += *ch;
     if (version->status == 401) {
-        out.push_back({"kubernetes", false, "the API server at " + where.server + " refuses the token (HTTP 401)",
+        out.push_back({"kubernetes", check_result::fail, "the API server at " + where.server + " refuses the token (HTTP 401)",
                        "the token is wrong, expired, or for another cluster",
                        where.token.from_file() ? "check " + where.token.path() + " (a pod: the service account's projected token)"
                                                : "give the kubeconfig a current token"});
         return out;
     }
-    out.push_back({"kubernetes", true,
+    out.push_back({"kubernetes", check_result::ok,
                    where.server + " answered" + (git_version.empty() ? std::string() : ", Kubernetes " + git_version) +
                        " (TLS verified, " + where.origin + ")",
                    {}, {}});
@@ -124,17 +124,17 @@ std::vector<finding> check_access(connection c, const std::string& node, std::ch
     if (!got) {
         const auto& e = got.error();
         if (e.http_status == 404)
-            out.push_back({"kubernetes node", false, "no node named \"" + node + "\"", "--node-name or NODE_NAME is not this node's name",
+            out.push_back({"kubernetes node", check_result::fail, "no node named \"" + node + "\"", "--node-name or NODE_NAME is not this node's name",
                            "set NODE_NAME from the downward API (fieldPath: spec.nodeName), or give --node-name"});
         else if (e.http_status == 401)
-            out.push_back({"kubernetes node", false, e.describe(), "the token is refused", "give a current token"});
+            out.push_back({"kubernetes node", check_result::fail, e.describe(), "the token is refused", "give a current token"});
         else if (e.http_status == 403)
-            out.push_back({"kubernetes node", false, e.describe(), "the agent's account may not get nodes",
+            out.push_back({"kubernetes node", check_result::fail, e.describe(), "the agent's account may not get nodes",
                            "apply the ClusterRole of examples/kubernetes/forewarn-watch.yaml and bind it to the agent's account"});
         else
-            out.push_back({"kubernetes node", false, e.describe(), "the node could not be read", "see what the server said"});
+            out.push_back({"kubernetes node", check_result::fail, e.describe(), "the node could not be read", "see what the server said"});
     } else {
-        out.push_back({"kubernetes node", true, "node " + node + " exists" + (got->unschedulable ? " (cordoned)" : ""), {}, {}});
+        out.push_back({"kubernetes node", check_result::ok, "node " + node + " exists" + (got->unschedulable ? " (cordoned)" : ""), {}, {}});
     }
 
     std::vector<std::string> denied, unknown;
@@ -153,18 +153,18 @@ std::vector<finding> check_access(connection c, const std::string& node, std::ch
     if (!denied.empty()) {
         std::string list;
         for (const auto& d : denied) list += (list.empty() ? "" : ", ") + d;
-        out.push_back({"kubernetes access", false, "not allowed: " + list, "the agent's role lacks these rules",
+        out.push_back({"kubernetes access", check_result::fail, "not allowed: " + list, "the agent's role lacks these rules",
                        "apply the ClusterRole of examples/kubernetes/forewarn-watch.yaml (it carries every rule the agent needs) "
                        "and bind it to the agent's account"});
     } else if (!unknown.empty()) {
         std::string list;
         for (const auto& d : unknown) list += (list.empty() ? "" : "; ") + d;
-        out.push_back({"kubernetes access", false, "could not ask: " + list, "the access review itself failed",
+        out.push_back({"kubernetes access", check_result::fail, "could not ask: " + list, "the access review itself failed",
                        "see what the server said"});
     } else {
         std::string list;
         for (const auto& p : needed_permissions()) list += (list.empty() ? "" : ", ") + name_of(p);
-        out.push_back({"kubernetes access", true, "allowed: " + list, {}, {}});
+        out.push_back({"kubernetes access", check_result::ok, "allowed: " + list, {}, {}});
     }
     return out;
 }

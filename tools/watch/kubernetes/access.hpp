@@ -3,9 +3,10 @@
 
 // `forewarn-watch check`'s Kubernetes steps: can this agent reach its API server, is its token
 // accepted, does its node exist, and may it make each call its node's writes need (one
-// SelfSubjectAccessReview per verb). Each finding says what was seen, why that is likely, and
+// SelfSubjectAccessReview per verb). Each row (check_row.hpp) says what was seen, why that is likely, and
 // what to do.
 
+#include "../check_row.hpp"
 #include "connection.hpp"
 
 #include <chrono>
@@ -13,14 +14,6 @@
 #include <vector>
 
 namespace watch::kubernetes {
-
-struct finding {
-    std::string step;  ///< "kubernetes", "kubernetes node", "kubernetes access"
-    bool ok = true;
-    std::string saw;
-    std::string cause;
-    std::string fix;
-};
 
 /// One permission the agent needs: a verb on a resource (and subresource), in a namespace or
 /// cluster-wide.
@@ -35,6 +28,6 @@ struct permission {
 const std::vector<permission>& needed_permissions();
 
 /// The findings for `c` and `node`, every request within `bound`.
-std::vector<finding> check_access(connection c, const std::string& node, std::chrono::milliseconds bound);
+std::vector<check_row> check_access(connection c, const std::string& node, std::chrono::milliseconds bound);
 
 }  // namespace watch::kubernetes

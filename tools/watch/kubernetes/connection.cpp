@@ -330,4 +330,8 @@ result<connection> from_kubeconfig(const std::string& path, const std::string& c
     }
 }
 
+forewarn::result<connection> connect(const std::string& kubeconfig) {
+    return kubeconfig.empty() ? in_cluster(process_environment()) : from_kubeconfig(kubeconfig);
+}
+
 }  // namespace watch::kubernetes

@@ -100,6 +100,10 @@ forewarn::result<connection> in_cluster(const environment& env, const std::strin
 /// that says so.
 forewarn::result<connection> from_kubeconfig(const std::string& path, const std::string& context = {});
 
+/// The connection the agent uses: `kubeconfig`'s current context when one is given (--kubeconfig),
+/// else the pod's service account (--kubernetes). The agent and `check` both connect so.
+forewarn::result<connection> connect(const std::string& kubeconfig);
+
 /// Base64 (RFC 4648, with padding; whitespace ignored) as kubeconfig's `-data` fields carry it.
 forewarn::result<std::string> decode_base64(const std::string& text);
 
