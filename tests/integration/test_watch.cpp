@@ -1657,29 +1657,30 @@ TEST_CASE("watch chaos: SIGKILLs over prepare, approval, start and recover", "[.
     }
     emulator_process emu({"--scenario", scenario, "--quiet"});
     const std::string log = dir.file("hooks.log");
-    // Each line of the hook log carries the wall clock in ns. A second copy of a prepare hook
-    // running for the same event at once cannot take the event's lock: "overlap".
+    // Each line of the hook log carries the wall clock in ns and the life (the agent's run) that
+    // ran the hook, written into that life's own hook command: a killed life's hook may still
+    // write in the moment between the SIGKILL and its keeper ending the group, after the next
+    // life has started, and is still told apart. A second copy of a prepare hook running for the
+    // same event at once cannot take the event's lock: "overlap".
     const std::string now = "$(date +%s%N)";
-    const strings flags{
-        "--cloud", "azure", "--json", "--self", "WestNO_0", "--approve", "own", "--interval", "200",
-        "--state-file", dir.file("state.json"),
-        // C5 and C7 are never ready: their hook fails every time.
-        "--on-prepare", "exec 9>>'" + dir.file("lock") + "-$FOREWARN_EVENT_ID'; flock -n 9 || echo \"overlap $FOREWARN_EVENT_ID " + now +
-                            "\" >> '" + log + "'; echo \"start $FOREWARN_EVENT_ID " + now + "\" >> '" + log +
-                            "'; sleep 0.1; case \"$FOREWARN_EVENT_ID\" in C5|C7) exit 1;; esac; echo \"ready $FOREWARN_EVENT_ID " +
-                            now + "\" >> '" + log + "'",
-        "--on-recover", "echo \"recover $FOREWARN_EVENT_ID " + now + "\" >> '" + log + "'"};
-    auto wall_ns = [] {
-        return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    auto flags_of = [&](std::size_t life) {
+        const std::string stamp = now + " " + std::to_string(life);
+        return strings{
+            "--cloud", "azure", "--json", "--self", "WestNO_0", "--approve", "own", "--interval", "200",
+            "--state-file", dir.file("state.json"),
+            // C5 and C7 are never ready: their hook fails every time.
+            "--on-prepare", "exec 9>>'" + dir.file("lock") + "-$FOREWARN_EVENT_ID'; flock -n 9 || echo \"overlap $FOREWARN_EVENT_ID " +
+                                stamp + "\" >> '" + log + "'; echo \"start $FOREWARN_EVENT_ID " + stamp + "\" >> '" + log +
+                                "'; sleep 0.1; case \"$FOREWARN_EVENT_ID\" in C5|C7) exit 1;; esac; echo \"ready $FOREWARN_EVENT_ID " +
+                                stamp + "\" >> '" + log + "'",
+            "--on-recover", "echo \"recover $FOREWARN_EVENT_ID " + stamp + "\" >> '" + log + "'"};
     };
     std::mt19937 rng(seed);
     std::uniform_int_distribution<int> uptime_ms(10, 250);
     std::vector<strings> lives;       // each life's stdout
-    std::vector<long long> born_at;   // when each life was started (wall clock, ns)
     std::size_t approvals_logged = 0;  // "approved" lines in the killed lives' logs
     for (int k = 0; k < kills; ++k) {
-        born_at.push_back(wall_ns());
-        auto w = watch(emu, flags);
+        auto w = watch(emu, flags_of(lives.size()));
         std::this_thread::sleep_for(std::chrono::milliseconds(uptime_ms(rng)));
         w.signal(SIGKILL);
         w.wait_exit(20s);
@@ -1695,8 +1696,7 @@ TEST_CASE("watch chaos: SIGKILLs over prepare, approval, start and recover", "[.
         return ids;
     };
     {
-        born_at.push_back(wall_ns());
-        auto w = watch(emu, flags);
+        auto w = watch(emu, flags_of(lives.size()));
         REQUIRE(w.wait_for_stderr("watching azure", agent_start()));  // SIGTERM only once it waits for it
         const auto give_up = std::chrono::steady_clock::now() + 120s;
         while (std::chrono::steady_clock::now() < give_up) {
@@ -1712,24 +1712,23 @@ TEST_CASE("watch chaos: SIGKILLs over prepare, approval, start and recover", "[.
     const std::string hook_log = read_text(log);
     INFO("hook log:\n" << hook_log);
 
-    // The hook log, per event: when each kind of line was written.
-    std::map<std::string, std::map<std::string, std::vector<long long>>> at;  // id -> what -> times
+    // The hook log, per event: the life that wrote each kind of line, in the order written.
+    std::map<std::string, std::map<std::string, std::vector<std::size_t>>> by;  // id -> what -> lives
     for (const auto& line : lines_of(log)) {
         std::istringstream in(line);
         std::string what, id;
         long long t = 0;
-        REQUIRE(static_cast<bool>(in >> what >> id >> t));
-        at[id][what].push_back(t);
+        std::size_t life = 0;
+        REQUIRE(static_cast<bool>(in >> what >> id >> t >> life));
+        REQUIRE(life < lives.size());
+        by[id][what].push_back(life);
     }
-    // The life a hook line belongs to: the last one started before it (a killed life's hook may
-    // write in the moment between the SIGKILL and its keeper ending the group: still that life).
-    auto life_of = [&](long long t) { return std::upper_bound(born_at.begin(), born_at.end(), t) - born_at.begin() - 1; };
     const std::set<std::string> failing{"C5", "C7"};
     std::size_t reruns = 0;
     for (int i = 0; i < 12; ++i) {
         const std::string id = "C" + std::to_string(i);
         INFO(id);
-        auto& ev = at[id];
+        auto& ev = by[id];
         // Never two copies of a prepare hook for one event at once: the killed agent's hook died
         // with it before the restarted agent ran it again.
         CHECK(ev["overlap"].empty());
@@ -1738,12 +1737,12 @@ TEST_CASE("watch chaos: SIGKILLs over prepare, approval, start and recover", "[.
         REQUIRE_FALSE(ev["start"].empty());
         if (!failing.count(id)) CHECK_FALSE(ev["ready"].empty());
         for (const char* what : {"start", "recover"}) {
-            const auto& times = ev[what];
-            for (std::size_t j = 1; j < times.size(); ++j) {
-                INFO(what << " run " << j + 1 << ": lives " << life_of(times[j - 1]) << " and " << life_of(times[j]));
-                CHECK(life_of(times[j - 1]) < life_of(times[j]));
+            const auto& runs = ev[what];
+            for (std::size_t j = 1; j < runs.size(); ++j) {
+                INFO(what << " run " << j + 1 << ": lives " << runs[j - 1] << " and " << runs[j]);
+                CHECK(runs[j - 1] < runs[j]);
             }
-            reruns += times.empty() ? 0 : times.size() - 1;
+            reruns += runs.empty() ? 0 : runs.size() - 1;
         }
         CHECK(ev["recover"].size() >= 1);
     }
