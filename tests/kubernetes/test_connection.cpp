@@ -5,11 +5,15 @@
 #include "kubernetes/api.hpp"
 #include "kubernetes/connection.hpp"
 
+#include <forewarn/testing/fake_transport.hpp>
+
 #include "catch.hpp"
 #include "temp_dir.hpp"
 
+#include <chrono>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 
 #include <fcntl.h>
@@ -190,6 +194,62 @@ TEST_CASE("base64 as kubeconfig's -data fields carry it") {
     CHECK_FALSE(decode_base64("Zm9v!A=="));   // outside the alphabet
     CHECK_FALSE(decode_base64("Zg==Zm9v"));   // data after the padding
     CHECK_FALSE(decode_base64("Z==="));       // too much padding
+}
+
+TEST_CASE("api_client: 429 and 5xx sent again through the retry policy, a 429's Retry-After its wait, the last answer once they are spent") {
+    auto client_over = [](forewarn::testing::fake_transport& t, int attempts) {
+        connection c;
+        c.server = "https://api.test";
+        c.token = token_source::fixed("t");
+        api_options o;
+        o.attempts = attempts;
+        o.backoff = std::chrono::milliseconds(1);
+        return std::make_unique<api_client>(std::move(c), api_transport::of(t), o);
+    };
+    {
+        forewarn::testing::fake_transport t;
+        t.respond(429, "{}", {{"Retry-After", "1"}}).respond(503).respond(200, "{\"kind\":\"Node\"}");
+        auto client = client_over(t, 4);
+        const auto started = std::chrono::steady_clock::now();
+        auto r = client->call(forewarn::http_method::get, "/api/v1/nodes/n1");
+        const auto waited = std::chrono::steady_clock::now() - started;
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        CHECK(client->requests() == 3);
+        CHECK(waited >= std::chrono::seconds(1));  // the server's second, not the 1 ms backoff
+    }
+    {
+        forewarn::testing::fake_transport t;
+        t.respond(503).respond(502, "{\"message\":\"still down\"}");
+        auto client = client_over(t, 2);
+        auto r = client->call(forewarn::http_method::get, "/api/v1/nodes/n1");
+        REQUIRE(r);  // the attempts spent: the last answer, for the caller to read
+        CHECK(r->status == 502);
+        CHECK(status_message(r->body) == "still down");
+        CHECK(client->requests() == 2);
+    }
+    {
+        forewarn::testing::fake_transport t;
+        t.respond(404).respond(429).respond(200);
+        auto client = client_over(t, 4);
+        auto r = client->call(forewarn::http_method::get, "/api/v1/nodes/n1");
+        REQUIRE(r);
+        CHECK(r->status == 404);  // an answer, not sent again
+        auto evicted = client->call(forewarn::http_method::post, "/api/v1/namespaces/a/pods/p/eviction", "{}", json_body, true);
+        REQUIRE(evicted);
+        CHECK(evicted->status == 429);  // answer_429: the caller's to ask again
+        CHECK(client->requests() == 2);
+    }
+    {
+        forewarn::testing::fake_transport t;
+        t.fail(forewarn::error(forewarn::errc::timeout, "timed out")).fail(forewarn::error(forewarn::errc::timeout, "timed out"));
+        auto client = client_over(t, 2);
+        auto r = client->call(forewarn::http_method::get, "/api/v1/nodes/n1");
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == forewarn::errc::timeout);
+        CHECK(r.error().message == "GET /api/v1/nodes/n1: timed out");
+        CHECK(client->requests() == 2);
+    }
 }
 
 TEST_CASE("an answer the caller did not want names the call, the status and what the server said") {

@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace test_retry {  // this file's own names, apart in a unity build (cmake/forewarnUnityTests.cmake)
 
@@ -118,6 +120,34 @@ TEST_CASE("run retries retryable failures up to max_attempts", "[retry]") {
     flaky not_retried{100, status(400)};
     CHECK_FALSE(p.run(std::ref(not_retried), sleep).has_value());
     CHECK(not_retried.calls == 1);
+}
+
+TEST_CASE("run with the server's wait: a Retry-After replaces the backoff, at most max_backoff, and without one the backoff", "[retry]") {
+    interruptible_sleep sleep;
+    retry_options o;
+    o.initial_backoff = 1ms;
+    o.max_backoff = 40ms;
+    o.jitter = 0;
+    o.max_attempts = 4;
+    const retry_policy p(retry_rules::gce, o);
+    std::vector<std::string> said;  // the retry decisions, "retry N in D ms after ...", the delay it then sleeps
+    forewarn::logger log;
+    log.sink = [&](const forewarn::log_record& r) { said.emplace_back(r.message); };
+    // The server asks for 30 ms, then 50 ms (above max_backoff), then names no wait.
+    std::vector<std::chrono::milliseconds> asked{30ms, 50ms, 0ms};
+    int tries = 0;
+    auto attempt = [&]() -> result<int> {
+        ++tries;
+        if (tries <= 3) return status(429);
+        return tries;
+    };
+    auto r = p.run(attempt, sleep, log, [&] { return asked[static_cast<std::size_t>(tries - 1)]; });
+    REQUIRE(r.has_value());
+    CHECK(*r == 4);
+    REQUIRE(said.size() == 3);
+    CHECK(said[0].rfind("retry 1 in 30 ms after", 0) == 0);
+    CHECK(said[1].rfind("retry 2 in 40 ms after", 0) == 0);  // 50 ms asked, capped
+    CHECK(said[2].rfind("retry 3 in 4 ms after", 0) == 0);   // none asked: the third backoff, 1 ms * 2^2
 }
 
 TEST_CASE("410 is bounded by gone_window under Azure's rules only", "[retry]") {

@@ -4,6 +4,7 @@
 
 #include <forewarn/transport.hpp>
 #include <forewarn/transport/default.hpp>
+#include <forewarn/transport/retry.hpp>
 
 #include <string>
 #include <utility>
@@ -52,6 +53,7 @@ void webhook::stop() {
         stopping_ = true;
     }
     transport_.cancel();
+    sleep_.interrupt();  // a pause before a retry ends at once
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
 }
@@ -79,33 +81,44 @@ void webhook::deliver(const std::string& line) {
     if (!options_.authorization.empty()) r.headers.push_back({"Authorization", options_.authorization});
     r.timeout = options_.timeout;
     r.max_body = 64 * 1024;  // the answer is not read beyond this
-    auto pause = options_.first_pause;
-    for (int attempt = 1;; ++attempt) {
+    // The library's retry policy: 429, 5xx, a failed connection and a timeout tried again, up to
+    // the attempts, the pause doubled each time, without jitter (the log says each pause) and
+    // without a budget or a time limit across changes (each change gets its attempts).
+    forewarn::retry_options ro;
+    ro.max_attempts = options_.attempts;
+    ro.initial_backoff = options_.first_pause;
+    ro.max_backoff = std::chrono::hours(24);
+    ro.jitter = 0;
+    ro.max_elapsed = std::chrono::hours(24 * 365);
+    ro.budget_capacity = 1e18;
+    const forewarn::retry_policy policy(forewarn::retry_rules::gce, ro);
+    int tries = 0;
+    std::string problem;
+    auto attempt = [&]() -> forewarn::result<void> {
+        ++tries;
         auto answer = transport_.send(r);
-        std::string problem;
-        bool again = false;
-        if (answer) {
-            if (answer->status >= 200 && answer->status < 300) {
-                if (on_result_) on_result_("ok", attempt - 1);
-                return;
-            }
-            problem = "HTTP " + std::to_string(answer->status);
-            again = answer->status == 429 || answer->status >= 500;
-        } else {
-            if (answer.error().code == forewarn::errc::cancelled) return;  // stopping
+        if (!answer) {
             problem = answer.error().describe();
-            again = answer.error().code != forewarn::errc::body_too_large && answer.error().code != forewarn::errc::invalid_argument;
+        } else if (answer->status >= 200 && answer->status < 300) {
+            return {};
+        } else {
+            problem = "HTTP " + std::to_string(answer->status);
+            answer = forewarn::error(forewarn::errc::http_status, problem, answer->status);
         }
-        if (!again || attempt >= options_.attempts) {
-            log_("webhook: " + problem + (again ? ", given up after " + std::to_string(attempt) + " attempts" : ", not retried"));
-            if (on_result_) on_result_("failed", attempt - 1);
-            return;
-        }
-        log_("webhook: " + problem + ", again in " + std::to_string(pause.count()) + " ms");
-        std::unique_lock<std::mutex> lock(mutex_);
-        if (cv_.wait_for(lock, pause, [this] { return stopping_; })) return;
-        pause *= 2;
+        if (answer.error().code != forewarn::errc::cancelled && tries < ro.max_attempts &&
+            forewarn::is_retryable(answer.error(), policy.rules()))
+            log_("webhook: " + problem + ", again in " + std::to_string(policy.backoff(tries).count()) + " ms");
+        return std::move(answer).error();
+    };
+    const auto sent = policy.run(attempt, sleep_);
+    if (sent) {
+        if (on_result_) on_result_("ok", tries - 1);
+        return;
     }
+    if (sent.error().code == forewarn::errc::cancelled) return;  // stopping
+    const bool again = forewarn::is_retryable(sent.error(), policy.rules());
+    log_("webhook: " + problem + (again ? ", given up after " + std::to_string(tries) + " attempts" : ", not retried"));
+    if (on_result_) on_result_("failed", tries - 1);
 }
 
 }  // namespace watch

@@ -3,12 +3,14 @@
 // --webhook-template of one's own (Slack, Teams) with the change's fields in it, escaped as JSON.
 // Sent from a thread of its own through a bounded queue, so a slow or hanging server delays no
 // hook, approval or poll; retried with a growing pause on a connection error, a timeout, 429 or
-// 5xx, a few times; an Authorization header only from FOREWARN_WEBHOOK_AUTHORIZATION. The sender
+// 5xx, a few times, by the library's retry_policy; an Authorization header only from FOREWARN_WEBHOOK_AUTHORIZATION. The sender
 // is webhook.cpp; the template, webhook_template.hpp.
 #pragma once
 
 #include "any_transport.hpp"
 #include "webhook_template.hpp"
+
+#include <forewarn/clock.hpp>
 
 #include <chrono>
 #include <condition_variable>
@@ -65,6 +67,7 @@ private:
     std::condition_variable cv_;
     std::deque<std::string> queue_;
     bool stopping_ = false;
+    forewarn::interruptible_sleep sleep_;  // the pauses between tries, ended by stop()
     std::thread thread_;
 };
 

@@ -3,6 +3,7 @@
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
+#include <forewarn/detail/min_max.hpp>
 #include <forewarn/detail/strings.hpp>
 #include <forewarn/log.hpp>
 #include <forewarn/result.hpp>
@@ -130,6 +131,17 @@ public:
      */
     template <class Attempt>
     auto run(Attempt&& attempt, interruptible_sleep& sleep, const logger& log = {}) const -> decltype(attempt()) {
+        return run(std::forward<Attempt>(attempt), sleep, log, [] { return std::chrono::milliseconds(0); });
+    }
+
+    /**
+     * The same, with the server's own wait where it named one: after a failed try, `server_wait()`
+     * (a callable returning std::chrono::milliseconds) gives the delay the answer asked for, such
+     * as a 429's Retry-After; above zero, it replaces the backoff, at most max_backoff.
+     */
+    template <class Attempt, class ServerWait>
+    auto run(Attempt&& attempt, interruptible_sleep& sleep, const logger& log, ServerWait&& server_wait) const
+        -> decltype(attempt()) {
         const forewarn::clock& clock = sleep.clock();
         const auto start = clock.now();
         for (int tries = 1;; ++tries) {
@@ -156,7 +168,8 @@ public:
                     log(log_level::info, detail::cat({"not retrying (", why_not, "): ", e.describe()}), e.url);
                 return r;
             }
-            const auto delay = backoff(tries);
+            const std::chrono::milliseconds asked = server_wait();
+            const auto delay = asked.count() > 0 ? detail::smaller(asked, options_.max_backoff) : backoff(tries);
             if (log.enabled(log_level::info))
                 log(log_level::info,
                     detail::cat({"retry ", detail::num(tries), " in ", detail::num(delay.count()), " ms after ", e.describe()}),

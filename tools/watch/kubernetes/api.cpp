@@ -4,8 +4,10 @@
 #include "../json.hpp"
 
 #include <forewarn/transport/curl.hpp>
+#include <forewarn/transport/retry.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 namespace watch::kubernetes {
@@ -21,11 +23,8 @@ forewarn::curl_transport_options transport_options(const connection& c) {
     return t;
 }
 
+/// The statuses the API server asks to be sent again (the rest are the caller's to read).
 bool retried(int status) { return status == 429 || (status >= 500 && status <= 504); }
-
-bool retried(const error& e) {
-    return e.code == errc::transport || e.code == errc::timeout;
-}
 
 }  // namespace
 
@@ -44,49 +43,64 @@ void api_client::cancel() noexcept {
 result<api_answer> api_client::call(http_method method, const std::string& path, const std::string& body,
                                     std::string_view content_type, bool answer_429) {
     std::lock_guard<std::mutex> lock(m_);
-    const int attempts = std::max(1, options_.attempts);
-    auto pause = options_.backoff;
+    // The library's retry policy: 429 and 500-504 (each turned into an error below, the rest are
+    // answers) and a failed connection or a timeout tried again up to the attempts, the pause
+    // doubled from `backoff` to at most 4 s, or the 429's Retry-After within the same cap; without
+    // jitter, a budget or a time limit (a drain's deadline bounds its calls).
+    forewarn::retry_options ro;
+    ro.max_attempts = std::max(1, options_.attempts);
+    ro.initial_backoff = options_.backoff;
+    ro.max_backoff = std::chrono::seconds(4);
+    ro.jitter = 0;
+    ro.max_elapsed = std::chrono::hours(24 * 365);
+    ro.budget_capacity = 1e18;
+    const forewarn::retry_policy policy(forewarn::retry_rules::gce, ro);
+    const std::string what = std::string(forewarn::to_string(method)) + " " + path;
     bool renewed = false;
-    for (int attempt = 1;; ++attempt) {
-        forewarn::http_request req;
-        req.method = method;
-        req.url = connection_.server + path;
-        req.timeout = options_.timeout;
-        req.connect_timeout = options_.connect_timeout;
-        req.max_body = options_.max_body;
-        req.headers.push_back({"Accept", "application/json"});
-        auto token = connection_.token.current();
-        if (!token) return std::move(token).error();
-        if (!token->empty()) req.headers.push_back({"Authorization", "Bearer " + *token});
-        if (!content_type.empty()) req.headers.push_back({"Content-Type", std::string(content_type)});
-        req.body = body;
-        ++requests_;
-        auto r = transport_.send(req);
-        if (r && r->status == 401 && !renewed && connection_.token.from_file()) {
-            renewed = true;  // a rotated token: read the file again, once, and send again
-            if (auto t = connection_.token.reload(); !t) return std::move(t).error();
-            --attempt;
-            continue;
-        }
-        const bool again = r ? retried(r->status) && !(answer_429 && r->status == 429) : retried(r.error());
-        if (!again || attempt >= attempts) {
-            if (!r) return error(r.error().code, std::string(forewarn::to_string(method)) + " " + path + ": " + r.error().message);
-            return api_answer{r->status, std::move(r->body)};
-        }
-        auto wait = pause;
-        if (r) {
-            // Retry-After in seconds, as the API server sends with a 429, within the same cap.
+    std::optional<api_answer> retried_answer;  // the last answer a retry was asked for after
+    std::chrono::milliseconds server_wait{0};  // its Retry-After
+    auto attempt = [&]() -> result<api_answer> {
+        retried_answer.reset();
+        server_wait = std::chrono::milliseconds(0);
+        for (;;) {
+            forewarn::http_request req;
+            req.method = method;
+            req.url = connection_.server + path;
+            req.timeout = options_.timeout;
+            req.connect_timeout = options_.connect_timeout;
+            req.max_body = options_.max_body;
+            req.headers.push_back({"Accept", "application/json"});
+            auto token = connection_.token.current();
+            if (!token) return std::move(token).error();
+            if (!token->empty()) req.headers.push_back({"Authorization", "Bearer " + *token});
+            if (!content_type.empty()) req.headers.push_back({"Content-Type", std::string(content_type)});
+            req.body = body;
+            ++requests_;
+            auto r = transport_.send(req);
+            if (r && r->status == 401 && !renewed && connection_.token.from_file()) {
+                renewed = true;  // a rotated token: read the file again, once, and send again
+                if (auto t = connection_.token.reload(); !t) return std::move(t).error();
+                continue;
+            }
+            if (!r) return error(r.error().code, what + ": " + r.error().message);  // retried as the policy says
+            if (!retried(r->status) || (answer_429 && r->status == 429)) return api_answer{r->status, std::move(r->body)};
+            // Retry-After in seconds, as the API server sends with a 429.
             if (const std::string* after = r->header("Retry-After")) {
-                long seconds = 0;
                 bool digits = !after->empty() && after->size() < 4;
                 for (char ch : *after) digits = digits && ch >= '0' && ch <= '9';
-                if (digits) seconds = std::stol(*after);
-                if (digits) wait = std::min<std::chrono::milliseconds>(std::chrono::seconds(seconds), std::chrono::seconds(4));
+                if (digits) server_wait = std::chrono::seconds(std::stol(*after));
             }
+            const int status = r->status;
+            retried_answer = api_answer{status, std::move(r->body)};
+            return error(errc::http_status, what + ": " + std::to_string(status), status);
         }
-        if (!sleep_.sleep_for(wait)) return error(errc::cancelled, std::string(forewarn::to_string(method)) + " " + path + ": stopped");
-        pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::seconds(4));
-    }
+    };
+    auto answer = policy.run(attempt, sleep_, {}, [&] { return server_wait; });
+    if (answer) return answer;
+    if (answer.error().code == errc::http_status && retried_answer) return std::move(*retried_answer);  // retries spent: the last answer
+    if (answer.error().code == errc::cancelled && answer.error().message.rfind(what, 0) != 0)
+        return error(errc::cancelled, what + ": stopped");  // during a pause
+    return answer;
 }
 
 std::string status_message(std::string_view body) {

@@ -3,7 +3,8 @@
 
 // One API server's requests for forewarn-watch: over forewarn's libcurl transport (TLS verified
 // against the connection's CA, the bearer token in `Authorization`, added here: headers are the
-// client's business), retried with backoff on 429, 5xx and a failed connection, and sent again
+// client's business), retried with backoff on 429, 5xx and a failed connection (the library's
+// retry_policy, a 429's Retry-After its wait), and sent again
 // once with a fresh token after a 401. The token never reaches a log or an error. The transport
 // is a seam (api_transport): a test gives forewarn::testing::fake_transport and drives the node's
 // actions and the drain with no server.
