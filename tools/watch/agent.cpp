@@ -5,25 +5,22 @@
 
 #include "agent.hpp"
 
-#include <forewarn/etcd/maintenance_budget.hpp>
 #include <forewarn/json.hpp>
 #include <forewarn/poller.hpp>
 #include <forewarn/readiness.hpp>
 #include <forewarn/state_file.hpp>
 #include <forewarn/time.hpp>
 
-#include "etcd_options.hpp"
+#include "fleet_budget.hpp"
 #include "hooks.hpp"
 #include "json.hpp"
 #include "lines.hpp"
 #include "metrics.hpp"
+#include "node_side.hpp"
+#include "prepare_policy.hpp"
 #include "ready_file.hpp"
 #include "webhook.hpp"
-#if FOREWARN_WATCH_KUBERNETES
-#include "kubernetes/node_actions.hpp"
-#endif
 #include "platform/arguments.hpp"
-#include "platform/etcd_transport.hpp"
 #include "platform/stop_signal.hpp"
 
 #include <algorithm>
@@ -60,6 +57,7 @@ struct agent {
           where(std::move(where_)),
           cloud(std::move(cloud_)),
           approving(s.approve != forewarn::approval_scope::never),
+          policy(s, approving),
           // Hooks: the journal lives beside the state file, so a restart knows what already ran.
           hooks(hook_journal(s.state_file.empty() ? std::string() : s.state_file + ".hooks"), log_line,
                 [this](const hook_runner::report& r) { hook_ended(r); }) {}
@@ -68,6 +66,7 @@ struct agent {
     const std::string where;
     const std::string cloud;
     const bool approving;
+    const prepare_policy policy;  // when a prepare hook's event is ready, and by when
     metrics counters;
     std::optional<webhook> hook_url;  // --webhook
     hook_runner hooks;
@@ -76,9 +75,7 @@ struct agent {
     forewarn::poller_handlers handlers;
     forewarn::poller_options options;
     forewarn::poller<any_source>* poller = nullptr;  // while run() runs
-#if FOREWARN_WATCH_KUBERNETES
-    std::unique_ptr<kubernetes::node_actions> node;  // --kubernetes, --kubeconfig
-#endif
+    std::unique_ptr<node_side> node;  // --kubernetes, --kubeconfig
 
     // What the handlers write, under one lock: stdout's lines, counted against --exit-after.
     std::mutex out_mutex;
@@ -138,108 +135,49 @@ struct agent {
                   std::move(done_fn));
     }
 
-    // A prepare hook makes its event ready only when it succeeds before NotBefore less
-    // --hook-deadline (approve_by); it is stopped at that point or at --hook-timeout.
-    std::optional<std::chrono::steady_clock::time_point> approve_by_of(const forewarn::event& e) const {
-        if (!e.not_before) return std::nullopt;
-        const auto left = *e.not_before - std::chrono::system_clock::now() - s.hook_deadline;
-        return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(left);
-    }
-    std::chrono::steady_clock::time_point prepare_deadline(const std::optional<std::chrono::steady_clock::time_point>& approve_by) const {
-        const auto now = std::chrono::steady_clock::now();
-        return approve_by && *approve_by > now ? (std::min)(now + s.hook_timeout, *approve_by) : now + s.hook_timeout;
-    }
-    // What a prepare hook's end means for its event: ready (approved as the policy allows) or not.
-    hook_runner::done_fn after_prepare(const std::string& id, std::optional<std::chrono::steady_clock::time_point> approve_by,
-                                       forewarn::approval_handle handle, bool quiet) const {
-        return [id, approve_by, handle = std::move(handle), quiet, approving = approving](const hook_outcome& o) {
-            // Declined: the event is settled not approved, and the source lets go of it (AWS: the
-            // lifecycle action's heartbeats stop; the group goes on at the hook's own timeout).
-            if (o.what != hook_outcome::kind::succeeded) {
-                if (!quiet) log_line("hook prepare " + id + ": the event is not approved");
-                handle.decline("the prepare hook did not succeed");
-                return;
-            }
-            if (approve_by && std::chrono::steady_clock::now() >= *approve_by) {
-                if (!quiet) log_line("hook prepare " + id + ": done after its deadline; the event is not approved");
-                handle.decline("the prepare hook ended after its deadline");
-                return;
-            }
-            if (approving) handle.ready();
-        };
-    }
-
-    // --lb-drain: whether the load balancer's hold (from when /readyz turns not ready: now, or
-    // --unready-before ahead of NotBefore) can end by the approval's deadline, NotBefore less
-    // --hook-deadline. An event it cannot is not approved, as with a late hook.
-    bool drain_fits(const forewarn::event& e) const {
-        if (s.lb_drain.count() <= 0 || !e.not_before) return true;
-        const auto now = std::chrono::system_clock::now();
-        auto unready = now;
-        if (s.unready_before.count() > 0 && *e.not_before - s.unready_before > now) unready = *e.not_before - s.unready_before;
-        return unready + s.lb_drain <= *e.not_before - s.hook_deadline;
-    }
-
     // An announced event's prepare hook and its readiness for approval: at the announcement, or
     // with --kubernetes once the node is ready for it (taint and cordon done, at their time).
-    // `may_approve` is false when the node's drain reached its deadline with pods left: the hook
-    // still runs, the event is not approved.
-    // At the announcement (the hold counts from there, also while a node drains): false, logged
-    // and declined, when --lb-drain cannot fit.
-    bool hold_fits(const forewarn::change& c, forewarn::approval_handle& handle) const {
-        if (!approving || drain_fits(c.event)) return true;
-        log_line("event " + c.event.id + ": announced too close to NotBefore for --lb-drain " +
-                 std::to_string(s.lb_drain.count()) + " s before NotBefore less --hook-deadline " +
-                 std::to_string(s.hook_deadline.count()) + " s; it is not approved and starts at NotBefore");
-        handle.decline("--lb-drain does not fit before NotBefore less --hook-deadline");
-        return false;
-    }
-
+    // `may_approve` is false when the node's drain reached its deadline with pods left, or
+    // --lb-drain cannot fit (policy.hold_fits): the hook still runs, the event is not approved.
     void prepare(const forewarn::change& c, const std::string& json, forewarn::approval_handle handle, bool may_approve = true) {
         if (s.on_prepare.empty()) {
             // Nothing to drain: ready at once, and the policy decides.
             if (approving && may_approve) handle.ready();
             return;
         }
+        const auto approve_by = policy.approve_by(c.event);
         if (!may_approve) {
-            run_hook("prepare", c, json, prepare_deadline(approve_by_of(c.event)), nullptr);
+            run_hook("prepare", c, json, policy.deadline(approve_by), nullptr);
             return;
         }
-        const auto approve_by = approve_by_of(c.event);
         if (approve_by && *approve_by <= std::chrono::steady_clock::now())
             log_line("hook prepare " + c.event.id +
                      ": announced too close to NotBefore to approve after a hook; it runs, the event is not approved");
-        run_hook("prepare", c, json, prepare_deadline(approve_by), after_prepare(c.event.id, approve_by, std::move(handle), false));
+        run_hook("prepare", c, json, policy.deadline(approve_by), policy.after(c.event.id, approve_by, std::move(handle), false));
     }
 
-#if FOREWARN_WATCH_KUBERNETES
-    // An event the node acts on (node_actions::acts_on: one for this VM, or one that names no VM;
+    // An event the node acts on (node_side::acts_on: one for this VM, or one that names no VM;
     // an Azure document also lists its neighbours' events, which must never drain this node).
     bool for_node(const forewarn::event& e) const { return node && node->acts_on(e); }
-#endif
 
     void make_handlers() {
         handlers.on_prepare = [this](const forewarn::change& c, forewarn::approval_handle handle) {
             const change_line line = line_of(c);
             emit(c, *line);
             hooks.forget({"recover:" + c.event.id});  // an earlier occurrence of this id is over
-            const bool fits = hold_fits(c, handle);
-#if FOREWARN_WATCH_KUBERNETES
+            const bool fits = policy.hold_fits(c, handle);
             if (for_node(c.event)) {  // the node first (its drain too), then the hook and the approval (on the node's thread)
                 node->announced(c, *line, [this, c, line, fits, handle = std::move(handle)](bool drained) mutable {
                     prepare(c, *line, std::move(handle), drained && fits);
                 });
                 return;
             }
-#endif
             prepare(c, *line, std::move(handle), fits);
         };
         handlers.on_started = [this](const forewarn::change& c) {
             const change_line line = line_of(c);
             emit(c, *line);
-#if FOREWARN_WATCH_KUBERNETES
             if (for_node(c.event)) node->started(c.event);
-#endif
             hooks.forget({"recover:" + c.event.id});
             if (!s.on_started.empty()) run_hook("started", c, *line, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
         };
@@ -247,9 +185,7 @@ struct agent {
             if (c.pause) counters.pause(forewarn::to_string(c.event.type), *c.pause, c.event.duration());
             const change_line line = line_of(c);
             emit(c, *line);
-#if FOREWARN_WATCH_KUBERNETES
             if (for_node(c.event)) node->over(c.event, std::string(forewarn::to_string(c.reason)));
-#endif
             if (!s.on_recover.empty()) run_hook("recover", c, *line, std::chrono::steady_clock::now() + s.hook_timeout, nullptr);
             hooks.forget({"prepare:" + c.event.id, "started:" + c.event.id});  // a later occurrence runs them again
         };
@@ -287,46 +223,6 @@ struct agent {
             };
     }
 
-    // --etcd: the fleet budget as the poller's coordinator. 0, or the exit code.
-    int make_budget() {
-        forewarn::etcd::budget_options b;
-        b.etcd = etcd_client_options(s);
-        b.group = s.fleet_group;
-        b.max_in_maintenance = static_cast<std::size_t>(s.fleet_max);
-        b.lease_ttl = s.fleet_ttl;
-        b.settle_time = s.fleet_settle;
-        counters.fleet_slot(s.fleet_group, "none");
-        b.on_slot_change = [this](const forewarn::slot_change& c) {
-            counters.fleet_slot(c.group, forewarn::to_string(c.to));
-            log_line("fleet " + c.group + ": slot " + std::string(forewarn::to_string(c.from)) + " -> " +
-                     std::string(forewarn::to_string(c.to)) + (c.event_id.empty() ? std::string() : " for " + c.event_id));
-            if (!s.json) return;
-            print(json_object()
-                      .string("cloud", cloud)
-                      .string("fleet_group", c.group)
-                      .string("member", c.member)
-                      .string("slot", forewarn::to_string(c.to))
-                      .string("was", forewarn::to_string(c.from))
-                      .string("event_id", c.event_id)
-                      .str(),
-                  false);
-        };
-        auto transport = etcd_transport(s.etcd_ca, s.etcd_cert, s.etcd_key);
-        if (!transport) {
-            log_line(transport.error().describe());
-            return 2;
-        }
-        auto budget = std::make_shared<forewarn::etcd::maintenance_budget>(b, std::move(*transport));
-        if (auto v = budget->validate(); !v) {
-            log_line(v.error().describe());
-            return 2;
-        }
-        options.coordinator = budget;
-        if (s.approve == forewarn::approval_scope::never)
-            log_line("fleet " + s.fleet_group + ": --approve never: the budget only counts events the platform starts");
-        return 0;
-    }
-
     // Readiness for a load balancer (/readyz, --ready-file, forewarn_ready): from the latest
     // document, this VM's events.
     forewarn::readiness_options readiness_settings() const {
@@ -342,11 +238,8 @@ struct agent {
     std::pair<int, std::string> serve(std::string_view path) const {
         const auto health = poller->health();
         if (path == "/metrics") {
-            std::string body = counters.exposition(cloud, health, poller->last_document(), readiness_now().ready);
-#if FOREWARN_WATCH_KUBERNETES
-            if (node) body += kubernetes::drain_metrics("cloud=\"" + cloud + "\"", node->drains());  // a cloud's name: no escaping
-#endif
-            return {200, body};
+            return {200, counters.exposition(cloud, health, poller->last_document(), readiness_now().ready,
+                                             node ? std::optional<drain_stats>(node->drains()) : std::nullopt)};
         }
         if (path == "/readyz") {
             const auto r = readiness_now();
@@ -357,11 +250,9 @@ struct agent {
                 // Still healthy (the other keys are heard), but a failing key is named.
                 std::string body = "ok\n";
                 for (const auto& e : health.key_errors) body += "failing key " + e.url + ": " + one_line(e.describe()) + "\n";
-#if FOREWARN_WATCH_KUBERNETES
                 // The API server's failure is named, never fatal: /healthz is the pod's liveness.
                 if (node)
                     if (const std::string f = node->failing(); !f.empty()) body += "failing kubernetes " + one_line(f) + "\n";
-#endif
                 return {200, body};
             }
             return {503, "no successful poll for more than " + std::to_string(s.health_max_age.count()) + " s" +
@@ -383,15 +274,14 @@ struct agent {
             if (e.hook != "prepare" || r.command.empty()) return r;
             const std::string id = key.substr(key.find(':') + 1);
             auto c = forewarn::change_from_json(e.input);
-            const auto approve_by = c ? approve_by_of(c->event) : std::nullopt;
-            if (c) r.deadline = prepare_deadline(approve_by);
+            const auto approve_by = c ? policy.approve_by(c->event) : std::nullopt;
+            if (c) r.deadline = policy.deadline(approve_by);
             else if (e.state == "done") r.command.clear();  // nothing to approve by: leave it
-            r.done = after_prepare(id, approve_by, poller->approval(id), e.state == "done");
+            r.done = policy.after(id, approve_by, poller->approval(id), e.state == "done");
             return r;
         });
     }
 
-#if FOREWARN_WATCH_KUBERNETES
     // The events an earlier run recorded on the node (killed mid-drain, or stopped): their work
     // again, the drain resumed, the prepare hook and the approval after it through approval(id),
     // as resume_hooks() does for a hook. An event the service no longer lists is put back.
@@ -410,7 +300,6 @@ struct agent {
             node->resumed(c, *line, [this, c, line, id](bool drained) mutable { prepare(c, *line, poller->approval(id), drained); });
         }
     }
-#endif
 
     // What reaches the poller, stopped (the poller itself is stopped by its owner).
     void stop_around() {
@@ -435,58 +324,36 @@ int run_agent(std::unique_ptr<source> src, const settings& s) {
     if (!s.ready_file.empty()) a.ready.emplace(s.ready_file, log_line);
     a.make_handlers();
     a.make_options();
-    if (!s.etcd.empty())
-        if (const int code = a.make_budget()) return code;
-    if (s.kubernetes || !s.kubeconfig.empty()) {
-#if FOREWARN_WATCH_KUBERNETES
-        auto c = kubernetes::connect(s.kubeconfig);
-        if (c)
-            if (auto v = kubernetes::validate_node_name(s.node_name); !v) c = std::move(v).error();
-        if (!c) {
-            log_line("kubernetes: " + one_line(c.error().describe()));
+    if (!s.etcd.empty()) {  // the fleet budget as the poller's coordinator
+        auto budget = make_fleet_budget(s, a.cloud, a.counters, [&a](const std::string& line) { a.print(line, false); });
+        if (!budget) {
+            log_line(budget.error().message);
             return 2;
         }
-        const std::string origin = c->origin;
-        kubernetes::node_actions_options o;
-        o.drain_lead = s.drain_lead;
-        o.hook_deadline = s.hook_deadline;
-        o.drain_margin = s.drain_margin;
-        o.drain_timeout = s.drain_timeout;
-        o.lb_drain = s.lb_drain;  // from the load-balancer label to the first eviction
-        if (!s.kubernetes_rules.empty()) {
-            auto rules = kubernetes::node_rules::from_file(s.kubernetes_rules);
-            if (!rules) {
-                log_line("--kubernetes-rules: " + one_line(rules.error().describe()));
-                return 2;
-            }
-            o.rules = std::move(*rules);
-        }
-        o.rules.drain_also({s.drain_also.begin(), s.drain_also.end()});
-        if (s.no_drain) o.rules.no_drain();
-        const std::string rules_said = o.rules.describe();
-        o.cloud = a.cloud;
-        o.log = [](const std::string& line) { log_line(one_line(line)); };
+        a.options.coordinator = std::move(*budget);
+    }
+    {
+        node_context context;
+        context.cloud = a.cloud;
         // A resumed event is over when the service's document no longer lists it (once there is one).
-        o.still_on = [&a](const std::string& id) -> std::optional<bool> {
+        context.still_on = [&a](const std::string& id) -> std::optional<bool> {
             if (!a.poller || !a.poller->health().last_success) return std::nullopt;
             const auto doc = a.poller->latest_document();
             return std::any_of(doc.events.begin(), doc.events.end(), [&](const forewarn::event& e) { return e.id == id; });
         };
-        o.self = [&a, &s] { return !s.self.empty() ? s.self : a.poller ? a.poller->self() : std::string(); };
-        a.node = std::make_unique<kubernetes::node_actions>(std::move(*c), s.node_name, std::move(o));
-        log_line("kubernetes: node " + s.node_name + " through " + one_line(origin) + "; out of service: " + rules_said);
-#else
-        log_line("--kubernetes and --kubeconfig: this forewarn-watch was built without its Kubernetes part (Linux, with yaml-cpp)");
-        return 2;
-#endif
+        context.self = [&a, &s] { return !s.self.empty() ? s.self : a.poller ? a.poller->self() : std::string(); };
+        auto node = make_node_side(s, std::move(context));
+        if (!node) {
+            log_line(node.error().message);
+            return 2;
+        }
+        a.node = std::move(*node);
     }
 
     forewarn::poller<any_source> p(any_source(std::move(src)), a.handlers, a.options);
     a.poller = &p;
     a.resume_hooks();
-#if FOREWARN_WATCH_KUBERNETES
     a.resume_node();
-#endif
 
     if (!s.metrics_listen.empty()) {
         a.server.emplace([&a](std::string_view path) { return a.serve(path); });
@@ -512,9 +379,7 @@ int run_agent(std::unique_ptr<source> src, const settings& s) {
     // console closing, a shutdown) or the last --exit-after line: no polling.
     const bool by_signal = stop_signal::wait();
     p.stop();
-#if FOREWARN_WATCH_KUBERNETES
     if (a.node) a.node->stop();  // what is queued is done by the next start, which reads the node again
-#endif
     a.stop_around();
     if (a.hook_url) a.hook_url->stop();  // what is still queued is not sent
     a.hooks.stop();  // running hooks are stopped; the journal keeps them pending for the next start

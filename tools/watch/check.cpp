@@ -19,14 +19,12 @@
 #include "etcd_options.hpp"
 #include "json.hpp"
 #include "metrics.hpp"
+#include "node_side.hpp"
 #include "options.hpp"
 #include "platform/arguments.hpp"
 #include "platform/etcd_transport.hpp"
 #include "platform/process.hpp"
 #include "source.hpp"
-#if FOREWARN_WATCH_KUBERNETES
-#include "kubernetes/access.hpp"
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -838,20 +836,7 @@ int check_main(std::vector<std::string> args) {
     check::lb_drain(rep, s);
     check::webhook_reachable(rep, s, overall);
     check::etcd_budget(rep, s, overall);
-    if (s.kubernetes || !s.kubeconfig.empty()) {
-#if FOREWARN_WATCH_KUBERNETES
-        auto c = watch::kubernetes::connect(s.kubeconfig);
-        if (!c)
-            rep.add("kubernetes", check::outcome::fail, c.error().describe(), "the connection's settings cannot be used",
-                    s.kubeconfig.empty() ? "run in a pod with its service account mounted, or give --kubeconfig" : "correct the kubeconfig");
-        else
-            for (auto& f : watch::kubernetes::check_access(std::move(*c), s.node_name, overall.request(std::chrono::seconds(10))))
-                rep.add(std::move(f));
-#else
-        rep.add("kubernetes", check::outcome::fail, "this forewarn-watch was built without its Kubernetes part",
-                "--kubernetes and --kubeconfig need the Linux build with yaml-cpp", "use the Linux package or image");
-#endif
-    }
+    for (auto& row : node_side_check(s, overall.request(std::chrono::seconds(10)))) rep.add(std::move(row));
     const std::string out = s.json ? rep.json(cf.bound) + "\n" : rep.text(cf.bound);
     std::fwrite(out.data(), 1, out.size(), watch::streams().lines);
     std::fflush(watch::streams().lines);

@@ -61,7 +61,7 @@ bool metrics::healthy(const forewarn::poller_health& h, std::chrono::seconds max
 }
 
 std::string metrics::exposition(std::string_view cloud, const forewarn::poller_health& h, const forewarn::document& last,
-                                bool ready) const {
+                                bool ready, const std::optional<drain_stats>& drains) const {
     std::lock_guard<std::mutex> lock(mutex_);
     std::string o;
     const std::string c = "cloud=\"" + prometheus_label(cloud) + "\"";
@@ -145,6 +145,23 @@ std::string metrics::exposition(std::string_view cloud, const forewarn::poller_h
          "# TYPE forewarn_last_successful_poll_timestamp_seconds gauge\n";
     line("forewarn_last_successful_poll_timestamp_seconds", c,
          h.last_success ? std::chrono::duration<double>(h.last_success->time_since_epoch()).count() : 0.0);
+    if (drains) {
+        const drain_stats& d = *drains;
+        o += "# HELP forewarn_kubernetes_drains_total Drains of the node that ended, by outcome.\n"
+             "# TYPE forewarn_kubernetes_drains_total counter\n";
+        line("forewarn_kubernetes_drains_total", c + ",outcome=\"drained\"", static_cast<double>(d.drained));
+        line("forewarn_kubernetes_drains_total", c + ",outcome=\"timed_out\"", static_cast<double>(d.timed_out));
+        o += "# HELP forewarn_kubernetes_drain_duration_seconds Time the ended drains took.\n"
+             "# TYPE forewarn_kubernetes_drain_duration_seconds summary\n";
+        line("forewarn_kubernetes_drain_duration_seconds_sum", c, d.seconds);
+        line("forewarn_kubernetes_drain_duration_seconds_count", c, static_cast<double>(d.drained + d.timed_out));
+        o += "# HELP forewarn_kubernetes_evictions_refused_total Evictions a PodDisruptionBudget refused (each time).\n"
+             "# TYPE forewarn_kubernetes_evictions_refused_total counter\n";
+        line("forewarn_kubernetes_evictions_refused_total", c, static_cast<double>(d.refused));
+        o += "# HELP forewarn_kubernetes_pods_left_total Pods still on the node when a drain reached its deadline.\n"
+             "# TYPE forewarn_kubernetes_pods_left_total counter\n";
+        line("forewarn_kubernetes_pods_left_total", c, static_cast<double>(d.pods_left));
+    }
     return o;
 }
 

@@ -26,6 +26,15 @@
 
 namespace watch {
 
+/// What the node's drains did (--kubernetes): the Kubernetes room counts, metrics writes them.
+struct drain_stats {
+    std::size_t drained = 0;    ///< drains that ended with every evicted pod gone
+    std::size_t timed_out = 0;  ///< drains that reached their deadline with pods left
+    double seconds = 0;         ///< the ended drains' time, summed
+    std::size_t refused = 0;    ///< evictions a PodDisruptionBudget refused
+    std::size_t pods_left = 0;  ///< pods left at the deadlines
+};
+
 /// What forewarn-watch counts beside the poller's own health figures. Thread-safe.
 class metrics {
 public:
@@ -44,9 +53,9 @@ public:
     bool healthy(const forewarn::poller_health& h, std::chrono::seconds max_age) const;
 
     /// The text exposition format (version 0.0.4): the poller's health, the last document's
-    /// events, and what forewarn-watch counted itself.
+    /// events, what forewarn-watch counted itself, and the node's drains when there is a node.
     std::string exposition(std::string_view cloud, const forewarn::poller_health& h, const forewarn::document& last,
-                           bool ready) const;
+                           bool ready, const std::optional<drain_stats>& drains = std::nullopt) const;
 
 private:
     // A Prometheus histogram in seconds: cumulative counts per upper bound.

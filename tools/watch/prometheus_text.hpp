@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Prometheus' text exposition format (version 0.0.4), written once for the agent: a label
-// value's escaping and one sample line. metrics.hpp writes /metrics with it; the Kubernetes room
-// hands it its drain counts (kubernetes/node_actions.cpp, drain_metrics).
+// value's escaping and one sample line. Only metrics.cpp writes /metrics with it; the Kubernetes
+// room hands metrics its drain counts as numbers (drain_stats, metrics.hpp).
 #pragma once
 
 #include <string>

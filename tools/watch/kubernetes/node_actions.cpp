@@ -5,7 +5,6 @@
 #include <forewarn/time.hpp>
 
 #include "../json.hpp"
-#include "../prometheus_text.hpp"
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -113,26 +112,6 @@ std::vector<std::string> records_of(const std::string& annotation) {
         out.emplace_back(text.GetString(), text.GetSize());
     }
     return out;
-}
-
-std::string drain_metrics(const std::string& labels, const drain_stats& d) {
-    std::string o;
-    auto line = [&](const std::string& name, const std::string& extra, double v) { prometheus_sample(o, name, labels + extra, v); };
-    o += "# HELP forewarn_kubernetes_drains_total Drains of the node that ended, by outcome.\n"
-         "# TYPE forewarn_kubernetes_drains_total counter\n";
-    line("forewarn_kubernetes_drains_total", ",outcome=\"drained\"", double(d.drained));
-    line("forewarn_kubernetes_drains_total", ",outcome=\"timed_out\"", double(d.timed_out));
-    o += "# HELP forewarn_kubernetes_drain_duration_seconds Time the ended drains took.\n"
-         "# TYPE forewarn_kubernetes_drain_duration_seconds summary\n";
-    line("forewarn_kubernetes_drain_duration_seconds_sum", "", d.seconds);
-    line("forewarn_kubernetes_drain_duration_seconds_count", "", double(d.drained + d.timed_out));
-    o += "# HELP forewarn_kubernetes_evictions_refused_total Evictions a PodDisruptionBudget refused (each time).\n"
-         "# TYPE forewarn_kubernetes_evictions_refused_total counter\n";
-    line("forewarn_kubernetes_evictions_refused_total", "", double(d.refused));
-    o += "# HELP forewarn_kubernetes_pods_left_total Pods still on the node when a drain reached its deadline.\n"
-         "# TYPE forewarn_kubernetes_pods_left_total counter\n";
-    line("forewarn_kubernetes_pods_left_total", "", double(d.pods_left));
-    return o;
 }
 
 node_actions::node_actions(connection c, std::string node, node_actions_options o)

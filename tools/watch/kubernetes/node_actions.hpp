@@ -28,6 +28,7 @@
 //   stays.
 
 #include "../defaults.hpp"
+#include "../node_side.hpp"
 #include "connection.hpp"
 #include "drain.hpp"
 #include "node.hpp"
@@ -80,19 +81,6 @@ std::chrono::system_clock::time_point drain_deadline(const forewarn::event& e, s
                                                      std::chrono::seconds hook_deadline, std::chrono::seconds drain_margin,
                                                      std::chrono::seconds drain_timeout);
 
-/// What the drains did, for /metrics.
-struct drain_stats {
-    std::size_t drained = 0;         ///< drains that ended with every evicted pod gone
-    std::size_t timed_out = 0;       ///< drains that reached their deadline with pods left
-    double seconds = 0;              ///< the ended drains' time, summed
-    std::size_t refused = 0;         ///< evictions a PodDisruptionBudget refused
-    std::size_t pods_left = 0;       ///< pods left at the deadlines
-};
-
-/// The drains in the text exposition format, for /metrics: `labels` are the agent's own
-/// (`cloud="azure"`), already escaped.
-std::string drain_metrics(const std::string& labels, const drain_stats& d);
-
 struct node_actions_options {
     std::chrono::seconds drain_lead = defaults::drain_lead;        ///< taint and cordon this long before NotBefore
     std::chrono::seconds hook_deadline = defaults::hook_deadline;  ///< the prepare hook's end, this long before NotBefore (--hook-deadline)
@@ -113,18 +101,19 @@ struct node_actions_options {
     api_options api;
 };
 
-class node_actions {
+/// The node under the agent (node_side.hpp), over the API server.
+class node_actions final : public node_side {
 public:
     node_actions(connection c, std::string node, node_actions_options o);
     /// The same over a transport of the caller's (tests: forewarn::testing::fake_transport).
     node_actions(connection c, api_transport t, std::string node, node_actions_options o);
-    ~node_actions();
+    ~node_actions() override;
     node_actions(const node_actions&) = delete;
     node_actions& operator=(const node_actions&) = delete;
 
     /// Whether `e` is this node's: it names no VM, or names this one (options' self). The calls
     /// below do nothing for an event that is not (announced() says ready at once).
-    bool acts_on(const forewarn::event& e) const;
+    bool acts_on(const forewarn::event& e) const override;
 
     /// Each queues its work and returns at once (called from the poller's handlers).
     /// `then` runs on this object's thread once the node's work for the event's announcement
@@ -133,24 +122,24 @@ public:
     /// event may be approved: false when the drain reached its deadline with pods left. Never
     /// when the event is over first, or the agent stops. `line` is the change's JSON line (the
     /// agent's to_json, made once per change): what the node records.
-    void announced(const forewarn::change& c, std::string line, std::function<void(bool ready)> then = {});
+    void announced(const forewarn::change& c, std::string line, std::function<void(bool ready)> then) override;
     /// An event an earlier run recorded on the node (recorded()): its work again, without a second
     /// Event, the drain resumed where the node shows it; then checked against the service's
     /// document once there is one (`still_on`), and put back if it is gone.
-    void resumed(const forewarn::change& c, std::string line, std::function<void(bool ready)> then = {});
+    void resumed(const forewarn::change& c, std::string line, std::function<void(bool ready)> then) override;
     /// The changes an earlier run recorded on the node (the annotation `forewarn/events`), read now
     /// on the caller's thread.
-    forewarn::result<std::vector<forewarn::change>> recorded();
-    void started(const forewarn::event& e);
-    void over(const forewarn::event& e, const std::string& reason);
+    forewarn::result<std::vector<forewarn::change>> recorded() override;
+    void started(const forewarn::event& e) override;
+    void over(const forewarn::event& e, const std::string& reason) override;
 
     /// Ends the thread: the call under way is cancelled, what is queued is left (the next start
     /// reads the node again and does what is missing).
-    void stop();
+    void stop() override;
     /// While the node's writes fail: the last failure ("" when they do not). /healthz names it
     /// and stays 200: an API server outage must not restart every agent of the cluster.
-    std::string failing() const;
-    drain_stats drains() const;
+    std::string failing() const override;
+    drain_stats drains() const override;
 
 private:
     enum class step { announce, take_out, drain, start, over, reconcile };
