@@ -4,7 +4,7 @@
 // line of their own.
 #pragma once
 
-#include <forewarn/poller.hpp>
+#include <forewarn/poller/coordinator.hpp>
 #include <forewarn/result.hpp>
 
 #include "metrics.hpp"

@@ -7,8 +7,9 @@
 // over 8 KiB, a method other than GET or an unknown path gets 400, 405 or 404, never a crash.
 #pragma once
 
+#include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
-#include <forewarn/poller.hpp>
+#include <forewarn/poller/health.hpp>
 
 #include "platform/sockets.hpp"
 

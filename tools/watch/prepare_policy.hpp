@@ -9,7 +9,7 @@
 
 #include <forewarn/diff.hpp>
 #include <forewarn/event.hpp>
-#include <forewarn/poller.hpp>
+#include <forewarn/poller/approval.hpp>
 
 #include "hooks.hpp"
 #include "options.hpp"
