@@ -64,6 +64,16 @@ TEST_CASE("GCE's retry rules", "[retry]") {
     CHECK_FALSE(forewarn::is_retryable(error(errc::cancelled, "stop"), gce));
 }
 
+TEST_CASE("any HTTP service's retry rules: 429, every 5xx, a failed connection and a timeout", "[retry]") {
+    const auto http = retry_rules::http;
+    for (int s : {429, 500, 501, 503, 599}) CHECK(forewarn::is_retryable(status(s), http));
+    for (int s : {400, 401, 404, 409, 410, 600}) CHECK_FALSE(forewarn::is_retryable(status(s), http));
+    CHECK(forewarn::is_retryable(error(errc::transport, "reset"), http));
+    CHECK(forewarn::is_retryable(error(errc::timeout, "slow"), http));
+    CHECK_FALSE(forewarn::is_retryable(error(errc::body_too_large, "big"), http));
+    CHECK_FALSE(forewarn::is_retryable(error(errc::cancelled, "stop"), http));
+}
+
 TEST_CASE("backoff grows by the multiplier up to max_backoff", "[retry]") {
     retry_options o;
     o.initial_backoff = 100ms;

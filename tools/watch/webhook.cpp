@@ -91,7 +91,7 @@ void webhook::deliver(const std::string& line) {
     ro.jitter = 0;
     ro.max_elapsed = std::chrono::hours(24 * 365);
     ro.budget_capacity = 1e18;
-    const forewarn::retry_policy policy(forewarn::retry_rules::gce, ro);
+    const forewarn::retry_policy policy(forewarn::retry_rules::http, ro);
     int tries = 0;
     std::string problem;
     auto attempt = [&]() -> forewarn::result<void> {

@@ -47,6 +47,7 @@ enum class retry_rules {
     azure,  ///< 410 (within gone_window), 429, 500, 503 and transport errors; never 400 or 404
     gce,    ///< 429, every 5xx and transport errors
     aws,    ///< 429, every 5xx and transport errors (401 is a token to renew, handled by the client)
+    http,   ///< any other HTTP service's: 429, every 5xx and transport errors (forewarn-watch's webhook and Kubernetes API calls)
 };
 
 /// Whether an error is worth another try under a service's rules.

@@ -54,7 +54,7 @@ result<api_answer> api_client::call(http_method method, const std::string& path,
     ro.jitter = 0;
     ro.max_elapsed = std::chrono::hours(24 * 365);
     ro.budget_capacity = 1e18;
-    const forewarn::retry_policy policy(forewarn::retry_rules::gce, ro);
+    const forewarn::retry_policy policy(forewarn::retry_rules::http, ro);
     const std::string what = std::string(forewarn::to_string(method)) + " " + path;
     bool renewed = false;
     std::optional<api_answer> retried_answer;  // the last answer a retry was asked for after
