@@ -19,12 +19,7 @@ namespace alibaba {
 /// The reclaim notice's body as an event (detail::spot_termination): an ISO 8601 time with its zone.
 inline result<event> parse_termination_time(std::string_view body) {
     const auto text = forewarn::detail::trim(body);
-    auto when = forewarn::detail::parse_iso8601(text);
-    if (when) return forewarn::detail::spot_termination(*when, text);
-    error e = std::move(when).error();
-    e.code = errc::invalid_document;
-    e.field = "termination-time";
-    return e;
+    return forewarn::detail::parsed_spot_termination(forewarn::detail::parse_iso8601(text), text);
 }
 
 /// Who this instance is: its instance id ("i-bp67acfmxazb4p****"), or client_options::self_name.

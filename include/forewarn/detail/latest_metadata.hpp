@@ -58,6 +58,16 @@ inline event spot_termination(std::chrono::system_clock::time_point when, std::s
     return e;
 }
 
+/// The same from the time as parsed: the event, or the parse's error as the document's
+/// (errc::invalid_document at the field "termination-time").
+inline result<event> parsed_spot_termination(result<std::chrono::system_clock::time_point> when, std::string_view wire) {
+    if (when) return spot_termination(*when, wire);
+    error e = std::move(when).error();
+    e.code = errc::invalid_document;
+    e.field = "termination-time";
+    return e;
+}
+
 class latest_metadata {
 public:
     explicit latest_metadata(latest_settings s) : s_(std::move(s)) {}

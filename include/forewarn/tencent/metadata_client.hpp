@@ -28,12 +28,10 @@ inline result<event> parse_termination_time(std::string_view body) {
         e.field = "termination-time";
         return e;
     }
-    auto when = forewarn::detail::parse_iso8601(std::string(t.substr(0, 10)) + 'T' + std::string(t.substr(11)) + "+08:00");
-    if (when) return forewarn::detail::spot_termination(*when, std::string(t) + " (UTC+8)");
-    error e = std::move(when).error();  // a date or time out of range
-    e.code = errc::invalid_document;
-    e.field = "termination-time";
-    return e;
+    // A date or time out of range is the parse's error, as the document's.
+    return forewarn::detail::parsed_spot_termination(
+        forewarn::detail::parse_iso8601(std::string(t.substr(0, 10)) + 'T' + std::string(t.substr(11)) + "+08:00"),
+        std::string(t) + " (UTC+8)");
 }
 
 /// Who this instance is: its instance id ("ins-xxxxxxxx"), or client_options::self_name.
