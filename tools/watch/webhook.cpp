@@ -4,7 +4,6 @@
 
 #include <forewarn/transport.hpp>
 #include <forewarn/transport/default.hpp>
-#include <forewarn/transport/retry.hpp>
 
 #include <string>
 #include <utility>
@@ -81,17 +80,9 @@ void webhook::deliver(const std::string& line) {
     if (!options_.authorization.empty()) r.headers.push_back({"Authorization", options_.authorization});
     r.timeout = options_.timeout;
     r.max_body = 64 * 1024;  // the answer is not read beyond this
-    // The library's retry policy: 429, 5xx, a failed connection and a timeout tried again, up to
-    // the attempts, the pause doubled each time, without jitter (the log says each pause) and
-    // without a budget or a time limit across changes (each change gets its attempts).
-    forewarn::retry_options ro;
-    ro.max_attempts = options_.attempts;
-    ro.initial_backoff = options_.first_pause;
-    ro.max_backoff = std::chrono::hours(24);
-    ro.jitter = 0;
-    ro.max_elapsed = std::chrono::hours(24 * 365);
-    ro.budget_capacity = 1e18;
-    const forewarn::retry_policy policy(forewarn::retry_rules::http, ro);
+    // 429, 5xx, a failed connection and a timeout tried again, up to the attempts, the pause doubled
+    // each time (sender_retries).
+    const forewarn::retry_policy policy = sender_retries(options_.attempts, options_.first_pause, std::chrono::hours(24));
     int tries = 0;
     std::string problem;
     auto attempt = [&]() -> forewarn::result<void> {
@@ -105,7 +96,7 @@ void webhook::deliver(const std::string& line) {
             problem = "HTTP " + std::to_string(answer->status);
             answer = forewarn::error(forewarn::errc::http_status, problem, answer->status);
         }
-        if (answer.error().code != forewarn::errc::cancelled && tries < ro.max_attempts &&
+        if (answer.error().code != forewarn::errc::cancelled && tries < policy.options().max_attempts &&
             forewarn::is_retryable(answer.error(), policy.rules()))
             log_("webhook: " + problem + ", again in " + std::to_string(policy.backoff(tries).count()) + " ms");
         return std::move(answer).error();

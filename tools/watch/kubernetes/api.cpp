@@ -4,7 +4,6 @@
 #include "../json.hpp"
 
 #include <forewarn/transport/curl.hpp>
-#include <forewarn/transport/retry.hpp>
 
 #include <algorithm>
 #include <optional>
@@ -43,18 +42,11 @@ void api_client::cancel() noexcept {
 result<api_answer> api_client::call(http_method method, const std::string& path, const std::string& body,
                                     std::string_view content_type, bool answer_429) {
     std::lock_guard<std::mutex> lock(m_);
-    // The library's retry policy: 429 and 500-504 (each turned into an error below, the rest are
-    // answers) and a failed connection or a timeout tried again up to the attempts, the pause
-    // doubled from `backoff` to at most 4 s, or the 429's Retry-After within the same cap; without
-    // jitter, a budget or a time limit (a drain's deadline bounds its calls).
-    forewarn::retry_options ro;
-    ro.max_attempts = std::max(1, options_.attempts);
-    ro.initial_backoff = options_.backoff;
-    ro.max_backoff = std::chrono::seconds(4);
-    ro.jitter = 0;
-    ro.max_elapsed = std::chrono::hours(24 * 365);
-    ro.budget_capacity = 1e18;
-    const forewarn::retry_policy policy(forewarn::retry_rules::http, ro);
+    // 429 and 500-504 (each turned into an error below, the rest are answers) and a failed
+    // connection or a timeout tried again up to the attempts, the pause doubled from `backoff` to
+    // at most 4 s, or the 429's Retry-After within the same cap (sender_retries; a drain's
+    // deadline bounds its calls).
+    const forewarn::retry_policy policy = sender_retries(options_.attempts, options_.backoff, std::chrono::seconds(4));
     const std::string what = std::string(forewarn::to_string(method)) + " " + path;
     bool renewed = false;
     std::optional<api_answer> retried_answer;  // the last answer a retry was asked for after
