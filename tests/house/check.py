@@ -20,6 +20,9 @@
                                 (config.hpp: compiled for size, its calls taken as unlikely) at its
                                 definition or a declaration, each one is still found where the list
                                 says, and no header spells the attribute but config.hpp
+  check.py repeats SOURCE_DIR    no two clouds' client headers (include/forewarn/<cloud>/) share a run
+                                of six lines, comments, blank lines and lone braces aside: what two
+                                clouds do alike belongs once, in detail/
   check.py unity SOURCE_DIR     every test file of a unity test program (tests/unit, tests/integration, tests/watch,
                                 tests/kubernetes, tests/windows: test_*.cpp, regressions.cpp) keeps its
                                 names in a namespace of its own name, opened after its includes and
@@ -244,6 +247,32 @@ def clouds(source):
     return ok and len(files) > 0
 
 
+def repeats(source):
+    root = pathlib.Path(source) / "include" / "forewarn"
+    window = 6
+    thin = {"{", "}", "};", "});", ")", "public:", "private:", "protected:"}
+    runs = {}  # six lines, as written but for their indentation -> where they stand
+    seen = 0
+    for c in CLOUDS:
+        for path in sorted((root / c).rglob("*.hpp")):
+            seen += 1
+            lines = [(t.strip(), n) for n, t in enumerate(without_comments(path.read_text(encoding="utf-8")).splitlines(), 1)]
+            lines = [(t, n) for t, n in lines if t and t not in thin and not t.startswith("#")]
+            for i in range(len(lines) - window + 1):
+                key = tuple(t for t, _ in lines[i:i + window])
+                runs.setdefault(key, []).append((c, path.relative_to(root.parent.parent).as_posix(), lines[i][1]))
+    pairs = {}
+    for key, where in runs.items():
+        for a in where:
+            for b in where:
+                if a[0] < b[0]:
+                    pairs.setdefault((a[1], b[1]), (a[2], b[2]))
+    for (a, b), (la, lb) in sorted(pairs.items()):
+        print(f"{a}:{la} ~ {b}:{lb}: six lines the same in two clouds' headers: write them once, in detail/")
+    print(f"{seen} client headers of {len(CLOUDS)} clouds read, {len(pairs)} pairs sharing six lines")
+    return not pairs and seen > 0
+
+
 def cold(source):
     """Nothing on POLL_PATH is marked cold, at its definition or at any declaration of its name; the
     attribute is spelled only through FOREWARN_COLD (config.hpp), so that this is the one thing to look
@@ -375,7 +404,7 @@ def multiline_bodies(text):
 
 if __name__ == "__main__":
     commands = {"timeouts": timeouts, "agent": agent, "names": names, "top": top, "clouds": clouds, "cold": cold,
-                "unity": unity, "forwarding": forwarding, "bodies": bodies}
+                "unity": unity, "forwarding": forwarding, "bodies": bodies, "repeats": repeats}
     if len(sys.argv) not in (3, 4) or sys.argv[1] not in commands:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

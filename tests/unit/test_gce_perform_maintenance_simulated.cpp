@@ -108,6 +108,21 @@ TEST_CASE("GCE performMaintenance: a window that cannot be rescheduled, and a li
     CHECK(w.errors.empty());
 }
 
+TEST_CASE("GCE performMaintenance: a 503 is sent again within the same approval, with the same request id, and accepted",
+          "[gce][emulator][approve]") {
+    world w;
+    REQUIRE(w.s->set_gce_upcoming(window(true)));
+    w.s->gce_compute_fault(503);
+    forewarn::poller<client> p(w.make(), w.handlers());
+    REQUIRE(p.poll_once());
+    const auto calls = w.s->gce_compute_calls();
+    REQUIRE(calls.size() == 2);
+    CHECK(calls[0].status == 503);
+    CHECK(calls[1].status == 200);
+    CHECK(calls[0].request_id == calls[1].request_id);
+    CHECK(p.approval("upcoming-maintenance").status().state == approval_state::approved);
+}
+
 TEST_CASE("GCE performMaintenance: a 403 is an error in Google's words on the event, tried again with the same request id",
           "[gce][emulator][approve]") {
     world w;

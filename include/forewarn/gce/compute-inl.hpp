@@ -89,8 +89,14 @@ FOREWARN_INLINE std::string uuid_v4() {
 FOREWARN_INLINE result<void> gce_perform_maintenance(function_ref<result<http_response>(const http_request&)> send,
                                                      interruptible_sleep& sleep, const logger& log, const std::string& url,
                                                      const std::string& token) {
-    const retry_policy policy(retry_rules::gce, retry_options{});
-    for (int tries = 1;; ++tries) {
+    // Google's rules (429, every 5xx, a failed connection, a timeout), three tries, with the
+    // clients' backoff; no time limit but the tries' own timeouts.
+    retry_options o;
+    o.max_attempts = 3;
+    o.max_elapsed = std::chrono::minutes(10);
+    const retry_policy policy(retry_rules::gce, o);
+    const std::string where = url.substr(0, url.find('?'));
+    auto attempt = [&]() -> result<void> {
         http_request req;
         req.method = http_method::post;
         req.url = url;
@@ -100,29 +106,28 @@ FOREWARN_INLINE result<void> gce_perform_maintenance(function_ref<result<http_re
         req.connect_timeout = std::chrono::seconds(5);
         req.max_body = std::size_t(256) << 10;
         auto r = send(req);
+        if (r && r->status >= 200 && r->status < 300) {
+            if (log.enabled(log_level::info)) log(log_level::info, "Compute performMaintenance: accepted", url);
+            return {};
+        }
         error e;
-        bool again = false;
         if (!r) {
             e = std::move(r).error();
             if (e.code == errc::cancelled) return e;
             e.message = "Compute performMaintenance: " + e.message;
-            again = true;
-        } else if (r->status >= 200 && r->status < 300) {
-            if (log.enabled(log_level::info)) log(log_level::info, "Compute performMaintenance: accepted", url);
-            return {};
         } else {
             const auto said = gce::google_error_text(r->body);
             e = error(errc::http_status,
                       "Compute performMaintenance: " + std::to_string(r->status) + " " + said.value_or("(no error object)"),
                       r->status);
-            again = r->status == 429 || r->status >= 500;
         }
-        e.url = url.substr(0, url.find('?'));
-        if (!again || tries >= 3) return e;
-        const auto delay = policy.backoff(tries);
-        if (log.enabled(log_level::info)) log(log_level::info, "retry in " + std::to_string(delay.count()) + " ms after " + e.describe(), e.url);
-        if (!sleep.sleep_for(delay)) return error(errc::cancelled, "Compute performMaintenance: cancelled while waiting to retry");
-    }
+        e.url = where;
+        return e;
+    };
+    auto done = policy.run(attempt, sleep, log);
+    if (!done && done.error().code == errc::cancelled && done.error().message.rfind("Compute", 0) != 0)
+        return error(errc::cancelled, "Compute performMaintenance: cancelled while waiting to retry");
+    return done;
 }
 
 }  // namespace detail
