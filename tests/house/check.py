@@ -202,23 +202,24 @@ def clouds(source):
     for top_name in SCANNED:
         p = root / top_name
         files.extend([p] if p.is_file() else sorted(q for q in p.rglob("*") if q.is_file()))
+    # Each file read once: its whole text (mentions) and its code without comments (names); docs aside.
+    texts = {}
+    for path in files:
+        rel = path.relative_to(root).as_posix()
+        if rel.endswith(".md"):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        texts[rel] = (text, without_comments(text) if path.suffix in (".hpp", ".cpp", ".h", ".in") else text)
     ok = True
     for c in CLOUDS:
         own = f"include/forewarn/{c}/"
         naming = re.compile(rf'\bcloud::{c}\b|\b{c}::|forewarn/{c}/|"{c}"')
-        found = []
-        for path in files:
-            rel = path.relative_to(root).as_posix()
-            if rel.startswith(own) or rel.endswith(".md"):
-                continue
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (UnicodeDecodeError, OSError):
-                continue
-            if path.suffix in (".hpp", ".cpp", ".h", ".in"):
-                text = without_comments(text)
-            if naming.search(text):
-                found.append(rel)
+        word = re.compile(rf"\b{c}\b", re.I)  # every mention, comments included
+        found = [rel for rel, (_, code) in texts.items() if not rel.startswith(own) and naming.search(code)]
+        mentions = [rel for rel, (whole, _) in texts.items() if not rel.startswith(own) and word.search(whole)]
         outside = [f for f in found if not any(f == p or (p.endswith("/") and f.startswith(p)) for p in CLOUD_PLACES)]
         for f in outside:
             print(f"{f}: names {c} (cloud::{c}, {c}::, forewarn/{c}/ or \"{c}\") outside the places that must")
@@ -226,18 +227,6 @@ def clouds(source):
         if over:
             print(f"{c}: {len(found)} files name it, above its allowance of {CLOUD_ALLOWANCE[c]}: " + ", ".join(found))
         print(f"{c}: named in {len(found)} files outside {own} (allowance {CLOUD_ALLOWANCE[c]}), {len(outside)} out of place")
-        # Every mention, comments included.
-        word = re.compile(rf"\b{c}\b", re.I)
-        mentions = []
-        for path in files:
-            rel = path.relative_to(root).as_posix()
-            if rel.startswith(own) or rel.endswith(".md"):
-                continue
-            try:
-                if word.search(path.read_text(encoding="utf-8")):
-                    mentions.append(rel)
-            except (UnicodeDecodeError, OSError):
-                continue
         too_many = len(mentions) > CLOUD_MENTIONS[c]
         if too_many:
             print(f"{c}: mentioned (comments included) in {len(mentions)} files outside {own}, above today's "

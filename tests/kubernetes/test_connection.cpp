@@ -12,9 +12,11 @@
 
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -250,6 +252,28 @@ TEST_CASE("api_client: 429 and 5xx sent again through the retry policy, a 429's 
         CHECK(r.error().message == "GET /api/v1/nodes/n1: timed out");
         CHECK(client->requests() == 2);
     }
+}
+
+TEST_CASE("api_client: cancel() ends a pause before a retry at once, the call named as stopped", "[threads]") {
+    forewarn::testing::fake_transport t;
+    t.respond(503);  // then a transport error each time: tried again after an hour's pause
+    connection c;
+    c.server = "https://api.test";
+    c.token = token_source::fixed("t");
+    api_options o;
+    o.attempts = 4;
+    o.backoff = std::chrono::hours(1);
+    api_client client(std::move(c), api_transport::of(t), o);
+    auto call = std::async(std::launch::async, [&] { return client.call(forewarn::http_method::get, "/api/v1/nodes/n1"); });
+    for (int i = 0; i < 400 && t.request_count() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    REQUIRE(t.request_count() == 1);
+    client.cancel();
+    REQUIRE(call.wait_for(std::chrono::seconds(30)) == std::future_status::ready);  // not the hour
+    const auto r = call.get();
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == forewarn::errc::cancelled);
+    CHECK(r.error().message == "GET /api/v1/nodes/n1: stopped");
+    CHECK(t.request_count() == 1);
 }
 
 TEST_CASE("an answer the caller did not want names the call, the status and what the server said") {

@@ -2,7 +2,7 @@
 // The prepare hook's policy at its own layer (tools/watch/prepare_policy.hpp): the approve-by
 // time (NotBefore less --hook-deadline), the hook's stop (--hook-timeout or that time, whichever
 // comes first), whether --lb-drain's hold fits before it (with and without --unready-before),
-// and what a hook's end means (succeeded in time, late, failed), told by what it logs. The
+// and which way a hook's end goes (succeeded in time, late, failed), told by what it logs. The
 // agent's end-to-end cases (tests/integration/test_watch.cpp) drive the same through the program.
 #include "prepare_policy.hpp"
 
@@ -105,12 +105,14 @@ TEST_CASE("prepare policy: --lb-drain fits when the hold from now, or from --unr
     }
 }
 
-TEST_CASE("prepare policy: a hook ended in time makes ready and logs nothing, one late or failed is declined and logged unless quiet") {
+TEST_CASE("prepare policy: a hook ended in time logs nothing, one late or failed logs that its event is not approved, unless quiet") {
     watch::settings s;
     const watch::prepare_policy p(s, true);
     const auto ahead = steady::now() + 1h;
     const auto passed = steady::now() - 1s;
-    // A handle with no poller behind it: ready() and decline() do nothing; the log says which.
+    // A handle with no poller behind it: ready() and decline() do nothing, so only the log tells
+    // the branches apart here; that the event is then approved or not is the agent's end-to-end
+    // cases' (tests/integration/test_watch.cpp: approved after its hook, never after a failing one).
     CHECK(logged([&] { p.after("E1", ahead, {}, false)(ended(watch::hook_outcome::kind::succeeded)); }).empty());
     CHECK(logged([&] { p.after("E1", std::nullopt, {}, false)(ended(watch::hook_outcome::kind::succeeded)); }).empty());
     CHECK(logged([&] { p.after("E1", passed, {}, false)(ended(watch::hook_outcome::kind::succeeded)); }).find(
