@@ -186,6 +186,14 @@ TEST_CASE("autoscaling: no credentials, no region: a clear error and nothing sen
     REQUIRE_FALSE(r);
     CHECK(r.error().message ==
           "Auto Scaling CompleteLifecycleAction: no credentials: iam/security-credentials/: 404 Not Found (no instance profile?)");
+    // Credentials that failed with a 503 (the metadata's) are not Auto Scaling's answer: not tried again.
+    int asked = 0;
+    autoscaling_client busy(options(), [&](bool) -> result<credentials> {
+        ++asked;
+        return error(errc::http_status, "iam/security-credentials/: 503", 503);
+    }, t);
+    CHECK(busy.complete_lifecycle_action(action()).error().http_status == 503);
+    CHECK(asked == 1);
     auto o = options();
     o.region.clear();
     autoscaling_client no_region(o, counting_credentials{}.source(), t);

@@ -160,6 +160,44 @@ TEST_CASE("run with the server's wait: a Retry-After replaces the backoff, at mo
     CHECK(said[2].rfind("retry 3 in 4 ms after", 0) == 0);   // none asked: the third backoff, 1 ms * 2^2
 }
 
+TEST_CASE("run with the call's own retryable: a 400 the call calls throttled is tried again, within the policy's attempts", "[retry]") {
+    interruptible_sleep sleep;
+    auto o = fast();
+    o.max_attempts = 3;
+    const retry_policy p(retry_rules::aws, o);
+    const auto no_wait = [] { return std::chrono::milliseconds(0); };
+    std::vector<const error*> judged;
+    const auto throttled = [&](const error& e) {
+        judged.push_back(&e);
+        return e.http_status == 400 && e.message == "Throttling";
+    };
+    // Throttled twice, then done: the rules alone would stop at the first 400.
+    int tries = 0;
+    auto slow_down = [&]() -> result<int> {
+        if (++tries <= 2) return error(errc::http_status, "Throttling", 400);
+        return tries;
+    };
+    auto r = p.run(slow_down, sleep, {}, no_wait, throttled);
+    REQUIRE(r.has_value());
+    CHECK(*r == 3);
+    CHECK(judged.size() == 2);
+    tries = 0;
+    CHECK_FALSE(p.run(slow_down, sleep).has_value());
+    CHECK(tries == 1);
+
+    // Always throttled: max_attempts still ends it, with the last answer.
+    flaky always{100, status(400)};
+    auto spent = p.run(std::ref(always), sleep, {}, no_wait, [](const error&) { return true; });
+    REQUIRE_FALSE(spent.has_value());
+    CHECK(spent.error().http_status == 400);
+    CHECK(always.calls == 3);
+
+    // What the call does not call retryable ends it at once, a 503 the rules would retry included.
+    flaky unavailable{100, status(503)};
+    CHECK_FALSE(p.run(std::ref(unavailable), sleep, {}, no_wait, [](const error&) { return false; }).has_value());
+    CHECK(unavailable.calls == 1);
+}
+
 TEST_CASE("410 is bounded by gone_window under Azure's rules only", "[retry]") {
     interruptible_sleep sleep;
     auto o = fast();

@@ -114,69 +114,83 @@ FOREWARN_INLINE result<void> aws_autoscaling_call(forewarn::detail::function_ref
                                               interruptible_sleep& sleep, std::string_view action, const std::string& body) {
     const std::string what = "Auto Scaling " + std::string(action);
     retry_options ro;
+    ro.max_attempts = o.max_attempts;
     ro.initial_backoff = o.initial_backoff;
     ro.max_backoff = std::chrono::seconds(8);
+    ro.max_elapsed = std::chrono::hours(1);  // the attempts bound it, each within o.timeout
     const retry_policy policy(retry_rules::aws, ro);
-    bool refresh = false, refreshed = false;
-    for (int tries = 1;; ++tries) {
-        if (!creds) return error(errc::invalid_argument, what + ": no source of credentials");
-        auto c = creds(refresh);
-        if (!c) {
-            error e = std::move(c).error();
-            e.message = what + ": no credentials: " + e.message;
-            return e;
-        }
-        refresh = false;
-        http_request req;
-        req.method = http_method::post;
-        req.url = o.endpoint;
-        req.headers.push_back({"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"});
-        req.body = body;
-        req.timeout = o.timeout;
-        req.connect_timeout = o.connect_timeout;
-        req.max_body = std::size_t(256) << 10;
-        aws::sigv4_options so;
-        so.region = o.region;
-        so.service = "autoscaling";
-        if (auto s = aws::sign_v4(req, *c, so, o.clock.wall_now()); !s) {
-            error e = std::move(s).error();
-            e.message = what + ": " + e.message;
-            return e;
-        }
-        auto r = send(req);
-        error e;
-        bool again = false;
-        if (!r) {
-            e = std::move(r).error();
-            if (e.code == errc::cancelled) return e;
-            e.message = what + ": " + e.message;
-            again = true;  // the network: worth another try
-        } else if (r->status >= 200 && r->status < 300) {
-            if (o.log.enabled(log_level::debug)) o.log(log_level::debug, what + ": done", o.endpoint);
-            return {};
-        } else {
+    bool refreshed = false;
+    // How the last try failed: on the network, or with Auto Scaling's answer (its ErrorResponse's
+    // code); neither when it failed here (credentials, signing), which another try would not mend.
+    bool network = false, answered = false;
+    std::string code;
+    // One try: the credentials, the signed POST, its answer. Expired credentials are read again
+    // and sent once more at once, within the same try.
+    auto attempt = [&]() -> result<void> {
+        network = answered = false;
+        code.clear();
+        for (bool refresh = false;; refresh = true) {
+            if (!creds) return error(errc::invalid_argument, what + ": no source of credentials");
+            auto c = creds(refresh);
+            if (!c) {
+                error e = std::move(c).error();
+                e.message = what + ": no credentials: " + e.message;
+                return e;
+            }
+            http_request req;
+            req.method = http_method::post;
+            req.url = o.endpoint;
+            req.headers.push_back({"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"});
+            req.body = body;
+            req.timeout = o.timeout;
+            req.connect_timeout = o.connect_timeout;
+            req.max_body = std::size_t(256) << 10;
+            aws::sigv4_options so;
+            so.region = o.region;
+            so.service = "autoscaling";
+            if (auto s = aws::sign_v4(req, *c, so, o.clock.wall_now()); !s) {
+                error e = std::move(s).error();
+                e.message = what + ": " + e.message;
+                return e;
+            }
+            auto r = send(req);
+            if (!r) {
+                error e = std::move(r).error();
+                if (e.code == errc::cancelled) return e;
+                e.message = what + ": " + e.message;
+                network = true;
+                return e;
+            }
+            if (r->status >= 200 && r->status < 300) {
+                if (o.log.enabled(log_level::debug)) o.log(log_level::debug, what + ": done", o.endpoint);
+                return {};
+            }
+            answered = true;
             const auto ae = aws::parse_error_response(r->body);
-            e = error(errc::http_status,
-                      what + ": " + std::to_string(r->status) + " " +
-                          (ae ? ae->code + (ae->message.empty() ? "" : ": " + ae->message) : std::string("(no ErrorResponse)")),
-                      r->status);
+            error e(errc::http_status,
+                    what + ": " + std::to_string(r->status) + " " +
+                        (ae ? ae->code + (ae->message.empty() ? "" : ": " + ae->message) : std::string("(no ErrorResponse)")),
+                    r->status);
             e.url = o.endpoint;
-            const std::string code = ae ? ae->code : std::string();
+            code = ae ? ae->code : std::string();
             if ((code == "ExpiredToken" || code == "ExpiredTokenException") && !refreshed) {
-                refresh = refreshed = true;  // read the credentials again, and try once more at once
+                refreshed = true;
                 if (o.log.enabled(log_level::info)) o.log(log_level::info, e.describe() + ": reading the credentials again", o.endpoint);
                 continue;
             }
-            again = r->status >= 500 || r->status == 429 || code == "Throttling" || code == "ThrottlingException" ||
-                    code == "RequestLimitExceeded";
+            return e;
         }
-        if (!again || tries >= o.max_attempts) return e;
-        const auto delay = policy.backoff(tries);
-        if (o.log.enabled(log_level::info))
-            o.log(log_level::info, "retry " + std::to_string(tries) + " in " + std::to_string(delay.count()) + " ms after " + e.describe(),
-                  o.endpoint);
-        if (!sleep.sleep_for(delay)) return error(errc::cancelled, what + ": cancelled while waiting to retry");
-    }
+    };
+    // Auto Scaling's rules: the network, 429 and 5xx, and its throttling codes, which come on a 400.
+    auto retryable = [&](const error& e) {
+        if (network) return true;
+        return answered && (e.http_status >= 500 || e.http_status == 429 || code == "Throttling" ||
+                            code == "ThrottlingException" || code == "RequestLimitExceeded");
+    };
+    auto r = policy.run(attempt, sleep, o.log, [] { return std::chrono::milliseconds(0); }, retryable);
+    if (!r && r.error().code == errc::cancelled && r.error().message == "cancelled while waiting to retry")
+        return error(errc::cancelled, what + ": cancelled while waiting to retry");
+    return r;
 }
 
 }  // namespace detail

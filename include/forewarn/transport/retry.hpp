@@ -47,7 +47,7 @@ enum class retry_rules {
     azure,  ///< 410 (within gone_window), 429, 500, 503 and transport errors; never 400 or 404
     gce,    ///< 429, every 5xx and transport errors
     aws,    ///< 429, every 5xx and transport errors (401 is a token to renew, handled by the client)
-    http,   ///< any other HTTP service's: 429, every 5xx and transport errors (forewarn-watch's webhook and Kubernetes API calls)
+    http,   ///< any other HTTP service's: 429, every 5xx and transport errors (the Spot reclaim notices' services, forewarn-watch's webhook and Kubernetes API calls)
 };
 
 /// Whether an error is worth another try under a service's rules.
@@ -143,6 +143,19 @@ public:
     template <class Attempt, class ServerWait>
     auto run(Attempt&& attempt, interruptible_sleep& sleep, const logger& log, ServerWait&& server_wait) const
         -> decltype(attempt()) {
+        return run(std::forward<Attempt>(attempt), sleep, log, std::forward<ServerWait>(server_wait),
+                   [this](const error& e) { return is_retryable(e, rules_); });
+    }
+
+    /**
+     * The same, with the call's own judgement of which failures are worth another try:
+     * `retryable(const error&)` (returning bool) in place of the rules' is_retryable, for a
+     * service that asks to slow down in the body of an answer the rules never retry (a 400 whose
+     * error code says throttled). The attempts, the time, the budget and the log are the policy's.
+     */
+    template <class Attempt, class ServerWait, class Retryable>
+    auto run(Attempt&& attempt, interruptible_sleep& sleep, const logger& log, ServerWait&& server_wait,
+             Retryable&& retryable) const -> decltype(attempt()) {
         const forewarn::clock& clock = sleep.clock();
         const auto start = clock.now();
         for (int tries = 1;; ++tries) {
@@ -152,7 +165,7 @@ public:
                 return r;
             }
             const error& e = r.error();
-            if (!is_retryable(e, rules_)) return r;
+            if (!retryable(e)) return r;
             const auto elapsed = clock.now() - start;
             const bool gone = rules_ == retry_rules::azure && e.code == errc::http_status && e.http_status == 410;
             const char* why_not = nullptr;
