@@ -260,7 +260,7 @@ FLAG = re.compile(r"(?<![\w./-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
 
 
 def agent_options(root):
-    """The option table's names (flags() in tools/watch/options.cpp), and the agent's other
+    """The option table's names (flags() in tools/watch/options.cpp, with cloud_flags.cpp's rows), and the agent's other
     command-line words: check's own (check.cpp), the Windows service's (service_windows.cpp), and
     the switches parse() answers itself (--help, -h, --version)."""
     src = read(root / "tools/watch/options.cpp")
@@ -269,6 +269,13 @@ def agent_options(root):
     if start < 0 or end < 0:
         raise SystemExit("tools/watch/options.cpp: flags() or usage() not found; this script needs updating")
     table = re.findall(r'^\s*\{"([a-z0-9-]+)",', src[start:end], re.M)
+    # The rows of a cloud's own API, which flags() takes from cloud_flags() (cloud_flags.cpp).
+    if "cloud_flags()" in src[start:end]:
+        rows = read(root / "tools/watch/cloud_flags.cpp")
+        at = rows.find("std::vector<flag> cloud_flags()")
+        if at < 0:
+            raise SystemExit("tools/watch/cloud_flags.cpp: cloud_flags() not found; this script needs updating")
+        table += re.findall(r'^\s*\{"([a-z0-9-]+)",', rows[at:], re.M)
     extra = set(re.findall(r'== "--([a-z0-9-]+)"', src[end:]))
     for f in ("tools/watch/check.cpp", "tools/watch/platform/service_windows.cpp"):
         p = root / f

@@ -157,7 +157,7 @@ struct agent {
     }
 
     // An event the node acts on (node_side::acts_on: one for this VM, or one that names no VM;
-    // an Azure document also lists its neighbours' events, which must never drain this node).
+    // a document that also lists its neighbours' events must never drain this node for theirs).
     bool for_node(const forewarn::event& e) const { return node && node->acts_on(e); }
 
     void make_handlers() {

@@ -161,7 +161,7 @@ struct diagnosis {
     std::string saw, cause, fix;
 };
 
-/// The cloud's name in a sentence (its facts' display_name: "Azure", "Alibaba Cloud").
+/// The cloud's name in a sentence (its facts' display_name).
 inline std::string display_name(std::string_view cloud) {
     if (const auto* f = forewarn::find_cloud(cloud)) return std::string(f->display_name);
     return cloud.empty() ? std::string("cloud") : std::string(cloud);
@@ -195,8 +195,8 @@ inline diagnosis network_diagnosis(const forewarn::error& e, const std::string& 
     case forewarn::network_failure::connect_timeout:
         d.cause = "packets to " + what + " are dropped on the way: a firewall or a network policy blocks the metadata address, "
                   "or a container without host networking cannot reach it";
-        d.fix = "allow egress to the metadata address (169.254.169.254 port 80 on Azure, GCE and AWS) in the firewall and "
-                "the NetworkPolicy, or run the agent with host networking (Kubernetes: hostNetwork: true)";
+        d.fix = "allow egress to the metadata address (" + what + ") in the firewall and the NetworkPolicy, or run the "
+                "agent with host networking (Kubernetes: hostNetwork: true)";
         break;
     case forewarn::network_failure::reset:
         d.cause = "the connection to " + what + " was reset or closed before an answer: a proxy, firewall or sidecar in the "
@@ -291,7 +291,8 @@ inline std::optional<std::string> which_cloud(report& rep, const settings& s, co
         rep.add("cloud", outcome::fail, "no metadata service answered (" + evidence + ")",
                 "not a cloud VM, or the metadata address is blocked from here (a firewall, a network policy, a container "
                 "without host networking)",
-                "run on an Azure, GCE, AWS, Alibaba or Tencent VM, or name the cloud with --cloud to see where it fails");
+                "run on a VM of " + clouds_in_words(&forewarn::cloud_facts::display_name, "or") +
+                    ", or name the cloud with --cloud to see where it fails");
         return std::nullopt;
     }
     const std::string name(forewarn::to_string(found->found));
@@ -313,7 +314,7 @@ inline void proxies(report& rep) {
 
 // ---- 2. reaching the service; 3. its handshake --------------------------------------------------
 
-/// The host of a URL: "http://metadata.google.internal." -> "metadata.google.internal".
+/// The host of a URL: "http://metadata.example.internal." -> "metadata.example.internal".
 inline std::string host_of(std::string_view url) {
     if (const auto at = url.find("://"); at != std::string_view::npos) url.remove_prefix(at + 3);
     url = url.substr(0, url.find_first_of(":/"));
@@ -322,7 +323,7 @@ inline std::string host_of(std::string_view url) {
 }
 
 /// One request to `endpoint`; where the cloud's default endpoint is a name with a fallback address
-/// (GCE's), a name that does not resolve or connect falls back to it, as the client does
+/// (its facts' fallback_endpoint), a name that does not resolve or connect falls back to it, as the client does
 /// (`endpoint` then names the address). Whether it answered.
 inline bool reach(report& rep, std::string& endpoint, const forewarn::cloud_facts& f, const budget& b) {
     forewarn::default_transport t;
@@ -355,7 +356,7 @@ inline forewarn::http_headers probe_headers(const forewarn::cloud_facts& f) {
     return {{std::string(f.probe_header.name), std::string(f.probe_header.value)}};
 }
 
-/// A service that sends no header of its own (Azure): its notices' URL (the client's first key,
+/// A service that sends no header of its own (probe_recognition::json_object): its notices' URL (the client's first key,
 /// with its api-version) with the probe's header.
 inline bool json_handshake(report& rep, const forewarn::cloud_facts& f, const std::string& endpoint, const std::string& url,
                            const std::string& api_version, const budget& b) {
@@ -402,7 +403,7 @@ inline std::optional<forewarn::http_response> probe_instance_id(report& rep, con
     return std::nullopt;
 }
 
-/// A service that names itself with the header it is asked with (GCE): the instance id, the
+/// A service that names itself with the header it is asked with (google_flavor): the instance id, the
 /// header both ways.
 inline bool flavor_handshake(report& rep, const forewarn::cloud_facts& f, const std::string& endpoint, const budget& b) {
     const auto r = probe_instance_id(rep, f, endpoint, b);
@@ -432,7 +433,7 @@ inline bool flavor_handshake(report& rep, const forewarn::cloud_facts& f, const 
     return true;
 }
 
-/// IMDSv2's session token (AWS, Alibaba): the token PUT, and what a GET without one says when the
+/// A session token (session_token): the token PUT, and what a GET without one says when the
 /// PUT gets no answer.
 inline bool token_handshake(report& rep, const forewarn::cloud_facts& f, const std::string& endpoint, const budget& b) {
     forewarn::default_transport t;
@@ -475,7 +476,7 @@ inline bool token_handshake(report& rep, const forewarn::cloud_facts& f, const s
     return false;
 }
 
-/// A service without a token recognised by its instance ids (Tencent): the id, of its form.
+/// A service without a token recognised by its instance ids (instance_id): the id, of its form.
 inline bool instance_id_handshake(report& rep, const forewarn::cloud_facts& f, const std::string& endpoint, const budget& b) {
     const auto r = probe_instance_id(rep, f, endpoint, b);
     if (!r) return false;
@@ -527,7 +528,7 @@ inline void identity(report& rep, source& client, const settings& s, const budge
                     (s.dry_run ? " (dry run: nothing is sent)" : ""));
 }
 
-inline void clock_skew(report& rep, const forewarn::document& d) {
+inline void clock_skew(report& rep, const forewarn::document& d, const forewarn::cloud_facts* f) {
     if (!d.service_time) {
         rep.add("clock", outcome::skip, "the service sent no Date header to compare with");
         return;
@@ -538,8 +539,8 @@ inline void clock_skew(report& rep, const forewarn::document& d) {
     const std::string saw = "the service's Date " + forewarn::format_iso8601(*d.service_time) + " is " + std::to_string(off) +
                             " s " + (skew.count() < 0 ? "ahead of" : "behind") + " this VM's clock";
     const char* cause = "this VM's clock (or the service's) is off: a notice's NotBefore is judged against both";
-    const char* fix = "sync the clock (chrony or systemd-timesyncd; the cloud's own time source: 169.254.169.123 on AWS, "
-                      "metadata.google.internal on GCE, the host's PTP clock on Azure)";
+    const std::string fix = "sync the clock (chrony or systemd-timesyncd" +
+                            (f && !f->time_source.empty() ? "; the cloud's own time source: " + std::string(f->time_source) : "") + ")";
     if (off > 300)
         rep.add("clock", outcome::fail, saw, cause, fix);
     else if (off > 30)
@@ -589,7 +590,7 @@ inline void notices(report& rep, source& client, const budget& b) {
         }
         rep.add("notices", outcome::ok, std::to_string(doc->events.size()) + " announced now: " + list);
     }
-    clock_skew(rep, *doc);
+    clock_skew(rep, *doc, forewarn::find_cloud(forewarn::to_string(client.cloud())));
 }
 
 // ---- 6. the agent's surroundings ------------------------------------------------------------------
@@ -737,7 +738,7 @@ inline void etcd_budget(report& rep, const settings& s, const budget& b) {
 
 // ---- the whole walk -------------------------------------------------------------------------------
 
-// The steps of the cloud's lever for approving through its own API (GCE: Compute's access; AWS: Auto Scaling).
+// The steps of the cloud's lever for approving through its own API (source::lever_steps, from clients.cpp).
 inline void lever(report& rep, source& client, const settings& s, const budget& b) {
     const auto steps = within(client, b, [&] { return client.lever_steps(s); });
     client.reset();

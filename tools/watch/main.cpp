@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
-// forewarn-watch, the agent: watches Azure Scheduled Events, GCE maintenance notices, AWS
-// instance metadata notices or Alibaba's and Tencent's Spot reclaim notices (real or emulated),
-// prints one line per change, runs the operator's hooks, approves events as told where the cloud
-// takes approvals (Azure StartRequests, GCE performMaintenance, AWS CompleteLifecycleAction), and
-// serves metrics and health. Run with --help for the flags; docs/operators.md for the whole story.
+// forewarn-watch, the agent: watches the maintenance notices of the cloud VM it runs on (each
+// cloud of clouds.hpp; real or emulated), prints one line per change, runs the operator's hooks,
+// approves events as told where the cloud takes approvals (each through its own API), and serves
+// metrics and health. Run with --help for the flags; docs/operators.md for the whole story.
 //
-//   forewarn-watch --json                                  # on an Azure, GCE, AWS, Alibaba or Tencent VM
-//   forewarn-watch --endpoint http://127.0.0.1:8080 --cloud azure --self WestNO_0 --approve leader
+//   forewarn-watch --json                                  # on a cloud VM: the cloud is detected
+//   forewarn-watch --endpoint http://127.0.0.1:8080 --cloud NAME --self VM_0 --approve leader
 //   forewarn-watch --approve own --on-prepare /etc/forewarn/drain.sh --state-file /var/lib/forewarn/state.json
 //
 // With --json, stdout carries nothing but one JSON object per line (a change, or with --dry-run
@@ -36,8 +35,8 @@ namespace {
 using watch::settings;
 
 /// 0 when the client's settings can work; else says why, before anything else is printed or
-/// started, and gives the exit code: 2 for a usage error (a malformed --endpoint), else 1 (AWS's
-/// metadata turned off by AWS_EC2_METADATA_DISABLED, say).
+/// started, and gives the exit code: 2 for a usage error (a malformed --endpoint), else 1 (a
+/// service the environment turns off, as its facts' `disabled` says, say).
 int usable(const watch::source& client) {
     if (auto v = client.validate(); !v) {
         std::fprintf(watch::streams().log, "forewarn-watch: %s\n", v.error().describe().c_str());
@@ -72,9 +71,9 @@ int agent_main(const std::vector<std::string>& args, watch::service::streams out
             return usage ? 2 : 1;
         }
         if (found->found == forewarn::cloud::none) {
-            std::fputs("forewarn-watch: no Azure IMDS, GCE metadata server, AWS IMDS, Alibaba or Tencent metadata answers here",
-                       watch::streams().log);
-            std::fprintf(watch::streams().log, " (%s)", watch::detection_evidence(*found).c_str());
+            std::fprintf(watch::streams().log, "forewarn-watch: no %s answers here (%s)",
+                         watch::clouds_in_words(&forewarn::cloud_facts::service_name, "or").c_str(),
+                         watch::detection_evidence(*found).c_str());
             std::fputs("; use --cloud and --endpoint\n", watch::streams().log);
             return 1;
         }

@@ -66,255 +66,180 @@ const char* cloud_values() {
     return values.c_str();
 }
 
-namespace {
-
-// A flag's value kept as it is in `field` (`if_empty`: the error for an empty one, when it is not
-// allowed); a switch that sets `field`; a number of seconds (seconds_flag) into `field`.
-std::function<std::string(settings&, std::string_view)> text_into(std::string settings::*field, const char* if_empty = nullptr) {
+flag_apply text_into(std::string settings::*field, const char* if_empty) {
     return [field, if_empty](settings& s, std::string_view v) -> std::string {
         if (if_empty && v.empty()) return if_empty;
         s.*field = std::string(v);
         return {};
     };
 }
-std::function<std::string(settings&, std::string_view)> seconds_into(std::chrono::seconds settings::*field, const char* what,
-                                                                     bool positive) {
+flag_apply seconds_into(std::chrono::seconds settings::*field, const char* what, bool positive) {
     return [=](settings& s, std::string_view v) { return seconds_flag(v, s.*field, what, positive); };
 }
-std::function<std::string(settings&, std::string_view)> switch_on(bool settings::*field) {
+flag_apply seconds_into(std::optional<std::chrono::seconds> settings::*field, const char* what, bool positive) {
+    return [=](settings& s, std::string_view v) {
+        std::chrono::seconds n{};
+        auto e = seconds_flag(v, n, what, positive);
+        if (e.empty()) s.*field = n;
+        return e;
+    };
+}
+flag_apply switch_on(bool settings::*field) {
     return [field](settings& s, std::string_view) -> std::string {
         s.*field = true;
         return {};
     };
 }
 
+flag_apply url_into(std::string settings::*field, const char* what) {
+    return [field, what](settings& s, std::string_view v) -> std::string {
+        if (v.rfind("https://", 0) != 0 && v.rfind("http://", 0) != 0) return std::string(what) + " needs an http(s):// URL";
+        s.*field = std::string(v);
+        return {};
+    };
+}
+
+namespace {
+
+/// A count above 0 (parse_count) handed to `set`; else `error`.
+flag_apply positive_count(const char* error, void (*set)(settings&, long long)) {
+    return [error, set](settings& s, std::string_view v) -> std::string {
+        long long n = 0;
+        if (!parse_count(v, n) || n == 0) return error;
+        set(s, n);
+        return {};
+    };
+}
+
 }  // namespace
 
+std::string clouds_in_words(std::string_view forewarn::cloud_facts::*field, const char* last) {
+    std::string out;
+    for (std::size_t i = 0; i < forewarn::clouds.size(); ++i) {
+        if (i > 0) out += i + 1 == forewarn::clouds.size() && last ? std::string(" ") + last + " " : std::string(", ");
+        out += std::string(forewarn::clouds[i].*field);
+    }
+    return out;
+}
+
 const std::vector<flag>& flags() {
-    static const std::vector<flag> table = {
-        {"cloud", cloud_values(), "which metadata service (default auto: probe them all)",
-         [](settings& s, std::string_view v) -> std::string {
-             if (v != "auto" && !forewarn::find_cloud(v)) {
-                 std::string names;
-                 for (const auto& c : forewarn::clouds) names += std::string(c.name) + ", ";
-                 return "--cloud must be " + names.substr(0, names.size() - 2) + " or auto";
-             }
-             s.cloud = std::string(v);
-             return {};
-         }},
-        {"endpoint", "URL", "the service root, e.g. http://127.0.0.1:8080 (default: the real address)",
-         text_into(&settings::endpoint)},
-        {"json", "", "one JSON object per change on stdout, nothing else",
-         switch_on(&settings::json)},
-        {"self", "NAME", "this VM's name as listed in Resources (default: ask the metadata)",
-         text_into(&settings::self)},
-        {"approve", "never|own|leader|all",
-         "never (default); own: events naming this VM; leader: where this VM is the elected leader "
-         "(followers approve user events after a grace); all: every event seen",
-         [](settings& s, std::string_view v) -> std::string {
-             if (v == "never") s.approve = forewarn::approval_scope::never;
-             else if (v == "own") s.approve = forewarn::approval_scope::own;
-             else if (v == "leader") s.approve = forewarn::approval_scope::leader;
-             else if (v == "all") s.approve = forewarn::approval_scope::all;
-             else return "--approve must be never, own, leader or all";
-             return {};
-         }},
-        {"dry-run", "", "decide approvals as configured but send none; say what would have been approved",
-         switch_on(&settings::dry_run)},
-        {"approve-freeze-under", "SECONDS",
-         "approve at once, without waiting for a hook, a Freeze whose announced duration is known and shorter "
-         "than this (the Azure sample's rule is 9); with --approve, which still says whose events",
-         [](settings& s, std::string_view v) -> std::string {
-             std::chrono::seconds n{};
-             auto e = seconds_flag(v, n, "--approve-freeze-under", true);
-             if (e.empty()) s.approve_freeze_under = n;
-             return e;
-         }},
-        {"approve-user-events", "",
-         "approve at once, without waiting for a hook, events an administrator started (EventSource User); "
-         "with --approve, which still says whose events",
-         switch_on(&settings::approve_user_events)},
-        {"approve-window", "HH:MM-HH:MM[/DAYS][ UTC+HH:MM]",
-         "approve early only inside this daily window (UTC unless an offset is given; DAYS: mon,tue,... or "
-         "mon-fri); outside it events proceed at NotBefore as the platform decides",
-         [](settings& s, std::string_view v) -> std::string {
-             auto w = forewarn::approval_window::parse(v);
-             if (!w) return "--approve-window: " + w.error().message;
-             s.approve_window = *w;
-             return {};
-         }},
-        {"only", "TYPES", "handle only events of these types (comma-separated: freeze, reboot, live_migrate, ...); others are not printed, hooked or approved",
-         [](settings& s, std::string_view v) -> std::string { return type_list(v, s.only, "--only"); }},
-        {"ignore", "TYPES", "leave events of these types alone (comma-separated, as --only)",
-         [](settings& s, std::string_view v) -> std::string { return type_list(v, s.ignore, "--ignore"); }},
-        {"unready-before", "SECONDS",
-         "/readyz and --ready-file say not ready from this long before an event's NotBefore rather than from "
-         "its announcement (default 0: from the announcement)",
-         seconds_into(&settings::unready_before, "--unready-before", false)},
-        {"lb-drain", "SECONDS",
-         "approve an event only once /readyz and --ready-file have said not ready for this long (the time the load "
-         "balancer needs to take this VM out), and the prepare hook, if any, has succeeded: both run at once "
-         "(default 0: approve when the hook is done)",
-         seconds_into(&settings::lb_drain, "--lb-drain", false)},
-        {"ready-file", "PATH", "a file present while this VM should take traffic, removed from an event's announcement (or --unready-before) until it is over",
-         text_into(&settings::ready_file, "--ready-file needs a path")},
-        {"webhook", "URL",
-         "POST each change there as JSON (its line, or --webhook-template), from a thread of its own, retried on "
-         "errors; an Authorization header only from FOREWARN_WEBHOOK_AUTHORIZATION",
-         [](settings& s, std::string_view v) -> std::string {
-             s.webhook = std::string(v);
-             return webhook::check_url(s.webhook);
-         }},
-        {"webhook-template", "FILE",
-         "the webhook's body: JSON with {{id}}, {{type}}, {{change}}, {{not_before}}, {{resources}}, ... "
-         "(the change's fields, escaped) or {{json}} (its whole line)",
-         [](settings& s, std::string_view v) -> std::string {
-             s.webhook_template_file = std::string(v);
-             auto text = forewarn::platform::read_small_file(forewarn::platform::path_from_utf8(v), 64 * 1024);
-             if (!text) return "--webhook-template: " + text.error().describe();
-             return s.webhook_body.parse(*text);
-         }},
-        {"grace", "SECONDS", "the follower's grace for user events with --approve leader (default 30)",
-         [](settings& s, std::string_view v) -> std::string {
-             std::chrono::seconds g{};
-             auto e = seconds_flag(v, g, "--grace", false);
-             if (e.empty()) s.grace = g;
-             return e;
-         }},
-        {"interval", "MS", "poll interval in milliseconds: Azure default 1000 (at least 200); AWS default 5000 (at least 1000) for the scheduled events, rebalance and Auto Scaling state (the Spot notice is read every second); Alibaba and Tencent: the Spot notice, default 1000 (at least 200)",
-         [](settings& s, std::string_view v) -> std::string {
-             long long n = 0;
-             if (!parse_count(v, n) || n == 0) return "--interval needs a positive number of milliseconds";
-             s.interval = std::chrono::milliseconds(n);
-             return {};
-         }},
-        {"exit-after", "N", "exit 0 after N change lines",
-         [](settings& s, std::string_view v) -> std::string {
-             long long n = 0;
-             if (!parse_count(v, n) || n == 0) return "--exit-after needs a positive number of lines";
-             s.exit_after = n;
-             return {};
-         }},
-        {"state-file", "PATH", "remember what was handled (and which hooks ran) across restarts",
-         text_into(&settings::state_file)},
-        {"on-prepare", "CMD",
-         "run CMD (with /bin/sh -c) when an event is announced; the event counts as ready for --approve "
-         "only once it exits 0",
-         text_into(&settings::on_prepare)},
-        {"on-started", "CMD", "run CMD when an event starts",
-         text_into(&settings::on_started)},
-        {"on-recover", "CMD", "run CMD when an event is over",
-         text_into(&settings::on_recover)},
-        {"hook-deadline", "SECONDS",
-         "a prepare hook still running this long before NotBefore is stopped and its event not approved (default 15)",
-         seconds_into(&settings::hook_deadline, "--hook-deadline", false)},
-        {"hook-timeout", "SECONDS", "no hook runs longer than this (default 600)",
-         seconds_into(&settings::hook_timeout, "--hook-timeout", true)},
-        {"metrics-listen", "HOST:PORT", "serve /metrics (Prometheus text), /healthz and /readyz there, e.g. 127.0.0.1:9464",
-         [](settings& s, std::string_view v) -> std::string {
-             if (v.find(':') == std::string_view::npos) return "--metrics-listen needs HOST:PORT";
-             s.metrics_listen = std::string(v);
-             return {};
-         }},
-        {"health-max-age", "SECONDS", "/healthz fails when no poll has succeeded for this long (default 60)",
-         seconds_into(&settings::health_max_age, "--health-max-age", true)},
-        {"kubernetes", "",
-         "act on this node through the Kubernetes API, from inside its pod (the service account): an Event, conditions and a "
-         "label at the announcement; for disruptive events a taint, a cordon and a drain that evicts the node's pods "
-         "(--no-drain keeps them); all undone when it is over (docs/kubernetes.md; Linux)",
-         switch_on(&settings::kubernetes)},
-        {"kubeconfig", "FILE", "as --kubernetes, reaching the API server through this kubeconfig's current context (from outside a pod)",
-         text_into(&settings::kubeconfig, "--kubeconfig needs a file")},
-        {"node-name", "NAME", "this node's name in Kubernetes (default: $NODE_NAME, set from the downward API's spec.nodeName)",
-         text_into(&settings::node_name, "--node-name needs a name")},
-        {"drain-lead", "SECONDS",
-         "taint and cordon the node this long before an event's NotBefore, at once when less is left (default 900)",
-         seconds_into(&settings::drain_lead, "--drain-lead", false)},
-        {"drain-margin", "SECONDS",
-         "the drain ends this long before the prepare hook's deadline (NotBefore less --hook-deadline): the time the "
-         "--on-prepare hook and the approval get after it (default 10)",
-         seconds_into(&settings::drain_margin, "--drain-margin", false)},
-        {"kubernetes-rules", "FILE",
-         "what each event type does to the node: a JSON object of types, each with taint, cordon, drain (true or false) "
-         "and effect (docs/kubernetes.md, \"The rules\")",
-         text_into(&settings::kubernetes_rules, "--kubernetes-rules needs a file")},
-        {"drain-also", "TYPES", "these types take the node out of service and drain it too (comma-separated, e.g. freeze)",
-         [](settings& s, std::string_view v) -> std::string { return type_list(v, s.drain_also, "--drain-also"); }},
-        {"aws-lifecycle-hook", "NAME",
-         "AWS: the Auto Scaling termination lifecycle hook to complete (CONTINUE) once the event is approved, with heartbeats "
-         "until then (docs/aws.md, \"Auto Scaling\"); without it the notice is heard and nothing is completed",
-         text_into(&settings::aws_lifecycle_hook, "--aws-lifecycle-hook needs a name")},
-        {"aws-autoscaling-group", "NAME",
-         "AWS: the instance's Auto Scaling group (default: its tag aws:autoscaling:groupName, which needs instance metadata tags on)",
-         text_into(&settings::aws_autoscaling_group, "--aws-autoscaling-group needs a name")},
-        {"aws-heartbeat", "SECONDS",
-         "AWS: record a lifecycle action heartbeat this often (at any --interval) while the event waits for its hook or a "
-         "fleet slot; keep several within the hook's HeartbeatTimeout (default 300)",
-         seconds_into(&settings::aws_heartbeat, "--aws-heartbeat", true)},
-        {"aws-api-endpoint", "URL", "AWS: Auto Scaling's endpoint (default https://autoscaling.REGION.amazonaws.com/): a VPC endpoint",
-         [](settings& s, std::string_view v) -> std::string {
-             if (v.rfind("https://", 0) != 0 && v.rfind("http://", 0) != 0) return "--aws-api-endpoint needs an http(s):// URL";
-             s.aws_api_endpoint = std::string(v);
-             return {};
-         }},
-        {"gce-api-endpoint", "URL",
-         "GCE: Compute's API root for performMaintenance, which starts an upcoming window that can be rescheduled once "
-         "approved (default https://compute.googleapis.com)",
-         [](settings& s, std::string_view v) -> std::string {
-             if (v.rfind("https://", 0) != 0 && v.rfind("http://", 0) != 0) return "--gce-api-endpoint needs an http(s):// URL";
-             s.gce_api_endpoint = std::string(v);
-             return {};
-         }},
-        {"no-drain", "", "taint and cordon the node as the rules say, never evict its pods",
-         switch_on(&settings::no_drain)},
-        {"drain-timeout", "SECONDS", "how long a drain may take for an event with no set time (Spot, Auto Scaling; default 120)",
-         seconds_into(&settings::drain_timeout, "--drain-timeout", true)},
-        {"etcd", "URL[,URL...]",
-         "a fleet budget on this etcd cluster (its client URLs): approve early only while holding one of "
-         "the group's slots (needs --fleet-group; docs/fleet.md)",
-         text_into(&settings::etcd)},
-        {"fleet-group", "NAME", "the group of VMs that share the budget, e.g. the database's replicas",
-         text_into(&settings::fleet_group, "--fleet-group needs a name")},
-        {"fleet-max", "N", "at most N members of the group in maintenance at once (default 1)",
-         [](settings& s, std::string_view v) -> std::string {
-             long long n = 0;
-             if (!parse_count(v, n) || n == 0) return "--fleet-max needs a positive number";
-             s.fleet_max = n;
-             return {};
-         }},
-        {"fleet-ttl", "SECONDS",
-         "the member's etcd lease: a slot outlives a reboot shorter than this and is freed this long after "
-         "a VM that never returns (default 900, at least 10)",
-         [](settings& s, std::string_view v) -> std::string {
-             auto e = seconds_flag(v, s.fleet_ttl, "--fleet-ttl", true);
-             if (e.empty() && s.fleet_ttl < std::chrono::seconds(10)) return "--fleet-ttl must be at least 10 seconds";
-             return e;
-         }},
-        {"fleet-settle", "SECONDS", "keep the slot this long after the last event's recover (default 0)",
-         seconds_into(&settings::fleet_settle, "--fleet-settle", false)},
-        {"etcd-user", "NAME", "etcd user name; the password is read from FOREWARN_ETCD_PASSWORD, never from a flag",
-         text_into(&settings::etcd_user)},
-        {"etcd-ca", "PATH", "the CA bundle (PEM) that signs etcd's certificate, for https:// URLs",
-         text_into(&settings::etcd_ca)},
-        {"etcd-cert", "PATH", "a client certificate (PEM) for etcd",
-         text_into(&settings::etcd_cert)},
-        {"etcd-key", "PATH", "the client certificate's key (PEM)",
-         text_into(&settings::etcd_key)},
-    };
+    static const std::vector<flag> table = [] {
+        std::vector<flag> t = {
+            {"cloud", cloud_values(), "which metadata service (default auto: probe them all)",
+             [](settings& s, std::string_view v) -> std::string {
+                 if (v != "auto" && !forewarn::find_cloud(v))
+                     return "--cloud must be " + clouds_in_words(&forewarn::cloud_facts::name, nullptr) + " or auto";
+                 s.cloud = std::string(v);
+                 return {};
+             }},
+            {"endpoint", "URL", "the service root, e.g. http://127.0.0.1:8080 (default: the real address)", text_into(&settings::endpoint)},
+            {"json", "", "one JSON object per change on stdout, nothing else", switch_on(&settings::json)},
+            {"self", "NAME", "this VM's name as listed in Resources (default: ask the metadata)", text_into(&settings::self)},
+            {"approve", "never|own|leader|all", "never (default); own: events naming this VM; leader: where this VM is the elected leader (followers approve user events after a grace); all: every event seen",
+             [](settings& s, std::string_view v) -> std::string {
+                 if (v == "never") s.approve = forewarn::approval_scope::never;
+                 else if (v == "own") s.approve = forewarn::approval_scope::own;
+                 else if (v == "leader") s.approve = forewarn::approval_scope::leader;
+                 else if (v == "all") s.approve = forewarn::approval_scope::all;
+                 else return "--approve must be never, own, leader or all";
+                 return {};
+             }},
+            {"dry-run", "", "decide approvals as configured but send none; say what would have been approved", switch_on(&settings::dry_run)},
+            {"approve-freeze-under", "SECONDS", "approve at once, without waiting for a hook, a Freeze whose announced duration is known and shorter than this (e.g. 9); with --approve, which still says whose events", seconds_into(&settings::approve_freeze_under, "--approve-freeze-under", true)},
+            {"approve-user-events", "", "approve at once, without waiting for a hook, events an administrator started (EventSource User); with --approve, which still says whose events", switch_on(&settings::approve_user_events)},
+            {"approve-window", "HH:MM-HH:MM[/DAYS][ UTC+HH:MM]", "approve early only inside this daily window (UTC unless an offset is given; DAYS: mon,tue,... or mon-fri); outside it events proceed at NotBefore as the platform decides",
+             [](settings& s, std::string_view v) -> std::string {
+                 auto w = forewarn::approval_window::parse(v);
+                 if (!w) return "--approve-window: " + w.error().message;
+                 s.approve_window = *w;
+                 return {};
+             }},
+            {"only", "TYPES", "handle only events of these types (comma-separated: freeze, reboot, live_migrate, ...); others are not printed, hooked or approved",
+             [](settings& s, std::string_view v) -> std::string { return type_list(v, s.only, "--only"); }},
+            {"ignore", "TYPES", "leave events of these types alone (comma-separated, as --only)",
+             [](settings& s, std::string_view v) -> std::string { return type_list(v, s.ignore, "--ignore"); }},
+            {"unready-before", "SECONDS", "/readyz and --ready-file say not ready from this long before an event's NotBefore rather than from its announcement (default 0: from the announcement)", seconds_into(&settings::unready_before, "--unready-before", false)},
+            {"lb-drain", "SECONDS", "approve an event only once /readyz and --ready-file have said not ready for this long (the time the load balancer needs to take this VM out), and the prepare hook, if any, has succeeded: both run at once (default 0: approve when the hook is done)", seconds_into(&settings::lb_drain, "--lb-drain", false)},
+            {"ready-file", "PATH", "a file present while this VM should take traffic, removed from an event's announcement (or --unready-before) until it is over", text_into(&settings::ready_file, "--ready-file needs a path")},
+            {"webhook", "URL", "POST each change there as JSON (its line, or --webhook-template), from a thread of its own, retried on errors; an Authorization header only from FOREWARN_WEBHOOK_AUTHORIZATION",
+             [](settings& s, std::string_view v) -> std::string {
+                 s.webhook = std::string(v);
+                 return webhook::check_url(s.webhook);
+             }},
+            {"webhook-template", "FILE", "the webhook's body: JSON with {{id}}, {{type}}, {{change}}, {{not_before}}, {{resources}}, ... (the change's fields, escaped) or {{json}} (its whole line)",
+             [](settings& s, std::string_view v) -> std::string {
+                 s.webhook_template_file = std::string(v);
+                 auto text = forewarn::platform::read_small_file(forewarn::platform::path_from_utf8(v), 64 * 1024);
+                 if (!text) return "--webhook-template: " + text.error().describe();
+                 return s.webhook_body.parse(*text);
+             }},
+            {"grace", "SECONDS", "the follower's grace for user events with --approve leader (default 30)", seconds_into(&settings::grace, "--grace", false)},
+            {"interval", "MS", interval_help(),
+             positive_count("--interval needs a positive number of milliseconds", [](settings& s, long long n) { s.interval = std::chrono::milliseconds(n); })},
+            {"exit-after", "N", "exit 0 after N change lines",
+             positive_count("--exit-after needs a positive number of lines", [](settings& s, long long n) { s.exit_after = n; })},
+            {"state-file", "PATH", "remember what was handled (and which hooks ran) across restarts", text_into(&settings::state_file)},
+            {"on-prepare", "CMD", "run CMD (with /bin/sh -c) when an event is announced; the event counts as ready for --approve only once it exits 0", text_into(&settings::on_prepare)},
+            {"on-started", "CMD", "run CMD when an event starts", text_into(&settings::on_started)},
+            {"on-recover", "CMD", "run CMD when an event is over", text_into(&settings::on_recover)},
+            {"hook-deadline", "SECONDS", "a prepare hook still running this long before NotBefore is stopped and its event not approved (default 15)", seconds_into(&settings::hook_deadline, "--hook-deadline", false)},
+            {"hook-timeout", "SECONDS", "no hook runs longer than this (default 600)", seconds_into(&settings::hook_timeout, "--hook-timeout", true)},
+            {"metrics-listen", "HOST:PORT", "serve /metrics (Prometheus text), /healthz and /readyz there, e.g. 127.0.0.1:9464",
+             [](settings& s, std::string_view v) -> std::string {
+                 if (v.find(':') == std::string_view::npos) return "--metrics-listen needs HOST:PORT";
+                 s.metrics_listen = std::string(v);
+                 return {};
+             }},
+            {"health-max-age", "SECONDS", "/healthz fails when no poll has succeeded for this long (default 60)", seconds_into(&settings::health_max_age, "--health-max-age", true)},
+            {"kubernetes", "", "act on this node through the Kubernetes API, from inside its pod (the service account): an Event, conditions and a label at the announcement; for disruptive events a taint, a cordon and a drain that evicts the node's pods (--no-drain keeps them); all undone when it is over (docs/kubernetes.md; Linux)", switch_on(&settings::kubernetes)},
+            {"kubeconfig", "FILE", "as --kubernetes, reaching the API server through this kubeconfig's current context (from outside a pod)", text_into(&settings::kubeconfig, "--kubeconfig needs a file")},
+            {"node-name", "NAME", "this node's name in Kubernetes (default: $NODE_NAME, set from the downward API's spec.nodeName)", text_into(&settings::node_name, "--node-name needs a name")},
+            {"drain-lead", "SECONDS", "taint and cordon the node this long before an event's NotBefore, at once when less is left (default 900)", seconds_into(&settings::drain_lead, "--drain-lead", false)},
+            {"drain-margin", "SECONDS", "the drain ends this long before the prepare hook's deadline (NotBefore less --hook-deadline): the time the --on-prepare hook and the approval get after it (default 10)", seconds_into(&settings::drain_margin, "--drain-margin", false)},
+            {"kubernetes-rules", "FILE", "what each event type does to the node: a JSON object of types, each with taint, cordon, drain (true or false) and effect (docs/kubernetes.md, \"The rules\")", text_into(&settings::kubernetes_rules, "--kubernetes-rules needs a file")},
+            {"drain-also", "TYPES", "these types take the node out of service and drain it too (comma-separated, e.g. freeze)",
+             [](settings& s, std::string_view v) -> std::string { return type_list(v, s.drain_also, "--drain-also"); }},
+            {"no-drain", "", "taint and cordon the node as the rules say, never evict its pods", switch_on(&settings::no_drain)},
+            {"drain-timeout", "SECONDS", "how long a drain may take for an event with no set time (Spot, Auto Scaling; default 120)", seconds_into(&settings::drain_timeout, "--drain-timeout", true)},
+        };
+        // The flags of a cloud's own API (approvals through it), which the clients read (clients.cpp).
+        for (auto& f : cloud_flags()) t.push_back(std::move(f));
+        t.insert(t.end(), {
+            {"etcd", "URL[,URL...]", "a fleet budget on this etcd cluster (its client URLs): approve early only while holding one of the group's slots (needs --fleet-group; docs/fleet.md)", text_into(&settings::etcd)},
+            {"fleet-group", "NAME", "the group of VMs that share the budget, e.g. the database's replicas", text_into(&settings::fleet_group, "--fleet-group needs a name")},
+            {"fleet-max", "N", "at most N members of the group in maintenance at once (default 1)",
+             positive_count("--fleet-max needs a positive number", [](settings& s, long long n) { s.fleet_max = n; })},
+            {"fleet-ttl", "SECONDS", "the member's etcd lease: a slot outlives a reboot shorter than this and is freed this long after a VM that never returns (default 900, at least 10)",
+             [](settings& s, std::string_view v) -> std::string {
+                 auto e = seconds_flag(v, s.fleet_ttl, "--fleet-ttl", true);
+                 if (e.empty() && s.fleet_ttl < std::chrono::seconds(10)) return "--fleet-ttl must be at least 10 seconds";
+                 return e;
+             }},
+            {"fleet-settle", "SECONDS", "keep the slot this long after the last event's recover (default 0)", seconds_into(&settings::fleet_settle, "--fleet-settle", false)},
+            {"etcd-user", "NAME", "etcd user name; the password is read from FOREWARN_ETCD_PASSWORD, never from a flag", text_into(&settings::etcd_user)},
+            {"etcd-ca", "PATH", "the CA bundle (PEM) that signs etcd's certificate, for https:// URLs", text_into(&settings::etcd_ca)},
+            {"etcd-cert", "PATH", "a client certificate (PEM) for etcd", text_into(&settings::etcd_cert)},
+            {"etcd-key", "PATH", "the client certificate's key (PEM)", text_into(&settings::etcd_key)},
+        });
+        return t;
+    }();
     return table;
 }
 
 void usage(std::FILE* out) {
     std::fputs("usage: forewarn-watch [options]\n"
-               "       forewarn-watch check [options] [--timeout SECONDS]\n"
-               "Watches the VM's maintenance notices (Azure, GCE, AWS, Alibaba, Tencent), prints one line per\n"
-               "change, runs hooks and approves events as told. Every option can also be set by an environment\n"
-               "variable, FOREWARN_ and its name in capitals with '_' for '-' (--on-prepare:\n"
-               "FOREWARN_ON_PREPARE; a switch: FOREWARN_JSON=1); an option on the command line wins.\n\n"
+               "       forewarn-watch check [options] [--timeout SECONDS]\n",
+               out);
+    std::fprintf(out, "Watches the VM's maintenance notices (%s),\n",
+                 clouds_in_words(&forewarn::cloud_facts::display_name, nullptr).c_str());
+    std::fputs("prints one line per change, runs hooks and approves events as told. Every option can also be\n"
+               "set by an environment variable, FOREWARN_ and its name in capitals with '_' for '-'\n"
+               "(--on-prepare: FOREWARN_ON_PREPARE; a switch: FOREWARN_JSON=1); an option on the command\n"
+               "line wins.\n\n"
                "check walks the chain from this VM to its notices once with the same options: the cloud, the\n"
                "endpoint, the connection, the handshake, this VM's name, one reading of every key and the\n"
-               "service's clock, what approving needs (GCE's compute access with --approve, AWS's Auto Scaling\n"
-               "with --aws-lifecycle-hook), then the state directory, hooks, --metrics-listen, --webhook,\n"
+               "service's clock, what approving through the cloud's own API needs (with --approve or the\n"
+               "cloud's flags), then the state directory, hooks, --metrics-listen, --webhook,\n"
                "--etcd and, with --kubernetes or --kubeconfig, the API server, the node and the agent's access.\n"
                "One line per step (\u2714 fine, ! a warning, \u2718 a failure with its likely cause and fix); --json\n"
                "prints one JSON object instead. It approves nothing, writes no state and runs no hook, and\n"

@@ -4,6 +4,7 @@
 // so the three can never disagree.
 #pragma once
 
+#include <forewarn/cloud_facts.hpp>
 #include <forewarn/event.hpp>
 #include <forewarn/poller/approval.hpp>
 #include <forewarn/poller/approval_window.hpp>
@@ -23,12 +24,12 @@
 namespace watch {
 
 struct settings {
-    std::string cloud = "auto";  // azure | gce | aws | alibaba | tencent | auto
+    std::string cloud = "auto";  // a cloud's name (clouds.hpp), or auto
     std::string endpoint;
     bool json = false;
     std::string self;
     forewarn::approval_scope approve = forewarn::approval_scope::never;
-    std::optional<std::chrono::milliseconds> interval;  // default: the client's (Azure 1 s, AWS 5 s)
+    std::optional<std::chrono::milliseconds> interval;  // default: the client's (--help says each one's)
     std::optional<long long> exit_after;
     std::string state_file;
     std::optional<std::chrono::seconds> grace;
@@ -67,13 +68,13 @@ struct settings {
     std::string kubernetes_rules;              // a rules file (JSON), read at start
     std::set<forewarn::event_type> drain_also;  // these types drained too
     bool no_drain = false;                     // taint and cordon only
-    // AWS Auto Scaling: complete a termination lifecycle action (docs/aws.md, "Auto Scaling").
+    // Approvals through a cloud's own API: the flags the clients define and read (clients.cpp,
+    // cloud_flags), each field named for its cloud; --help and docs/ say what each one does.
     std::string aws_lifecycle_hook;            // empty: the notice is heard, nothing completed
-    std::string aws_autoscaling_group;         // empty: the instance's tag aws:autoscaling:groupName
-    std::string aws_api_endpoint;              // empty: autoscaling.REGION.amazonaws.com
-    std::chrono::seconds aws_heartbeat{300};   // RecordLifecycleActionHeartbeat this often
-    // GCE: Compute's API root for performMaintenance (empty: https://compute.googleapis.com).
-    std::string gce_api_endpoint;
+    std::string aws_autoscaling_group;         // empty: the group's name from the instance's tags
+    std::string aws_api_endpoint;              // empty: the region's endpoint
+    std::chrono::seconds aws_heartbeat{300};   // a lifecycle action heartbeat this often
+    std::string gce_api_endpoint;              // empty: the public API root
 };
 
 /// A comma-separated list of neutral event type names (event.hpp's to_string) into `out`; the
@@ -89,6 +90,26 @@ struct flag {
     // Applies a value (a switch gets "1"); an error message, or empty on success.
     std::function<std::string(settings&, std::string_view)> apply;
 };
+
+/// What a flag's value does to the settings, for the table's rows: kept as text (`if_empty`: the
+/// error for an empty value, when it is not allowed), a number of seconds (seconds_flag), a switch.
+using flag_apply = std::function<std::string(settings&, std::string_view)>;
+flag_apply text_into(std::string settings::*field, const char* if_empty = nullptr);
+flag_apply seconds_into(std::chrono::seconds settings::*field, const char* what, bool positive);
+flag_apply seconds_into(std::optional<std::chrono::seconds> settings::*field, const char* what, bool positive);
+flag_apply switch_on(bool settings::*field);
+/// An http:// or https:// URL into `field`; else the error naming `what`.
+flag_apply url_into(std::string settings::*field, const char* what);
+
+/// The flags of each cloud's own API (approvals through it), in --help's order: defined with the
+/// clients that read them (clients.cpp).
+std::vector<flag> cloud_flags();
+/// --interval's help: each client's default and floor, written with the clients (clients.cpp).
+const char* interval_help();
+/// The clouds (clouds.hpp) in a sentence: each one's `field` (display_name, service_name), joined
+/// by ", " and, before the last, by `last` ("or", "and"; nullptr: ", "). A new cloud joins each
+/// sentence written with it.
+std::string clouds_in_words(std::string_view forewarn::cloud_facts::*field, const char* last);
 
 /// A count of decimal digits (at most 18) into `out`; false for anything else.
 bool parse_count(std::string_view text, long long& out);

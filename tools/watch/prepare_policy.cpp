@@ -28,8 +28,8 @@ prepare_policy::steady::time_point prepare_policy::deadline(const std::optional<
 hook_runner::done_fn prepare_policy::after(const std::string& id, std::optional<steady::time_point> approve_by,
                                            forewarn::approval_handle handle, bool quiet) const {
     return [id, approve_by, handle = std::move(handle), quiet, approving = approving_](const hook_outcome& o) {
-        // Declined: the event is settled not approved, and the source lets go of it (AWS: the
-        // lifecycle action's heartbeats stop; the group goes on at the hook's own timeout).
+        // Declined: the event is settled not approved, and the source lets go of what it holds for
+        // it (source::abandon: a lifecycle action's heartbeats stop, and its own timeout decides).
         if (o.what != hook_outcome::kind::succeeded) {
             if (!quiet) log_line("hook prepare " + id + ": the event is not approved");
             handle.decline("the prepare hook did not succeed");

@@ -38,7 +38,7 @@ public:
     virtual void wake() noexcept = 0;
     virtual bool can_approve() const = 0;
     virtual forewarn::result<void> approve(const std::vector<std::string>& ids) = 0;
-    virtual void abandon(const std::vector<std::string>& ids) = 0;  // a declined approval (AWS: heartbeats stop)
+    virtual void abandon(const std::vector<std::string>& ids) = 0;  // a declined approval (heartbeats stop)
     virtual forewarn::result<source_identity> identity() = 0;
     virtual forewarn::result<void> validate() const = 0;
     virtual void cancel() noexcept = 0;
@@ -49,15 +49,14 @@ public:
     virtual forewarn::cloud cloud() const = 0;
     /// The base URL in use, after the cloud's precedence rules.
     virtual std::string endpoint() const = 0;
-    /// Azure's api-version in use (check's handshake sends it); empty elsewhere.
+    /// The api-version in use, for a service whose URLs carry one (check's handshake sends it); else empty.
     virtual std::string api_version() const = 0;
     virtual forewarn::result<forewarn::document> fetch() = 0;
     virtual std::vector<std::string> key_urls() const = 0;
     /**
-     * `check`'s steps for approving through the cloud's own API (AWS: the Auto Scaling lifecycle
-     * hook, its group, region and credentials; GCE: the service account's token and scopes for
-     * Compute), each asked of the cloud now; none for a cloud that
-     * has no such lever. And, when can_approve() is false, why and what to do (the approvals step).
+     * `check`'s steps for approving through the cloud's own API (what that API needs: a lifecycle
+     * hook and its group, the credentials, the token and its scopes; clients.cpp words them), each
+     * asked of the cloud now; none for a cloud that has no such lever. And, when can_approve() is false, why and what to do (the approvals step).
      */
     virtual std::vector<check_row> lever_steps(const settings&) { return {}; }
     virtual check_row cannot_approve() const;
@@ -70,8 +69,8 @@ forewarn::result<forewarn::detection> detect_cloud(const settings& s, std::optio
 /// What each probe said, "NAME: answered" or "NAME: why not", joined with "; ".
 std::string detection_evidence(const forewarn::detection& found);
 
-/// The client of `cloud` ("azure", "gce", "aws", "alibaba" or "tencent"; anything else is GCE's,
-/// as the flag table allows no other) with the command line's endpoint, name and interval.
+/// The client of `cloud` (a name of clouds.hpp; any other is the last one make_source tries, as the
+/// flag table allows no other) with the command line's endpoint, name and interval.
 std::unique_ptr<source> make_source(const std::string& cloud, const settings& s);
 
 /// A source as the poller holds it: a movable notice source over one watch::source.

@@ -95,7 +95,7 @@ struct node_actions_options {
     /// a resumed event that is gone is over.
     std::function<std::optional<bool>(const std::string& id)> still_on;
     /// This VM's name as the metadata service names it (the poller's self()): an event that names
-    /// other VMs only (an Azure document lists its neighbours' events too) never touches the node.
+    /// other VMs only (a document may list its neighbours' events too) never touches the node.
     /// Empty, or a function that returns "": only events that name no VM are the node's.
     std::function<std::string()> self;
     api_options api;

@@ -54,6 +54,14 @@ int failed(const char* what) {
     return 1;
 }
 
+/// A call that failed with the error an operator meets (`usual`: the service exists, is not
+/// installed, ...): `said`, and `code`; with any other error, failed(what).
+int failed(const char* what, DWORD usual, const char* said, int code) {
+    if (::GetLastError() != usual) return failed(what);
+    std::fputs(said, stderr);
+    return code;
+}
+
 struct sc_handle {
     SC_HANDLE h;
     explicit sc_handle(SC_HANDLE handle) : h(handle) {}
@@ -159,16 +167,12 @@ int install(std::vector<std::string> rest, options_check check) {
     sc_handle svc(::CreateServiceW(scm.h, name, name, SERVICE_CHANGE_CONFIG | SERVICE_QUERY_STATUS,
                                    SERVICE_WIN32_OWN_PROCESS, SERVICE_AUTO_START, SERVICE_ERROR_NORMAL, command.c_str(),
                                    nullptr, nullptr, nullptr, nullptr, nullptr));
-    if (svc.h == nullptr) {
-        if (::GetLastError() == ERROR_SERVICE_EXISTS) {
-            std::fputs("forewarn-watch service install: the service forewarn-watch exists; "
-                       "`forewarn-watch service uninstall` first\n",
-                       stderr);
-            return 1;
-        }
-        return failed("CreateService");
-    }
-    std::wstring about = L"Hears of host maintenance (Azure, GCE, AWS, Alibaba, Tencent) before it happens, runs hooks, approves events.";
+    if (svc.h == nullptr)
+        return failed("CreateService", ERROR_SERVICE_EXISTS,
+                      "forewarn-watch service install: the service forewarn-watch exists; "
+                      "`forewarn-watch service uninstall` first\n",
+                      1);
+    std::wstring about = L"Hears of this cloud VM's host maintenance before it happens, runs hooks, approves events.";
     SERVICE_DESCRIPTIONW description{about.data()};
     ::ChangeServiceConfig2W(svc.h, SERVICE_CONFIG_DESCRIPTION, &description);
     // As the systemd unit's Restart=always, RestartSec=2s: restarted 2 s after it fails, also
@@ -191,13 +195,9 @@ int uninstall() {
     sc_handle scm(::OpenSCManagerW(nullptr, nullptr, SC_MANAGER_CONNECT));
     if (scm.h == nullptr) return failed("cannot open the service control manager (run it as an administrator)");
     sc_handle svc(::OpenServiceW(scm.h, name, SERVICE_STOP | SERVICE_QUERY_STATUS | DELETE));
-    if (svc.h == nullptr) {
-        if (::GetLastError() == ERROR_SERVICE_DOES_NOT_EXIST) {
-            std::fputs("forewarn-watch service uninstall: the service forewarn-watch is not installed\n", stderr);
-            return 1;
-        }
-        return failed("OpenService");
-    }
+    if (svc.h == nullptr)
+        return failed("OpenService", ERROR_SERVICE_DOES_NOT_EXIST,
+                      "forewarn-watch service uninstall: the service forewarn-watch is not installed\n", 1);
     SERVICE_STATUS st{};
     if (::ControlService(svc.h, SERVICE_CONTROL_STOP, &st)) {
         for (int i = 0; i < 150 && ::QueryServiceStatus(svc.h, &st) && st.dwCurrentState != SERVICE_STOPPED; ++i)
@@ -216,15 +216,11 @@ int run(std::vector<std::string> rest, agent_main agent) {
     r.agent = agent;
     r.args = agent_arguments(rest);
     SERVICE_TABLE_ENTRYW table[] = {{const_cast<wchar_t*>(name), &service_main}, {nullptr, nullptr}};
-    if (!::StartServiceCtrlDispatcherW(table)) {
-        if (::GetLastError() == ERROR_FAILED_SERVICE_CONTROLLER_CONNECT) {
-            std::fputs("forewarn-watch service run: only the service control manager starts this; in a console, "
-                       "run forewarn-watch with the options alone\n",
-                       stderr);
-            return 2;
-        }
-        return failed("StartServiceCtrlDispatcher");
-    }
+    if (!::StartServiceCtrlDispatcherW(table))
+        return failed("StartServiceCtrlDispatcher", ERROR_FAILED_SERVICE_CONTROLLER_CONNECT,
+                      "forewarn-watch service run: only the service control manager starts this; in a console, "
+                      "run forewarn-watch with the options alone\n",
+                      2);
     return r.exit_code;
 }
 
