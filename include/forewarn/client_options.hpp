@@ -15,14 +15,14 @@
 
 FOREWARN_BEGIN_NAMESPACE
 
-/// The options every client takes (azure::, gce::, aws::, alibaba:: and tencent::client_options
-/// derive from it). Plain members: set what you need.
+/// The options every client takes (each cloud's client_options derives from it). Plain members:
+/// set what you need.
 struct client_options_base {
     /// The service's base URL, such as "http://169.254.169.254". Empty: the cloud's variable
-    /// (FOREWARN_AZURE_ENDPOINT, ...), else its own address; each cloud's client_options says
+    /// (FOREWARN_<CLOUD>_ENDPOINT), else its own address; each cloud's client_options says
     /// which, in its order.
     std::string endpoint;
-    /// The TCP connect timeout of every request (GCE's default is 1 s).
+    /// The TCP connect timeout of every request (a cloud's client_options may default it lower).
     std::chrono::milliseconds connect_timeout{std::chrono::seconds(2)};
     std::size_t max_body = std::size_t(1) << 20;  ///< a longer answer fails with errc::body_too_large
     /// Backoff, attempts and budget. Which statuses are retried is the cloud's rule (its
@@ -31,8 +31,9 @@ struct client_options_base {
     /// Share the process-wide per-host rate limiter (5 requests in any second, the metadata
     /// services' limit).
     bool rate_limit = true;
-    /// This VM's name as the events name it (Azure's Resources, GCE's instance name, the instance
-    /// id elsewhere). Empty: identity() asks the metadata. The one place a VM's name is set.
+    /// This VM's name as the events name it (a name in their Resources, the instance's name or its
+    /// id, as the cloud's client_options says). Empty: identity() asks the metadata. The one place
+    /// a VM's name is set.
     std::string self_name;
     /// The time line every wait of this client (and of a poller over it) runs on.
     forewarn::clock clock;

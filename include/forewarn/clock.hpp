@@ -67,7 +67,7 @@ protected:
 class predicate_ref {
 public:
     template <class F, std::enable_if_t<!std::is_same_v<std::decay_t<F>, predicate_ref>, int> = 0>
-    predicate_ref(F& f) noexcept  // NOLINT(google-explicit-constructor): used like a function parameter
+    predicate_ref(F& f) noexcept  // NOLINT(*-explicit-constructor): used like a function parameter
         : object_(static_cast<void*>(std::addressof(f))), call_([](void* o) { return static_cast<bool>((*static_cast<F*>(o))()); }) {}
     bool operator()() const { return call_(object_); }
 

@@ -18,10 +18,10 @@ FOREWARN_BEGIN_NAMESPACE
 
 /// How a probe's answer shows that it is the cloud's own metadata service talking.
 enum class probe_recognition {
-    json_object,    ///< HTTP 200 with a JSON object (a service that sends no header of its own: Azure)
-    google_flavor,  ///< HTTP 200 carrying the request's own header back (`Metadata-Flavor: Google`: GCE)
-    session_token,  ///< HTTP 200 with a session token to a token PUT (AWS's IMDSv2, Alibaba's hardened mode)
-    instance_id,    ///< HTTP 200 with an instance id that starts with the cloud's prefix (Tencent)
+    json_object,    ///< HTTP 200 with a JSON object (a service that sends no header of its own)
+    google_flavor,  ///< HTTP 200 carrying the request's own header back (the probe's header, both ways)
+    session_token,  ///< HTTP 200 with a session token to a token PUT (each service's own TTL header)
+    instance_id,    ///< HTTP 200 with an instance id that starts with the cloud's prefix (no token)
 };
 
 /// One header of a request, as constants.
@@ -41,24 +41,24 @@ struct instance_id_facts {
     std::string_view path, prefix;
 };
 
-/// A cloud's metadata service on the wire. Plain constants, one per cloud (`azure::facts`, ...),
+/// A cloud's metadata service on the wire. Plain constants, one per cloud (`<cloud>::facts`),
 /// listed in preference order in `clouds` (clouds.hpp).
 struct cloud_facts {
     cloud id = cloud::none;
     std::string_view name;          ///< to_string(id): --cloud's word, the JSON lines'
-    std::string_view display_name;  ///< in a sentence: "Azure", "Alibaba Cloud"
+    std::string_view display_name;  ///< in a sentence: the cloud's own name for itself
     std::string_view service_name;  ///< in detect_cloud()'s reasons: "no <service_name> here: ..."
 
     /// The clients' default root, and the address they fall back to when its name does not
-    /// resolve (GCE's IP; empty elsewhere).
+    /// resolve (an IP, where the default is a DNS name; else empty).
     std::string_view default_endpoint, fallback_endpoint;
     /// The endpoint's environment variables, in precedence order, for the documentation and --help.
     std::string_view endpoint_variables;
     /// detect_cloud()'s root: the option (named `option_name` in errors), else the variables, else
     /// the address that answers without a DNS lookup.
     result<std::string> (*resolve_probe_endpoint)(std::string_view option, std::string_view option_name) = nullptr;
-    /// When it returns a reason, the environment says this service must not be asked (the AWS SDKs'
-    /// AWS_EC2_METADATA_DISABLED); nullptr: never.
+    /// When it returns a reason, the environment says this service must not be asked (a variable its
+    /// own SDKs read); nullptr: never.
     const char* (*disabled)() = nullptr;
 
     /// detect_cloud()'s probe: `probe_method probe_path` with `probe_header` (when it has a name),
@@ -77,6 +77,9 @@ struct cloud_facts {
     /// `forewarn-watch check`'s advice when the token's answer never arrives but a GET without one is
     /// refused at once (the hop-limit signature); empty without a token.
     std::string_view token_hop_fix;
+    /// The cloud's own time source, for `forewarn-watch check`'s advice on a clock that is off
+    /// (an NTP server's address or name, or the host's clock); empty: none to name.
+    std::string_view time_source;
 };
 
 FOREWARN_END_NAMESPACE

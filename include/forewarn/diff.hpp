@@ -153,9 +153,10 @@ std::pair<recover_reason, std::string> vanished_reason(const event& last, const 
  * The recover reason is what the two documents alone can tell (detail::vanished_reason, the rules
  * change_tracker uses too): completed when the event was last seen Started, when its NotBefore
  * had passed by the service's clock (`service_time`) when it vanished, or when the source says a
- * vanished event is over (`vanished_means_completed`: GCE); completed or cancelled when the
- * service says so (a final status); otherwise unknown. change_tracker adds the evidence that
- * spans documents (continuous watching, a reboot, an approval) and is what the poller uses.
+ * vanished event is over (`vanished_means_completed`: notices that end by being cleared);
+ * completed or cancelled when the service says so (a final status); otherwise unknown.
+ * change_tracker adds the evidence that spans documents (continuous watching, a reboot, an
+ * approval) and is what the poller uses.
  *
  * Only ever call it with documents that were fetched and parsed successfully: a failed poll is
  * not an empty document, so it must not reach diff() (the poller keeps the last good document).

@@ -39,7 +39,8 @@
 
 FOREWARN_BEGIN_NAMESPACE
 
-/// How to write text that is not valid UTF-8 (possible in a GCE value): JSON cannot hold it.
+/// How to write text that is not valid UTF-8 (possible in a metadata value sent as plain text, not
+/// JSON): JSON cannot hold it.
 enum class invalid_utf8 {
     fail,     ///< an error (the state file: nothing is written that would not read back the same)
     replace,  ///< each bad byte as U+FFFD (log lines: one line per change, whatever it holds)

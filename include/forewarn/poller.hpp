@@ -64,9 +64,9 @@ struct poller_options {
      */
     std::function<void(std::function<void()>)> executor;
     /**
-     * How often the poller's own clock is read while an event naming this VM is Started (or a
-     * GCE live migration is announced: GCE never marks one Started), to measure the pause the VM
-     * lives through (change::pause on its recover; pause_meter.hpp).
+     * How often the poller's own clock is read while an event naming this VM is Started (or is
+     * announced, of a type its source never marks Started: document::under_way_when_announced),
+     * to measure the pause the VM lives through (change::pause on its recover; pause_meter.hpp).
      * 0: not measured. Only the thread start() runs measures: poll_once() callers get nothing
      * (the time between their calls is their cadence, not a pause).
      */
@@ -101,8 +101,8 @@ private:
  * source gives documents at its own cadence, the change_tracker turns them into changes, the
  * approver decides approvals, the state store remembers. No cloud is special here.
  *
- * Source is any notice source (forewarn::is_notice_source): azure::scheduled_events_client,
- * gce::metadata_client, aws::instance_metadata_client, testing::fake_source, or your own.
+ * Source is any notice source (forewarn::is_notice_source): a cloud's client (each cloud's folder
+ * has one), testing::fake_source, or your own.
  *
  * @code
  * forewarn::poller_handlers h;
@@ -111,8 +111,8 @@ private:
  *     ready.ready();
  * };
  * h.on_recover = [](const forewarn::change&) { restore_traffic(); };
- * forewarn::azure::scheduled_events_client client;  // needs <forewarn/forewarn.hpp> (curl_transport)
- * forewarn::poller<forewarn::azure::scheduled_events_client> p(std::move(client), h);
+ * Client client;  // a cloud's client, as in the README; needs <forewarn/forewarn.hpp> (curl_transport)
+ * forewarn::poller<Client> p(std::move(client), h);
  * if (auto started = p.start(); !started) std::cerr << started.error().describe() << '\n';
  * @endcode
  */

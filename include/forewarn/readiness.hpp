@@ -32,10 +32,11 @@ struct readiness {
 };
 
 /**
- * Whether this VM (`self`; an event without Resources, as GCE and AWS give them, is always this
- * VM's) should take traffic at `now`, given the last document: not while an event naming it is
- * Started, nor while one is Scheduled (from its announcement, or from `unready_before` ahead of
- * its NotBefore), until the event is gone (its recover) or ends (AWS completed, canceled).
+ * Whether this VM (`self`; an event without Resources, as some sources give every event, is
+ * always this VM's) should take traffic at `now`, given the last document: not while an event
+ * naming it is Started, nor while one is Scheduled (from its announcement, or from
+ * `unready_before` ahead of its NotBefore), until the event is gone (its recover) or ends (a final
+ * status: completed, cancelled).
  *
  * @code
  * auto r = forewarn::ready_for_traffic(p.last_document(), p.self(), std::chrono::system_clock::now());

@@ -8,7 +8,7 @@
  *
  * Format `forewarn-state/2` (one JSON object, UTF-8; events in the form of json.hpp):
  * @code
- * {"format":"forewarn-state/2","cloud":"azure","incarnation":"5",
+ * {"format":"forewarn-state/2","cloud":"<cloud>","incarnation":"5",
  *  "events":[{"id":"...","type":"reboot",...}],
  *  "tracked":[{"id":"...","first_seen":"2026-11-22T10:00:00.5Z","last_seen":"...",
  *              "last_seen_service":"...","seen_started":false,"approved":true,"ready":true,

@@ -97,7 +97,7 @@ result<std::int64_t> checked_epoch_seconds(const time_scanner& s, std::int64_t y
 result<std::chrono::system_clock::time_point> to_time_point(const time_scanner& s, std::int64_t secs, std::int64_t nanos);
 
 /// The part of RFC 1123 after the day name: "11 Apr 2022 22:26:58 GMT" (the day may have one
-/// digit; GMT or UTC). AWS's scheduled events write their times in exactly this form.
+/// digit; GMT or UTC). Some services write their times in exactly this form.
 result<std::chrono::system_clock::time_point> parse_day_month_year_time(time_scanner& s);
 
 /// "Mon, 11 Apr 2022 22:26:58 GMT" (RFC 1123; the day may have one digit; GMT or UTC).
@@ -109,16 +109,17 @@ result<std::chrono::system_clock::time_point> parse_iso8601(std::string_view tex
 }  // namespace detail
 
 /**
- * Parses a metadata time: RFC 1123 ("Mon, 11 Apr 2022 22:26:58 GMT", what Azure sends today),
- * ISO-8601 with a zone ("2016-09-19T18:29:47Z", "...47.123456+02:00", "...-0130"; the 2017
- * preview and Microsoft's mock server), or "" (no time: Azure's NotBefore once an event started).
- * Anything else is errc::parse_error with the offset of the first bad character. The day name
- * of RFC 1123 is checked to be a day name but not against the date: it carries no information.
+ * Parses a metadata time: RFC 1123 ("Mon, 11 Apr 2022 22:26:58 GMT"), ISO-8601 with a zone
+ * ("2016-09-19T18:29:47Z", "...47.123456+02:00", "...-0130"; an older api-version, a mock
+ * server), or "" (no time: a NotBefore once its event started); each cloud's parser says which
+ * its service sends. Anything else is errc::parse_error with the offset of the first bad
+ * character. The day name of RFC 1123 is checked to be a day name but not against the date: it
+ * carries no information.
  */
 result<std::optional<std::chrono::system_clock::time_point>> parse_time(std::string_view text);
 
 /**
- * AWS scheduled events' form: "21 Jan 2019 09:00:43 GMT" (RFC 1123 without the day name; the
+ * A time without its day name: "21 Jan 2019 09:00:43 GMT" (RFC 1123 without the day name; the
  * day may have one digit, "8 May 2020 ..."), or "" (no time). Anything else is errc::parse_error
  * with the offset of the first bad character.
  */
@@ -141,10 +142,10 @@ void append_hms(std::string& out, std::int64_t secs_of_day);
 /// parse_iso8601 gives back the same time point.
 std::string format_iso8601(std::chrono::system_clock::time_point t, bool exact = false);
 
-/// "Mon, 11 Apr 2022 22:26:58 GMT": what Azure sends in NotBefore (the emulator writes it).
+/// "Mon, 11 Apr 2022 22:26:58 GMT": RFC 1123, as a service may send NotBefore (the emulator writes it).
 std::string format_rfc1123(std::chrono::system_clock::time_point t);
 
-/// AWS scheduled events' form of a time: "21 Jan 2019 09:00:43 GMT" (RFC 1123 without the day name).
+/// A time without its day name: "21 Jan 2019 09:00:43 GMT" (RFC 1123 without the day name).
 inline std::string format_aws_time(std::chrono::system_clock::time_point t) { return format_rfc1123(t).substr(5); }
 
 FOREWARN_END_NAMESPACE

@@ -16,7 +16,7 @@
 
 FOREWARN_BEGIN_NAMESPACE
 
-/// The methods forewarn's clients use: GET and POST (Azure, GCE, etcd), PUT (AWS's and Alibaba's
+/// The methods forewarn's clients use: GET and POST (reads, approvals, etcd), PUT (session
 /// tokens), HEAD (forewarn-watch check), PATCH (a client that patches a resource, as the Kubernetes
 /// API is written to). POST, PUT and PATCH send `http_request::body`.
 enum class http_method { get, post, put, head, patch };
@@ -44,8 +44,8 @@ using http_headers = std::vector<http_header>;
 /// The value of the first header called `name` (case-insensitive), or nullptr.
 const std::string* find_header(const http_headers& headers, std::string_view name) noexcept;
 
-/// What a client asks a transport to send. Timeouts are per request: Azure's first call may
-/// take two minutes, a GCE long-poll lasts timeout_sec plus a margin, a normal poll a few seconds.
+/// What a client asks a transport to send. Timeouts are per request: a service's slow first call
+/// may take two minutes, a hanging GET lasts timeout_sec plus a margin, a normal poll a few seconds.
 struct http_request {
     http_method method = http_method::get;
     std::string url;  ///< absolute: "http://169.254.169.254/metadata/scheduledevents?api-version=..."
@@ -96,8 +96,8 @@ bool http_url(std::string_view url) noexcept;
 /**
  * What every forewarn transport refuses before sending, with errc::invalid_argument (a transport
  * of your own should too): a URL that is not http or https or holds a space or a control byte,
- * a timeout that is not positive, a bad header name or value, an X-Forwarded-For header (Azure's
- * IMDS rejects requests that carry one). Nothing when the request can be sent.
+ * a timeout that is not positive, a bad header name or value, an X-Forwarded-For header (a
+ * metadata service may reject requests that carry one). Nothing when the request can be sent.
  */
 std::optional<error> check_request(const http_request& request);
 

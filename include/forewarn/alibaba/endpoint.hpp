@@ -51,7 +51,7 @@ inline constexpr cloud_facts facts = {
     default_endpoint, {}, endpoint_variable, &detail::alibaba_resolve_endpoint, nullptr,
     http_method::put, token_path, {token_ttl_header, "60"}, probe_recognition::session_token, false,
     {token_path, token_header, token_ttl_header}, {instance_id_path, instance_id_prefix},
-    "run the agent with host networking, so that the token's answer reaches it"};
+    "run the agent with host networking, so that the token's answer reaches it", {}};
 
 }  // namespace alibaba
 FOREWARN_END_NAMESPACE

@@ -55,15 +55,16 @@ inline const char* aws_disabled_reason() { return aws_metadata_disabled() ? "AWS
 
 namespace aws {
 
-/// AWS IMDS on the wire (cloud_facts.hpp): recognised by an IMDSv2 session token, which Alibaba's
-/// service refuses to AWS's header (and AWS to Alibaba's).
+/// AWS IMDS on the wire (cloud_facts.hpp): recognised by an IMDSv2 session token to its own TTL
+/// header, which another service with session tokens refuses (as AWS refuses that one's header).
 inline constexpr cloud_facts facts = {
     cloud::aws, "aws", "AWS", "AWS IMDSv2",
     default_endpoint, {}, "AWS_EC2_METADATA_SERVICE_ENDPOINT", &detail::aws_resolve_probe_endpoint, &detail::aws_disabled_reason,
     http_method::put, token_path, {token_ttl_header, "60"}, probe_recognition::session_token, true,
     {token_path, token_header, token_ttl_header}, {instance_id_path, instance_id_prefix},
     "set the instance's HttpPutResponseHopLimit to 2 or more (aws ec2 modify-instance-metadata-options "
-    "--instance-id ID --http-put-response-hop-limit 2), or run the agent with host networking"};
+    "--instance-id ID --http-put-response-hop-limit 2), or run the agent with host networking",
+    "169.254.169.123"};
 
 }  // namespace aws
 

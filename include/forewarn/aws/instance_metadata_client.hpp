@@ -91,7 +91,8 @@ public:
 
 private:
     // The keys of this source, in the document's order; the fifth is the lifecycle action's
-    // heartbeat (no events; planned only while an action is pending).
+    // heartbeat (no events; on its own cadence, key_plan::beat; planned only while an action is
+    // pending).
     static constexpr std::size_t key_count = 5;
     static constexpr std::size_t heartbeat_key = 4;
     static constexpr bool may_hang = false;

@@ -77,7 +77,7 @@ public:
         seen_ = termination;
     }
     /// The poller let go of these events (a declined approval): when the termination is among
-    /// them, no more heartbeats, and nothing is completed.
+    /// them, no more heartbeats, and nothing is completed: the group goes on at the hook's timeout.
     void abandon(const std::vector<std::string>& ids, const logger& log) {
         bool named = false;
         for (const auto& id : ids) named = named || id == aws::autoscaling_event_id;

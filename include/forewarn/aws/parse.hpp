@@ -50,7 +50,8 @@ inline constexpr std::string_view autoscaling_group_tag_path = "/latest/meta-dat
  */
 result<credentials> parse_security_credentials(std::string_view body);
 
-/// The ids of the notices that have none on the wire (one of each at a time).
+/// The ids of the notices that have none on the wire (one of each at a time; a later notice of the
+/// kind has the same id again).
 inline constexpr std::string_view spot_event_id = "spot-instance-action";
 inline constexpr std::string_view rebalance_event_id = "rebalance-recommendation";
 inline constexpr std::string_view autoscaling_event_id = "autoscaling-termination";

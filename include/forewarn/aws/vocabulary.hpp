@@ -35,7 +35,7 @@ constexpr event_status event_status_of_state(std::string_view state) noexcept {
     return event_status::unknown;
 }
 
-/// The Spot instance-action's action (case-insensitive): terminate is preempt (Azure's word for
+/// The Spot instance-action's action (case-insensitive): terminate is preempt (the event type of
 /// a Spot eviction), stop stop, hibernate hibernate; any other word unknown.
 constexpr event_type event_type_of_spot_action(std::string_view action) noexcept {
     if (forewarn::detail::iequals(action, "terminate")) return event_type::preempt;

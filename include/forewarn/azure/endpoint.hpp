@@ -42,7 +42,7 @@ inline constexpr cloud_facts facts = {
     cloud::azure, "azure", "Azure", "Azure IMDS",
     default_endpoint, {}, "FOREWARN_AZURE_ENDPOINT, SCHEDULEDEVENTSIP", &detail::azure_resolve_endpoint, nullptr,
     http_method::get, instance_path, {metadata_header, metadata_header_value}, probe_recognition::json_object, true,
-    {}, {}, {}};
+    {}, {}, {}, "the host's PTP clock"};
 
 }  // namespace azure
 

@@ -56,10 +56,12 @@ constexpr bool is_preview_api_version(std::string_view v) noexcept { return v < 
  * that every event is over. Errors name the field ("Events[2].NotBefore") or the parse offset.
  *
  * Each event needs string `EventId` (non-empty, unique in the document), `EventType` and
- * `EventStatus`; `ResourceType`, `Resources` (array of strings), `NotBefore` (RFC 1123, ISO-8601
- * or "" for none), `Description`, `EventSource` and `DurationInSeconds` (integer, -1 = unknown)
- * are optional (null counts as absent) but type-checked when present; unknown members are
- * ignored and unknown wire values of EventType/EventStatus/EventSource are kept raw.
+ * `EventStatus`; `ResourceType`, `Resources` (array of strings), `NotBefore` (RFC 1123 as the
+ * service sends it today, ISO-8601 as the 2017 preview and Microsoft's mock server send it, or ""
+ * for none, as once an event started), `Description`, `EventSource` and `DurationInSeconds`
+ * (integer, -1 = unknown) are optional (null counts as absent) but type-checked when present;
+ * unknown members are ignored and unknown wire values of EventType/EventStatus/EventSource are
+ * kept raw.
  *
  * With `api_version` 2017-03-01 a leading '_' is removed from each resource name (the preview
  * sent "_vm0" where later versions send "vm0"), so event::affects(compute.name) works everywhere.

@@ -25,10 +25,10 @@ namespace azure {
 /**
  * Azure Scheduled Events over a Transport, a notice source: next() gives the document once a
  * poll interval, approve() starts events, identity() says who this VM is. Every request carries
- * `Metadata: true` (and never X-Forwarded-For), takes a token from the per-host rate limit, and
- * is retried under Azure's rules with a backoff that cancel() cuts short; every wait is on
- * `client_options::clock`. One thread uses a client at a time; wake(), cancel() and reset() may
- * come from any thread.
+ * `Metadata: true` (and never X-Forwarded-For, which IMDS rejects), takes a token from the
+ * per-host rate limit, and is retried under Azure's rules with a backoff that cancel() cuts
+ * short; every wait is on `client_options::clock`. One thread uses a client at a time; wake(),
+ * cancel() and reset() may come from any thread.
  *
  * @code
  * #include <forewarn/forewarn.hpp>
@@ -65,9 +65,10 @@ public:
 
     /**
      * Approves (starts) events: one POST with every id; any 2xx is success. An empty list sends
-     * nothing. Approving is idempotent on Azure's side (200 even when another VM approved
-     * already), so retries are safe. On the 2017-03-01 preview the body carries the last fetched
-     * DocumentIncarnation; when there is none yet, a fetch() comes first.
+     * nothing. An approved event starts for every VM in its Resources (leader.hpp). Approving is
+     * idempotent on Azure's side (200 even when another VM approved already), so retries are
+     * safe. On the 2017-03-01 preview the body carries the last fetched DocumentIncarnation; when
+     * there is none yet, a fetch() comes first.
      */
     result<void> approve(const std::vector<std::string>& ids);
 

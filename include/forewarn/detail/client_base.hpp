@@ -110,7 +110,7 @@ private:
  * client_options_base) whose identity() gives an `Identity`. `Client` gives, privately with
  * `friend client_base`:
  *   static constexpr std::size_t key_count;
- *   static constexpr bool may_hang;                   // a key may be a hanging GET (GCE)
+ *   static constexpr bool may_hang;                   // a key may be a hanging GET
  *   static Options settled(Options);                  // the options with its intervals clamped
  *   static std::chrono::milliseconds error_pause(const Options&);  // next()'s pause after a failure
  *   key_plan plan(std::size_t k) const;
@@ -172,10 +172,10 @@ public:
         return out;
     }
 
-    /// Whether approve() can ever succeed: false (Azure, GCE and AWS, whose clients approve, say
-    /// otherwise; Alibaba's and Tencent's keep it).
+    /// Whether approve() can ever succeed: false (a client whose notices can be approved shadows it;
+    /// one whose service takes no approvals keeps it).
     bool can_approve() const noexcept { return false; }
-    /// errc::unsupported: this cloud's notices cannot be approved (Alibaba's and Tencent's).
+    /// errc::unsupported: this cloud's notices cannot be approved (a client that approves shadows it).
     result<void> approve(const std::vector<std::string>&) {
         return error(errc::unsupported, cat({"the ", to_string(Cloud), " metadata service takes no approvals"}));
     }

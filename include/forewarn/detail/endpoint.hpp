@@ -16,10 +16,10 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-/// Where the services under /latest/ that have session tokens (AWS's IMDSv2, Alibaba's hardened
-/// mode) hand them out: aws::token_path and alibaba::token_path, and latest_metadata's PUT.
+/// Where the services under /latest/ that have session tokens hand them out: each such cloud's
+/// token_path, and latest_metadata's PUT.
 inline constexpr std::string_view latest_token_path = "/latest/api/token";
-/// The instance's id under /latest/ (AWS, Alibaba, Tencent).
+/// The instance's id under /latest/: each such cloud's instance_id_path.
 inline constexpr std::string_view latest_instance_id_path = "/latest/meta-data/instance-id";
 
 /// An environment variable, or "" when unset. (getenv without MSVC's deprecation warning.)

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// The metadata services under /latest/ (AWS IMDS, Alibaba ECS, Tencent CVM): a GET whose 404
-// means none, under a session token where the service hands one out on `PUT /latest/api/token`
-// (AWS's IMDSv2, Alibaba's hardened mode): asked for with a TTL header, sent on every request,
-// renewed on the client's clock before it expires and once after a 401. Never logged.
+// The metadata services under /latest/ (each cloud's endpoint.hpp says whether it is one): a GET
+// whose 404 means none, under a session token where the service hands one out on
+// `PUT /latest/api/token`: asked for with a TTL header, sent on every request, renewed on the
+// client's clock before it expires and once after a 401. Never logged.
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
@@ -28,14 +28,14 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-/// The longest session token AWS and Alibaba grant, in seconds (six hours).
+/// The longest session token the services under /latest/ grant, in seconds (six hours).
 inline constexpr int max_session_token_ttl = 21600;
 
 /// How a /latest/ service is asked.
 struct latest_settings {
-    std::string token_header;      ///< "X-aws-ec2-metadata-token"; empty: the service has no tokens
-    std::string token_ttl_header;  ///< "X-aws-ec2-metadata-token-ttl-seconds": the lifetime asked for
-    std::string token_kind;    ///< its name in a log line ("IMDSv2")
+    std::string token_header;      ///< the cloud's token_header; empty: the service has no tokens
+    std::string token_ttl_header;  ///< the cloud's token_ttl_header: the lifetime asked for
+    std::string token_kind;    ///< its name in a log line (the cloud's name for its token)
     std::chrono::seconds token_ttl{max_session_token_ttl};
     bool allow_plain = false;  ///< a token PUT refused with 403, 404 or 405: ask without one
     std::chrono::milliseconds timeout{5000}, connect_timeout{2000};
@@ -44,9 +44,9 @@ struct latest_settings {
     status_hints hints;
 };
 
-/// A Spot (preemptible) instance's reclaim notice at `when`, as Alibaba and Tencent give it on a
-/// `termination-time` path: id "spot-termination", type preempt, raw_type "termination-time",
-/// status scheduled (it cannot be delayed or approved).
+/// A Spot (preemptible) instance's reclaim notice at `when`, as a service gives it on a
+/// `termination-time` path (the cloud's termination_time_path): id "spot-termination", type
+/// preempt, raw_type "termination-time", status scheduled (it cannot be delayed or approved).
 inline event spot_termination(std::chrono::system_clock::time_point when, std::string_view wire) {
     event e;
     e.id = "spot-termination";

@@ -83,7 +83,8 @@ FOREWARN_INLINE result<void> key_rounds::read_all(std::size_t keys, plan_fn plan
         if (p.how == key_plan::mode::off) continue;
         // A key on its own cadence is a call, not part of the document. Within next() only rounds
         // ask it (the next one first thing, when due): the caller sees the document that follows a
-        // wake() (a declined approval lets go of AWS's heartbeat) before another call can go out.
+        // wake() (a declined approval lets go of a heartbeat the source holds) before another call
+        // can go out.
         if (p.own_cadence && (in_next_ || settings_.clock.now() < forewarn::clock::saturating_add(asked_at_[k], p.every)))
             continue;
         auto r = ask(k, std::size_t(0), std::optional<std::chrono::seconds>());
@@ -238,7 +239,7 @@ FOREWARN_INLINE result<document> key_rounds::round(clock::time_point not_after, 
             bool pending = false;
             auto earliest = (clock::time_point::max)();
             for (const auto k : polled) {
-                // A key on its own cadence (AWS's heartbeat) is asked whenever it is due, as often
+                // A key on its own cadence (a heartbeat) is asked whenever it is due, as often
                 // as that comes within the round: the round's length (the slowest key's interval)
                 // never stretches it. It never keeps the round going either.
                 const bool own = st.plans[k].own_cadence;

@@ -40,9 +40,9 @@ struct key_plan {
     mode how = mode::off;
     /// poll: the time from one ask to the next. hang: the longest hang (timeout_sec).
     clock::duration every{};
-    /// poll only: the key keeps its own cadence alone (AWS's lifecycle heartbeat). Asked by the
-    /// first round after it is planned, then every `every`: never sooner because a document is
-    /// wanted sooner, never by next()'s plain readings, and a round never waits for it. A plain
+    /// poll only: the key keeps its own cadence alone (a heartbeat while an action is held). Asked
+    /// by the first round after it is planned, then every `every`: never sooner because a document
+    /// is wanted sooner, never by next()'s plain readings, and a round never waits for it. A plain
     /// fetch() by the caller asks it when due.
     bool own_cadence = false;
 
@@ -248,7 +248,7 @@ public:
     }
 
     /// key_rounds::next, after the configuration error. `MayHang`: a key may be planned as a
-    /// hanging GET (GCE); a client whose keys only poll leaves it false and compiles no lane threads.
+    /// hanging GET; a client whose keys only poll leaves it false and compiles no lane threads.
     template <bool MayHang = false, class Plan, class Ask, class Fetch, class Compose>
     result<document> next(clock::time_point not_after, std::size_t keys, Plan&& plan, Ask&& ask, Fetch&& fetch,
                           Compose&& compose) {

@@ -3,8 +3,8 @@
 
 // A public API's lane beside a metadata client: its own transport, made from the client's by
 // public_api_transport (the environment's proxy, the system's CAs: never the metadata service's
-// settings), and its own backoff sleep, cancelled and reset with the client. GCE's Compute
-// performMaintenance and AWS's Auto Scaling calls go through one.
+// settings), and its own backoff sleep, cancelled and reset with the client. A client's calls to
+// the cloud's public API (an approval, a heartbeat) go through one.
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>

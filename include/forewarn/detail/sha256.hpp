@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// SHA-256 (FIPS 180-4) and HMAC-SHA-256 (RFC 2104), for request signing (aws/sigv4.hpp). Written
+// SHA-256 (FIPS 180-4) and HMAC-SHA-256 (RFC 2104), for signing a cloud's API requests. Written
 // here rather than taken from the platform's libcrypto or BCrypt so that signing stays header-only
 // and links nothing on any system; docs/architecture.md says why. Checked against FIPS 180-4's
 // examples and RFC 4231's HMAC test cases (tests/unit/test_sha256.cpp). Not constant-time

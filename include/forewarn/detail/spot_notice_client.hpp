@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The clients of the clouds whose one in-guest notice is a Spot instance's reclaim time on a
-// /latest/ path (Alibaba ECS, Tencent CVM): one key, polled; a 404 is no notice. A cloud of this
-// kind is its endpoint, its path, its parser and its options (docs/architecture.md, "A new cloud").
+// /latest/ path: one key, polled; a 404 is no notice. A cloud of this kind is its endpoint, its
+// path, its parser and its options (docs/architecture.md, "A new cloud").
 #pragma once
 
 #include <forewarn/client_options.hpp>
@@ -27,10 +27,10 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-/// The options every reclaim-notice client has (alibaba::client_options and
-/// tencent::client_options derive from it): the common ones (client_options_base; its retry is
-/// the AWS family's rules: 429, 5xx and transport errors are retried; self_name, empty: the
-/// instance id) and the notice's interval and the requests' timeout.
+/// The options every reclaim-notice client has (each such cloud's client_options derives from
+/// it): the common ones (client_options_base; its retry is the /latest/ services' rules: 429, 5xx
+/// and transport errors are retried; self_name, empty: the instance id) and the notice's interval
+/// and the requests' timeout.
 struct spot_notice_options : client_options_base {
     /// next(): how often the notice is read (a few minutes of notice). Never below 200 ms.
     std::chrono::milliseconds spot_interval{1000};
@@ -61,7 +61,7 @@ class spot_notice_client : public client_base<Client, Transport, Identity, Cloud
 
 protected:
     spot_notice_client(Options options, Transport transport, spot_token<Options> token = {})
-        : base_type(std::move(options), std::move(transport), retry_rules::aws),
+        : base_type(std::move(options), std::move(transport), retry_rules::http),
           meta_(latest_settings{std::string(token.header), std::string(token.ttl_header), std::string(token.kind),
                                 token.ttl ? this->options_.*token.ttl : std::chrono::seconds(max_session_token_ttl), false,
                                 this->options_.timeout, this->options_.connect_timeout, this->options_.max_body, {}}) {

@@ -84,7 +84,7 @@ inline constexpr cloud_facts facts = {
     cloud::gce, "gce", "GCE", "GCE metadata server",
     default_host_endpoint, default_ip_endpoint, "FOREWARN_GCE_ENDPOINT, GCE_METADATA_HOST", &detail::gce_resolve_probe_endpoint,
     nullptr, http_method::get, root_path, {flavor_header, flavor}, probe_recognition::google_flavor, true,
-    {}, {"/computeMetadata/v1/instance/id?alt=text", ""}, {}};
+    {}, {"/computeMetadata/v1/instance/id?alt=text", ""}, {}, "metadata.google.internal"};
 
 }  // namespace gce
 FOREWARN_END_NAMESPACE

@@ -197,7 +197,8 @@ private:
     bool local_failure(std::size_t k, const error& e) const {
         return forewarn::detail::key_failure_is_local(e) || (k == upcoming && e.code != errc::cancelled);
     }
-    // The metadata server ends every notice by clearing it: it cannot say "cancelled".
+    // The metadata server ends every notice by clearing it: it cannot say "cancelled". It never
+    // marks a live migration Started: one is under way once announced.
     void finish(document& doc) {
         doc.vanished_means_completed = true;
         doc.under_way_when_announced = {event_type::live_migrate};

@@ -2,7 +2,7 @@
 #pragma once
 
 // The GCE metadata server's maintenance values and the cloud-neutral events they become. Light:
-// no client, no JSON.
+// no client, no JSON. The values are plain text, whose bytes need not be valid UTF-8.
 
 #include <forewarn/config.hpp>
 #include <forewarn/detail/strings.hpp>
@@ -20,7 +20,8 @@ namespace gce {
 inline constexpr std::string_view maintenance_event_key = "instance/maintenance-event";
 inline constexpr std::string_view preempted_key = "instance/preempted";
 
-/// The id of the event a maintenance-event value gives ("maintenance-event:<VALUE>").
+/// The id of the event a maintenance-event value gives ("maintenance-event:<VALUE>"): a later
+/// maintenance of the same kind has the same id again.
 inline std::string maintenance_event_id(std::string_view value) { return "maintenance-event:" + std::string(value); }
 /// The id of the event preempted TRUE gives.
 inline constexpr std::string_view preempted_event_id = "preempted";

@@ -214,7 +214,7 @@ FOREWARN_INLINE FOREWARN_COLD void approval_handle::ready(std::function<void(con
         std::lock_guard<std::mutex> lock(shared_->mutex);
         auto it = shared_->status.find(id_);
         if (!shared_->can_approve) {
-            // Nothing to wait for: the source cannot approve (GCE, AWS).
+            // Nothing to wait for: the source cannot approve (its can_approve() is false).
             approval_status st{approval_state::not_approved, "this source cannot approve", {}};
             if (it != shared_->status.end() && !is_final(it->second.state)) it->second = st;
             final_now = it != shared_->status.end() ? it->second : st;

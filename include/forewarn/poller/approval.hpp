@@ -166,7 +166,7 @@ public:
 
     /**
      * The earliest time after `now` when due() may grow without a new document (a follower's
-     * grace ending), so a poller whose source waits long (GCE) asks for a document by then.
+     * grace ending), so a poller whose source waits long (a hanging GET) asks for a document by then.
      */
     std::optional<clock::time_point> next_deadline(const document& d, clock::time_point now,
                                                    std::optional<std::chrono::system_clock::time_point> wall = std::nullopt) const;
@@ -257,8 +257,8 @@ public:
     /**
      * Says the service will not be ready for this event (its preparation failed). The poller,
      * woken, settles it as not_approved with `why` (callbacks given to ready() hear it) and tells
-     * its source to let go of what it holds for the event: on AWS the lifecycle action's
-     * heartbeats stop and the group goes on at the hook's own timeout. Harmless once final.
+     * its source to let go of what it holds for the event: a heartbeat that holds the service's
+     * action back stops, and the service goes on at its own timeout. Harmless once final.
      */
     void decline(std::string why = "the service declined it") const;
 
@@ -287,7 +287,7 @@ public:
 
     /// Set before the first handle: how a handle wakes the poller.
     void set_wake(std::function<void()> wake);
-    /// Whether the source can approve at all (GCE and AWS cannot).
+    /// Whether the source can approve at all (its can_approve()).
     void set_can_approve(bool can);
 
     const std::string& self() const noexcept { return policy_.self(); }
@@ -295,7 +295,7 @@ public:
     bool needs_identity() const noexcept { return can_approve_ && policy_.needs_identity(); }
 
     /**
-     * A handle for a prepare change of `id` (a new life of the id: GCE and AWS ids recur). Given
+     * A handle for a prepare change of `id` (a new life of the id: a source's ids may recur). Given
      * the event, one that cannot be approved (event::approvable false) reads not_approved at once.
      */
     approval_handle handle(const std::string& id, const event* e = nullptr);

@@ -29,7 +29,7 @@ struct tracking_options {
      * Two documents further apart than this (by our monotonic or our wall clock) are not
      * continuous watching: an event that vanished between them before its NotBefore is
      * `unknown`, not `cancelled`. Unset: twice the usual spacing of the documents plus a second,
-     * at least 2 s (3 s at Azure's 1 s interval), so that a VM paused by a short Freeze counts
+     * at least 2 s (3 s at a 1 s interval), so that a VM paused by a short Freeze counts
      * as a gap. The service's own clock (its Date headers) is judged the same way against its
      * own usual spacing, so an emulator running faster than real time is no gap.
      */
@@ -53,12 +53,12 @@ std::string seconds_text(std::chrono::nanoseconds d);
  *
  * | evidence                                                          | reason    |
  * |-------------------------------------------------------------------|-----------|
- * | the service marks it completed / cancelled (AWS)                  | that      |
+ * | the service marks it completed / cancelled (a final status)       | that      |
  * | it was seen Started                                               | completed |
  * | this VM approved it (an approved event starts at once)            | completed |
  * | this VM rebooted since it saw it (boot id, kept across restarts)  | completed |
  * | NotBefore had passed when it vanished (the service's Date, else our wall clock) | completed |
- * | GCE (its notices end by being cleared)                            | completed |
+ * | its source's notices end by being cleared                         | completed |
  * | vanished before NotBefore, watched without a gap                  | cancelled |
  * | anything else (a gap in watching, a restart, no NotBefore)        | unknown   |
  *

@@ -15,12 +15,12 @@ FOREWARN_BEGIN_NAMESPACE
 /// How the VMs named in an event's Resources pick the one that approves it.
 enum class leader_rule {
     first_listed,  ///< the first name in Resources (the seeds' "first machine in Resources")
-    lowest_name,   ///< the lowest name in byte order (stable if Azure ever reorders Resources)
+    lowest_name,   ///< the lowest name in byte order (stable if the service ever reorders Resources)
 };
 
 /**
- * Leader election over an event's Resources. Approving an Azure event lets it proceed for every
- * VM it names, so one of them (the leader) approves. For user-initiated events the seeds advise a
+ * Leader election over an event's Resources. Approving an event lets it proceed for every VM it
+ * names, so one of them (the leader) approves. For user-initiated events the seeds advise a
  * primary and a secondary: a follower approves too when the event is still Scheduled a grace
  * period after it first saw it, so recovery is not held back by a leader that does not answer.
  * Platform events are left to the leader and to NotBefore.

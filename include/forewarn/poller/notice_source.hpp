@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// What every source of maintenance notices is: the Azure, GCE and AWS clients, the testing
-// fake_source, or your own. The poller is written once against this and knows no cloud.
+// What every source of maintenance notices is: each cloud's client, the testing fake_source, or
+// your own. The poller is written once against this and knows no cloud.
 
 #include <forewarn/clock.hpp>
 #include <forewarn/config.hpp>
@@ -22,18 +22,17 @@ FOREWARN_BEGIN_NAMESPACE
  * forewarn::notice_source):
  *
  *   result<document> s.next(clock::time_point not_after);
- *       The next document, when the source's own cadence says (Azure: its poll interval after the
- *       last request; GCE: a hanging GET that answers on a change), but no later than about
+ *       The next document, when the source's own cadence says (a poll interval after the last
+ *       request, or a hanging GET that answers on a change), but no later than about
  *       `not_after` (plus one request), and at once when `not_after` has passed. The first call
- *       asks at once. The source keeps its own cursor (Azure's incarnation, GCE's ETags) and its
- *       own pause after a failure. It waits on s.clock().
+ *       asks at once. The source keeps its own cursor (a document's incarnation, a key's ETag)
+ *       and its own pause after a failure. It waits on s.clock().
  *   void s.wake() noexcept;          thread-safe: the wait in progress in next() (not a request)
  *                                    ends now, so next() asks at once. Not sticky.
- *   bool s.can_approve() const;      whether approve() can ever succeed (Azure: yes; GCE: with
- *                                    perform_maintenance; AWS: with a lifecycle hook named;
- *                                    Alibaba, Tencent: no).
+ *   bool s.can_approve() const;      whether approve() can ever succeed (always, never, or as
+ *                                    the source's options say: each cloud's client says which).
  *                                    Each event may narrow it: event::approvable, set by the source
- *                                    in next() (Azure: true for a Scheduled event), says whether
+ *                                    in next() (e.g. true for an event still Scheduled), says whether
  *                                    that event can be approved; absent, can_approve() decides.
  *   result<void> s.approve(const std::vector<std::string>& ids);   errc::unsupported when it cannot
  *   result<I> s.identity();          I has `std::string name`: this VM's name as events list it.
@@ -44,7 +43,7 @@ FOREWARN_BEGIN_NAMESPACE
  *
  * Optional: `void s.abandon(const std::vector<std::string>& ids);` the poller calls it (on its
  * thread) for the events whose approval a handle declined (approval_handle::decline): let go of
- * what the source holds for them (AWS: the lifecycle action's heartbeats).
+ * what the source holds for them (e.g. the heartbeats that hold an action back).
  *
  * One thread uses a source at a time; wake(), cancel() and reset() may come from any thread.
  */

@@ -21,8 +21,9 @@ inline constexpr std::string_view default_endpoint = "http://metadata.tencentyun
 inline constexpr const char* endpoint_variable = "FOREWARN_TENCENT_ENDPOINT";
 /// The reclaim notice: 404 while none (or not a Spot instance), else "2018-08-18 12:05:33" in UTC+8.
 inline constexpr std::string_view termination_time_path = "/latest/meta-data/spot/termination-time";
-/// Where an instance's id is (the service takes no token), and how every id begins ("ins-";
-/// AWS's and Alibaba's begin "i-"): what detect_cloud and forewarn-watch check recognise it by.
+/// Where an instance's id is (the service takes no token), and how every id begins ("ins-"; other
+/// services under /latest/ give ids that begin "i-"): what detect_cloud and forewarn-watch check
+/// recognise it by.
 inline constexpr std::string_view instance_id_path = detail::latest_instance_id_path;
 inline constexpr std::string_view instance_id_prefix = "ins-";
 
@@ -46,7 +47,7 @@ inline constexpr cloud_facts facts = {
     cloud::tencent, "tencent", "Tencent Cloud", "Tencent CVM metadata",
     default_endpoint, {}, endpoint_variable, &detail::tencent_resolve_endpoint, nullptr,
     http_method::get, instance_id_path, {}, probe_recognition::instance_id, false,
-    {}, {instance_id_path, instance_id_prefix}, {}};
+    {}, {instance_id_path, instance_id_prefix}, {}, {}};
 
 }  // namespace tencent
 FOREWARN_END_NAMESPACE

@@ -25,8 +25,8 @@ namespace testing {
  *
  * @code
  * forewarn::testing::fake_transport t;
- * t.respond(200, R"({"DocumentIncarnation":1,"Events":[]})");
- * forewarn::azure::basic_scheduled_events_client<forewarn::testing::fake_transport> c({}, t);
+ * t.respond(200, body);  // the service's answer, in the form the client under test reads
+ * Client c({}, t);       // a cloud's basic_ client over forewarn::testing::fake_transport
  * auto doc = c.fetch();
  * REQUIRE(t.requests().at(0).headers.size() > 0);
  * @endcode

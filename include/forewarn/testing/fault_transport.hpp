@@ -27,7 +27,7 @@ namespace testing {
 struct request_match {
     std::optional<http_method> method;
     /// The URL's path (the query left out) ends with this, e.g. "/kv/range" for etcd's range
-    /// read under /v3 or /v3beta, "/scheduledevents" for Azure's document; "" for any.
+    /// read under /v3 or /v3beta, "/latest/api/token" for a session token's PUT; "" for any.
     std::string path_ends_with;
     /// The request's body holds this, e.g. "range_end" for etcd's prefix reads; "" for any.
     std::string body_contains;

@@ -27,10 +27,10 @@ namespace testing {
  * advance() reaches its deadline. Copies share one time line. Thread-safe.
  *
  * It also knows when the threads that work on it are idle: a thread started by forewarn (the
- * poller's, a GCE watch) is counted from its start, and is idle while it waits on this clock for
- * its next work. A thread in a retry backoff or a rate-limit wait is not idle: its work goes on
- * once that wait ends, and only time ends it, so wait_idle() moves time to the end of the
- * earliest such wait itself and looks again. wait_idle() returns once all of them are idle;
+ * poller's, a lane's for hanging GETs) is counted from its start, and is idle while it waits on
+ * this clock for its next work. A thread in a retry backoff or a rate-limit wait is not idle:
+ * its work goes on once that wait ends, and only time ends it, so wait_idle() moves time to the
+ * end of the earliest such wait itself and looks again. wait_idle() returns once all of them are idle;
  * advance_and_wait() advances, then does the same. So "idle" means the work is done.
  *
  * A backoff or rate-limit wait by a thread when no counted thread runs (a test that drives a

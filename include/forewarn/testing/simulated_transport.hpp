@@ -17,10 +17,10 @@ namespace testing {
 
 /**
  * The scenario engine behind the transport interface: forewarn's clients talk to the emulated
- * Azure and GCE services in-process, with no socket and no real sleep. Time is the scenario's
- * clock (a manual clock in tests: it moves when the test advances it); a hanging GCE request
- * blocks the calling thread until the watched value changes, its timeout_sec (or the request's
- * own timeout) passes on that clock, or cancel(). Fault directives become transport errors after
+ * services (scenario.hpp) in-process, with no socket and no real sleep. Time is the scenario's
+ * clock (a manual clock in tests: it moves when the test advances it); a hanging GET blocks the
+ * calling thread until the watched value changes, its timeout_sec (or the request's own timeout)
+ * passes on that clock, or cancel(). Fault directives become transport errors after
  * the time they would take: a connection closed mid-body is errc::transport, a delay or stall at
  * least as long as the request's timeout is errc::timeout once that timeout has passed.
  *
@@ -30,8 +30,8 @@ namespace testing {
  * @code
  * auto s = std::make_shared<forewarn::testing::scenario>();
  * forewarn::testing::simulated_transport t(s);
- * forewarn::azure::basic_scheduled_events_client<forewarn::testing::simulated_transport> client({}, t);
- * s->add_azure_event({});                 // a Freeze with 15 min notice
+ * Client client({}, t);                   // a cloud's basic_ client over simulated_transport
+ * // ... an event of that cloud added to *s, with 15 min notice (scenario.hpp says how)
  * auto doc = client.fetch();              // Scheduled
  * s->advance(std::chrono::minutes(15));   // NotBefore passes
  * doc = client.fetch();                   // Started
@@ -94,7 +94,7 @@ public:
         return out;
     }
 
-    /// Sticky: the in-flight send (even one hanging on a GCE watch) and every later one return
+    /// Sticky: the in-flight send (even a hanging GET) and every later one return
     /// errc::cancelled until reset().
     void cancel() noexcept {
         shared_->cancelled.store(true);

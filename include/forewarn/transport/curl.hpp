@@ -38,13 +38,13 @@ struct curl_transport_options {
 
 /**
  * The default transport: libcurl, one connection kept alive per transport, cancellable from any
- * thread within milliseconds, also in the middle of a GCE hanging GET.
+ * thread within milliseconds, also in the middle of a hanging GET.
  *
  * Requests never go through a proxy (IMDS must be reached directly whatever http_proxy says;
  * curl_transport_options::proxy_from_environment turns that off, for public APIs),
  * redirects are never followed, only http and https are spoken, the body is capped at
- * request.max_body while it is read, and an X-Forwarded-For header is refused (Azure's IMDS rejects
- * requests that carry one). See docs/transport.md.
+ * request.max_body while it is read, and an X-Forwarded-For header is refused (a metadata service
+ * may reject requests that carry one). See docs/transport.md.
  *
  * @code
  * forewarn::curl_transport t;

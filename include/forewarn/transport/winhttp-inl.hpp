@@ -262,8 +262,8 @@ FOREWARN_INLINE result<http_response> winhttp_transport::state::send(const http_
     };
     // The deadlines are the transport's own (the waits below): WinHTTP's timeouts are set 5 s
     // beyond them, so that they only back ours up and a time-out is always told as one.
-    // WinHttpSetTimeouts leaves the wait for the response headers at WinHTTP's 90 s: a GCE hanging
-    // GET or Azure's slow first call waits longer than that, so it gets the total timeout too.
+    // WinHttpSetTimeouts leaves the wait for the response headers at WinHTTP's 90 s: a hanging GET
+    // or a service's slow first call waits longer than that, so it gets the total timeout too.
     const auto margin = std::chrono::seconds(5);
     DWORD receive_response = static_cast<DWORD>(millis(request.timeout + margin));
     if (!::WinHttpSetOption(req.h, WINHTTP_OPTION_DISABLE_FEATURE, &feature, sizeof(feature)) ||

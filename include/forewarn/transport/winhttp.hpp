@@ -34,7 +34,7 @@ struct winhttp_exchange;  // one request's state, shared with WinHTTP's callback
 /**
  * The default transport on Windows: WinHTTP in asynchronous mode, one session (and its pool of
  * kept-alive connections) per transport, cancellable from any thread within milliseconds, also
- * in the middle of a GCE hanging GET.
+ * in the middle of a hanging GET.
  *
  * It keeps curl_transport's contract to the letter: never a proxy (WINHTTP_ACCESS_TYPE_NO_PROXY,
  * whatever the system's proxy settings say), redirects never followed, only http and https, the
