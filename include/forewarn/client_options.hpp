@@ -18,9 +18,9 @@ FOREWARN_BEGIN_NAMESPACE
 /// The options every client takes (each cloud's client_options derives from it). Plain members:
 /// set what you need.
 struct client_options_base {
-    /// The service's base URL, such as "http://169.254.169.254". Empty: the cloud's variable
-    /// (FOREWARN_<CLOUD>_ENDPOINT), else its own address; each cloud's client_options says
-    /// which, in its order.
+    /// The service's base URL, such as "http://169.254.169.254". Empty: the cloud's variables
+    /// (its facts' endpoint_variables, in order), else its own address; each cloud's
+    /// client_options says which.
     std::string endpoint;
     /// The TCP connect timeout of every request (a cloud's client_options may default it lower).
     std::chrono::milliseconds connect_timeout{std::chrono::seconds(2)};

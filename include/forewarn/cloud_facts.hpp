@@ -19,7 +19,7 @@ FOREWARN_BEGIN_NAMESPACE
 /// How a probe's answer shows that it is the cloud's own metadata service talking.
 enum class probe_recognition {
     json_object,    ///< HTTP 200 with a JSON object (a service that sends no header of its own)
-    google_flavor,  ///< HTTP 200 carrying the request's own header back (the probe's header, both ways)
+    echoed_header,  ///< HTTP 200 carrying the request's own header back (the probe's header, both ways)
     session_token,  ///< HTTP 200 with a session token to a token PUT (each service's own TTL header)
     instance_id,    ///< HTTP 200 with an instance id that starts with the cloud's prefix (no token)
 };

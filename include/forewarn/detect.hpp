@@ -107,7 +107,7 @@ template <class Transport>
 result<void> probe(Transport& t, const cloud_facts& f, const std::string& base, std::chrono::milliseconds timeout) {
     http_headers headers;
     if (!f.probe_header.name.empty()) headers.push_back({std::string(f.probe_header.name), std::string(f.probe_header.value)});
-    const bool page = f.recognition == probe_recognition::json_object || f.recognition == probe_recognition::google_flavor;
+    const bool page = f.recognition == probe_recognition::json_object || f.recognition == probe_recognition::echoed_header;
     auto r = t.send(metadata_request(f.probe_method, base + std::string(f.probe_path), timeout, timeout,
                                      page ? std::size_t(256) << 10 : std::size_t(4) << 10, std::move(headers)));
     if (!r) return std::move(r).error();
@@ -123,7 +123,7 @@ result<void> probe(Transport& t, const cloud_facts& f, const std::string& base, 
         if (const std::string* type = r->header("Content-Type"); type && type->find("json") == std::string::npos)
             return error(errc::not_metadata_server, no_service(f, "the answer is " + *type + ", not JSON"), 200);
         return probe_json_object(r->body, f.service_name);
-    case probe_recognition::google_flavor:
+    case probe_recognition::echoed_header:
         if (!gce_has_google_flavor(*r))
             return error(errc::not_metadata_server,
                          no_service(f, "no '" + std::string(f.probe_header.name) + ": " + std::string(f.probe_header.value) + "' header"),

@@ -115,7 +115,7 @@ inline const std::string* find_header(const http_headers& headers, std::string_v
 }
 
 /**
- * The transport a cloud's public API (Auto Scaling's) is reached with, made from a client's
+ * The transport a cloud's public API (an approval's call) is reached with, made from a client's
  * metadata transport `t`: a copy, unless the transport specializes this. curl_transport does: the
  * same options, with the environment's proxy honoured (the metadata services are never reached
  * through one, public APIs often only through one).

@@ -71,16 +71,17 @@ CLOUD_PLACES = (
 # (aws_autoscaling.hpp), which its lifecycle hook approves through.
 CLOUD_ALLOWANCE = {"azure": 10, "gce": 9, "aws": 10, "alibaba": 9, "tencent": 9}
 SCANNED = ("include", "src", "tools", "cmake", "packaging", "CMakeLists.txt")
-# Mentions, comments included: a cloud's name as a word in any case, or another name of its
-# product (Google, EC2, ECS, CVM, ...), in a file outside its folder, docs aside. A shared part
+# Mentions, comments included: a cloud's name as a word in any case (a part of a name between
+# underscores too), or another name of its product or its services (Google, EC2, Auto Scaling,
+# ECS, CVM, ...), in a file outside its folder, docs aside. A shared part
 # speaks of the shape ("a hanging GET", "a service with session tokens") and the cloud's own
 # header says which cloud has it. The files that may mention a cloud: CLOUD_PLACES, and these.
 CLOUD_WORDS = {
     "azure": ("azure", "microsoft"),
-    "gce": ("gce", "google", "compute engine"),
-    "aws": ("aws", "amazon", "ec2", "imdsv2"),
+    "gce": ("gce", "google", "googleapis", "compute engine"),
+    "aws": ("aws", "amazon", "amazonaws", "ec2", "imdsv2", "auto scaling", "autoscaling"),
     "alibaba": ("alibaba", "aliyun", "ecs"),
-    "tencent": ("tencent", "cvm"),
+    "tencent": ("tencent", "tencentyun", "cvm"),
 }
 MENTION_PLACES = (
     "include/forewarn/detect.hpp",                    # detect_options' and detection's members (public API)
@@ -92,7 +93,10 @@ MENTION_PLACES = (
     "cmake/forewarnPackage.cmake",                    # the packages' descriptions
     "packaging/container/Containerfile",              # the image's description
     "packaging/windows/README.txt",                   # the Windows zip's README
+    "include/forewarn/time.hpp",                      # parse_aws_time, format_aws_time: that cloud's time form
+    "include/forewarn/time-inl.hpp",                  # ... and its definition
     "tools/watch/cloud_flags.cpp",                    # the agent's flags for a cloud's own API
+    "tools/watch/options.hpp",                        # ... and the settings they set (aws_*, gce_*)
 )
 
 # The poll path: what every poll runs (the client's round, the exchange, the transport, the parse)
@@ -239,7 +243,8 @@ def clouds(source):
     for c in CLOUDS:
         own = f"include/forewarn/{c}/"
         naming = re.compile(rf'\bcloud::{c}\b|\b{c}::|forewarn/{c}/|"{c}"')
-        word = re.compile(r"\b(?:" + "|".join(CLOUD_WORDS[c]) + r")\b", re.I)  # comments included
+        # Comments included; a word inside a name too (parse_aws_time, AWS_EC2_METADATA_DISABLED).
+        word = re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(CLOUD_WORDS[c]) + r")(?![A-Za-z0-9])", re.I)
         found = [rel for rel, (_, code) in texts.items() if not rel.startswith(own) and naming.search(code)]
         mentions = [rel for rel, (whole, _) in texts.items() if not rel.startswith(own) and word.search(whole)]
         outside = [f for f in found if not in_places(f, CLOUD_PLACES)]

@@ -247,6 +247,9 @@ TEST_CASE("check: refused, a connect that times out, a reset - each with its cau
         if (!windows_agent()) CHECK(c.took < 5s + 5s);  // the bound holds whatever the network does
         CHECK(c.line("\u2718", "connect").find("timed out") != std::string::npos);
         CHECK(c.has("likely cause: packets to " + dropped.url("") + " are dropped on the way"));
+        std::string port = dropped.url("").substr(dropped.url("").rfind(':') + 1);
+        port = port.substr(0, port.find('/'));
+        CHECK(c.has("allow egress to the metadata address (127.0.0.1 port " + port + ")"));  // the rule's host and port
         CHECK(c.has("hostNetwork: true"));
     }
     SECTION("reset") {

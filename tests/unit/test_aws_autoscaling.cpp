@@ -153,6 +153,21 @@ TEST_CASE("autoscaling: Throttling and 5xx are tried again with backoff, up to m
     CHECK(r.error().http_status == 500);
     CHECK(r.error().message == "Auto Scaling RecordLifecycleActionHeartbeat: 500 (no ErrorResponse)");
     CHECK(down.request_count() == 4);  // autoscaling_options::max_attempts
+
+    // Auto Scaling's other throttling codes, a 429 and a failed connection are tried again too.
+    fake_transport busy;
+    busy.respond(400, error_xml("ThrottlingException", "slow down"))
+        .respond(400, error_xml("RequestLimitExceeded", "slow down"))
+        .respond(429, "")
+        .respond(200, "");
+    autoscaling_client cb(options(), creds.source(), busy);
+    REQUIRE(cb.record_lifecycle_action_heartbeat(action()));
+    CHECK(busy.request_count() == 4);
+    fake_transport reset;
+    reset.fail(error(errc::transport, "connection reset", forewarn::network_failure::reset)).respond(200, "");
+    autoscaling_client cr(options(), creds.source(), reset);
+    REQUIRE(cr.record_lifecycle_action_heartbeat(action()));
+    CHECK(reset.request_count() == 2);
 }
 
 TEST_CASE("autoscaling: ExpiredToken reads the credentials again and tries once more at once", "[aws][autoscaling]") {
@@ -175,6 +190,32 @@ TEST_CASE("autoscaling: ExpiredToken reads the credentials again and tries once 
     CHECK(r.error().message.find("ExpiredToken") != std::string::npos);
     CHECK(c2.asked == std::vector<bool>{false, true});
     CHECK(twice.request_count() == 2);
+
+    // The send after the refresh is within the same try: four tries of 500 follow it.
+    fake_transport then_down;
+    then_down.respond(400, error_xml("ExpiredToken", "expired"));
+    for (int i = 0; i < 6; ++i) then_down.respond(500, "");
+    counting_credentials c3;
+    autoscaling_client cd(options(), c3.source(), then_down);
+    CHECK(cd.complete_lifecycle_action(action()).error().http_status == 500);
+    CHECK(then_down.request_count() == 5);
+
+    // A refresh that fails (the metadata's 503) is the credentials' failure, not Auto Scaling's
+    // answer: said as it is, and not tried again.
+    fake_transport once;
+    once.respond(400, error_xml("ExpiredToken", "expired"));
+    std::vector<bool> asked;
+    autoscaling_client cf(options(), [&](bool refresh) -> result<credentials> {
+        asked.push_back(refresh);
+        if (refresh) return error(errc::http_status, "iam/security-credentials/r: 503", 503);
+        return credentials{"AKIDOLD", "secret", "token", std::nullopt};
+    }, once);
+    const auto failed = cf.complete_lifecycle_action(action());
+    REQUIRE_FALSE(failed);
+    CHECK(failed.error().http_status == 503);
+    CHECK(failed.error().message == "Auto Scaling CompleteLifecycleAction: no credentials: iam/security-credentials/r: 503");
+    CHECK(asked == std::vector<bool>{false, true});
+    CHECK(once.request_count() == 1);
 }
 
 TEST_CASE("autoscaling: no credentials, no region: a clear error and nothing sent", "[aws][autoscaling]") {
@@ -192,7 +233,9 @@ TEST_CASE("autoscaling: no credentials, no region: a clear error and nothing sen
         ++asked;
         return error(errc::http_status, "iam/security-credentials/: 503", 503);
     }, t);
-    CHECK(busy.complete_lifecycle_action(action()).error().http_status == 503);
+    const auto r503 = busy.complete_lifecycle_action(action());
+    REQUIRE_FALSE(r503);
+    CHECK(r503.error().http_status == 503);
     CHECK(asked == 1);
     auto o = options();
     o.region.clear();
@@ -220,6 +263,7 @@ TEST_CASE("autoscaling: cancel() ends a call waiting to retry", "[aws][autoscali
     stopper.join();
     REQUIRE_FALSE(r);
     CHECK(r.error().code == errc::cancelled);
+    CHECK(r.error().message == "Auto Scaling RecordLifecycleActionHeartbeat: cancelled while waiting to retry");
 }
 
 TEST_CASE("parse_error_response: AWS's XML, its entities, and what is not one", "[aws][autoscaling]") {

@@ -133,6 +133,39 @@ TEST_CASE("options: the table - each flag once, lower-case words and dashes, its
     CHECK_FALSE(names.count("webhook-authorization"));
 }
 
+TEST_CASE("options: a cloud's own rows, the shared setters, and the clouds in a sentence") {
+    // The rows cloud_flags.cpp gives the table, set as the clients read them.
+    const auto a = parse({"--aws-lifecycle-hook", "drain", "--aws-heartbeat", "30", "--aws-api-endpoint", "https://vpce.example",
+                          "--gce-api-endpoint", "http://127.0.0.1:9/compute"});
+    REQUIRE_FALSE(a.exit);
+    CHECK(a.s.aws_lifecycle_hook == "drain");
+    CHECK(a.s.aws_heartbeat == 30s);
+    CHECK(a.s.aws_api_endpoint == "https://vpce.example");
+    CHECK(a.s.gce_api_endpoint == "http://127.0.0.1:9/compute");
+    CHECK(parse({"--aws-api-endpoint", "ftp://vpce.example"}).exit == std::optional<int>(2));  // url_into
+    CHECK(parse({"--gce-api-endpoint", "compute.example"}).exit == std::optional<int>(2));
+    CHECK(parse({"--aws-heartbeat", "0"}).exit == std::optional<int>(2));
+    // positive_count: above 0, into each field's own type.
+    const auto n = parse({"--interval", "250", "--exit-after", "3", "--etcd", "http://127.0.0.1:2379", "--fleet-group", "g",
+                          "--fleet-max", "2"});
+    REQUIRE_FALSE(n.exit);
+    CHECK(n.s.interval == std::optional<std::chrono::milliseconds>(250ms));
+    CHECK(n.s.exit_after == std::optional<long long>(3));
+    CHECK(n.s.fleet_max == 2);
+    for (const char* zero : {"--interval", "--exit-after", "--fleet-max"}) {
+        INFO(zero);
+        CHECK(parse({zero, "0"}).exit == std::optional<int>(2));
+    }
+    // The optional seconds: --grace 0 is a value, --approve-freeze-under 0 is not.
+    CHECK(parse({"--grace", "0"}).s.grace == std::optional<std::chrono::seconds>(0s));
+    CHECK(parse({"--approve-freeze-under", "0"}).exit == std::optional<int>(2));
+    CHECK(parse({"--approve-freeze-under", "9"}).s.approve_freeze_under == std::optional<std::chrono::seconds>(9s));
+    // Sentences written from forewarn::clouds, in its order.
+    CHECK(watch::clouds_in_words(&forewarn::cloud_facts::name, nullptr) == "azure, gce, aws, alibaba, tencent");
+    CHECK(watch::clouds_in_words(&forewarn::cloud_facts::display_name, "or") ==
+          "Azure, GCE, AWS, Alibaba Cloud or Tencent Cloud");
+}
+
 TEST_CASE("options: the defaults --help states are the ones the settings and the Kubernetes room start from") {
     const watch::settings s;
     auto help_of = [](const std::string& name) {

@@ -167,6 +167,18 @@ inline std::string display_name(std::string_view cloud) {
     return cloud.empty() ? std::string("cloud") : std::string(cloud);
 }
 
+/// A URL's host and port as a firewall rule names them: "http://169.254.169.254/x" -> "169.254.169.254
+/// port 80" (the scheme's port when the URL names none).
+inline std::string host_and_port(std::string_view url) {
+    const bool tls = url.rfind("https://", 0) == 0;
+    if (const auto at = url.find("://"); at != std::string_view::npos) url.remove_prefix(at + 3);
+    url = url.substr(0, url.find_first_of("/?#"));
+    const auto colon = url.rfind(':');
+    if (colon != std::string_view::npos && url.find(']', colon) == std::string_view::npos)
+        return std::string(url.substr(0, colon)) + " port " + std::string(url.substr(colon + 1));
+    return std::string(url) + (tls ? " port 443" : " port 80");
+}
+
 /// `cloud_name` empty: `what` is not the metadata service (a webhook's receiver, etcd).
 inline diagnosis network_diagnosis(const forewarn::error& e, const std::string& what, std::string_view cloud_name) {
     if (cloud_name.empty()) {
@@ -195,8 +207,8 @@ inline diagnosis network_diagnosis(const forewarn::error& e, const std::string& 
     case forewarn::network_failure::connect_timeout:
         d.cause = "packets to " + what + " are dropped on the way: a firewall or a network policy blocks the metadata address, "
                   "or a container without host networking cannot reach it";
-        d.fix = "allow egress to the metadata address (" + what + ") in the firewall and the NetworkPolicy, or run the "
-                "agent with host networking (Kubernetes: hostNetwork: true)";
+        d.fix = "allow egress to the metadata address (" + host_and_port(what) + ") in the firewall and the NetworkPolicy, or "
+                "run the agent with host networking (Kubernetes: hostNetwork: true)";
         break;
     case forewarn::network_failure::reset:
         d.cause = "the connection to " + what + " was reset or closed before an answer: a proxy, firewall or sidecar in the "
@@ -403,7 +415,7 @@ inline std::optional<forewarn::http_response> probe_instance_id(report& rep, con
     return std::nullopt;
 }
 
-/// A service that names itself with the header it is asked with (google_flavor): the instance id, the
+/// A service that names itself with the header it is asked with (echoed_header): the instance id, the
 /// header both ways.
 inline bool flavor_handshake(report& rep, const forewarn::cloud_facts& f, const std::string& endpoint, const budget& b) {
     const auto r = probe_instance_id(rep, f, endpoint, b);
@@ -762,7 +774,7 @@ inline void cloud_steps(report& rep, source& client, const settings& s, const bu
         shook = json_handshake(rep, *f, endpoint, urls.empty() ? endpoint : urls.front(), client.api_version(), b);
         break;
     }
-    case forewarn::probe_recognition::google_flavor: shook = flavor_handshake(rep, *f, endpoint, b); break;
+    case forewarn::probe_recognition::echoed_header: shook = flavor_handshake(rep, *f, endpoint, b); break;
     case forewarn::probe_recognition::session_token: shook = token_handshake(rep, *f, endpoint, b); break;
     case forewarn::probe_recognition::instance_id: shook = instance_id_handshake(rep, *f, endpoint, b); break;
     }

@@ -145,7 +145,7 @@ const std::vector<flag>& flags() {
                  return {};
              }},
             {"dry-run", "", "decide approvals as configured but send none; say what would have been approved", switch_on(&settings::dry_run)},
-            {"approve-freeze-under", "SECONDS", "approve at once, without waiting for a hook, a Freeze whose announced duration is known and shorter than this (e.g. 9); with --approve, which still says whose events", seconds_into(&settings::approve_freeze_under, "--approve-freeze-under", true)},
+            {"approve-freeze-under", "SECONDS", "approve at once, without waiting for a hook, a Freeze whose announced duration is known and shorter than this (the platform's own sample uses 9); with --approve, which still says whose events", seconds_into(&settings::approve_freeze_under, "--approve-freeze-under", true)},
             {"approve-user-events", "", "approve at once, without waiting for a hook, events an administrator started (EventSource User); with --approve, which still says whose events", switch_on(&settings::approve_user_events)},
             {"approve-window", "HH:MM-HH:MM[/DAYS][ UTC+HH:MM]", "approve early only inside this daily window (UTC unless an offset is given; DAYS: mon,tue,... or mon-fri); outside it events proceed at NotBefore as the platform decides",
              [](settings& s, std::string_view v) -> std::string {
@@ -200,7 +200,7 @@ const std::vector<flag>& flags() {
             {"drain-also", "TYPES", "these types take the node out of service and drain it too (comma-separated, e.g. freeze)",
              [](settings& s, std::string_view v) -> std::string { return type_list(v, s.drain_also, "--drain-also"); }},
             {"no-drain", "", "taint and cordon the node as the rules say, never evict its pods", switch_on(&settings::no_drain)},
-            {"drain-timeout", "SECONDS", "how long a drain may take for an event with no set time (Spot, Auto Scaling; default 120)", seconds_into(&settings::drain_timeout, "--drain-timeout", true)},
+            {"drain-timeout", "SECONDS", "how long a drain may take for an event with no set time (a reclaim, a scale-in; default 120)", seconds_into(&settings::drain_timeout, "--drain-timeout", true)},
         };
         // The flags of a cloud's own API (approvals through it), which the clients read (clients.cpp).
         for (auto& f : cloud_flags()) t.push_back(std::move(f));

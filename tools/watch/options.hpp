@@ -68,8 +68,8 @@ struct settings {
     std::string kubernetes_rules;              // a rules file (JSON), read at start
     std::set<forewarn::event_type> drain_also;  // these types drained too
     bool no_drain = false;                     // taint and cordon only
-    // Approvals through a cloud's own API: the flags the clients define and read (clients.cpp,
-    // cloud_flags), each field named for its cloud; --help and docs/ say what each one does.
+    // Approvals through a cloud's own API: what cloud_flags.cpp's flags set and clients.cpp reads,
+    // each field named for its cloud; --help and docs/ say what each one does.
     std::string aws_lifecycle_hook;            // empty: the notice is heard, nothing completed
     std::string aws_autoscaling_group;         // empty: the group's name from the instance's tags
     std::string aws_api_endpoint;              // empty: the region's endpoint
@@ -101,10 +101,11 @@ flag_apply switch_on(bool settings::*field);
 /// An http:// or https:// URL into `field`; else the error naming `what`.
 flag_apply url_into(std::string settings::*field, const char* what);
 
-/// The flags of each cloud's own API (approvals through it), in --help's order: defined with the
-/// clients that read them (clients.cpp).
+/// The flags of each cloud's own API (approvals through it), in --help's order (cloud_flags.cpp;
+/// the clients read what they set, clients.cpp).
 std::vector<flag> cloud_flags();
-/// --interval's help: each client's default and floor, written with the clients (clients.cpp).
+/// --interval's help: each client's default and floor (cloud_flags.cpp, by hand: a new cloud's
+/// client adds its own).
 const char* interval_help();
 /// The clouds (clouds.hpp) in a sentence: each one's `field` (display_name, service_name), joined
 /// by ", " and, before the last, by `last` ("or", "and"; nullptr: ", "). A new cloud joins each

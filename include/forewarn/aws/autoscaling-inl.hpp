@@ -117,7 +117,10 @@ FOREWARN_INLINE result<void> aws_autoscaling_call(forewarn::detail::function_ref
     ro.max_attempts = o.max_attempts;
     ro.initial_backoff = o.initial_backoff;
     ro.max_backoff = std::chrono::seconds(8);
-    ro.max_elapsed = std::chrono::hours(1);  // the attempts bound it, each within o.timeout
+    // The attempts bound the call (each try within o.timeout, each pause at most 8 s), not the
+    // policy's time or budget.
+    ro.max_elapsed = std::chrono::hours(1);
+    ro.budget_capacity = static_cast<double>(o.max_attempts);
     const retry_policy policy(retry_rules::aws, ro);
     bool refreshed = false;
     // How the last try failed: on the network, or with Auto Scaling's answer (its ErrorResponse's
@@ -127,9 +130,9 @@ FOREWARN_INLINE result<void> aws_autoscaling_call(forewarn::detail::function_ref
     // One try: the credentials, the signed POST, its answer. Expired credentials are read again
     // and sent once more at once, within the same try.
     auto attempt = [&]() -> result<void> {
-        network = answered = false;
-        code.clear();
         for (bool refresh = false;; refresh = true) {
+            network = answered = false;  // of this send: a refresh's failure is the credentials'
+            code.clear();
             if (!creds) return error(errc::invalid_argument, what + ": no source of credentials");
             auto c = creds(refresh);
             if (!c) {
@@ -158,6 +161,7 @@ FOREWARN_INLINE result<void> aws_autoscaling_call(forewarn::detail::function_ref
                 error e = std::move(r).error();
                 if (e.code == errc::cancelled) return e;
                 e.message = what + ": " + e.message;
+                if (e.url.empty()) e.url = o.endpoint;
                 network = true;
                 return e;
             }

@@ -28,7 +28,7 @@
 FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
-/// The longest session token the services under /latest/ grant, in seconds (six hours).
+/// The longest session token the services under /latest/ that have them grant, in seconds (six hours).
 inline constexpr int max_session_token_ttl = 21600;
 
 /// How a /latest/ service is asked.

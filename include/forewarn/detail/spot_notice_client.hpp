@@ -28,7 +28,7 @@ FOREWARN_BEGIN_NAMESPACE
 namespace detail {
 
 /// The options every reclaim-notice client has (each such cloud's client_options derives from
-/// it): the common ones (client_options_base; its retry is the /latest/ services' rules: 429, 5xx
+/// it): the common ones (client_options_base; its retry is retry_rules::http: 429, 5xx
 /// and transport errors are retried; self_name, empty: the instance id) and the notice's interval
 /// and the requests' timeout.
 struct spot_notice_options : client_options_base {

@@ -83,7 +83,7 @@ namespace gce {
 inline constexpr cloud_facts facts = {
     cloud::gce, "gce", "GCE", "GCE metadata server",
     default_host_endpoint, default_ip_endpoint, "FOREWARN_GCE_ENDPOINT, GCE_METADATA_HOST", &detail::gce_resolve_probe_endpoint,
-    nullptr, http_method::get, root_path, {flavor_header, flavor}, probe_recognition::google_flavor, true,
+    nullptr, http_method::get, root_path, {flavor_header, flavor}, probe_recognition::echoed_header, true,
     {}, {"/computeMetadata/v1/instance/id?alt=text", ""}, {}, "metadata.google.internal"};
 
 }  // namespace gce

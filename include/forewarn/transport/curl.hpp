@@ -31,7 +31,7 @@ struct curl_transport_options {
     std::string client_key;
     /// Go through the proxy the environment names (https_proxy/HTTPS_PROXY, http_proxy,
     /// ALL_PROXY, with NO_PROXY), as libcurl reads them. Off (the default): never a proxy, which
-    /// the metadata services need. On: for a cloud's public API (Auto Scaling, Compute), which many
+    /// the metadata services need. On: for a cloud's public API (an approval's call), which many
     /// VMs reach only through a proxy.
     bool proxy_from_environment = false;
 };
@@ -94,7 +94,7 @@ private:
 
 static_assert(is_transport_v<curl_transport>, "curl_transport must satisfy the transport contract");
 
-/// Auto Scaling's (a public API's) libcurl transport: the metadata transport's options, with the
+/// A cloud's public API's libcurl transport: the metadata transport's options, with the
 /// environment's proxy honoured (transport.hpp's public_api_transport).
 template <>
 struct public_api_transport<curl_transport> {
