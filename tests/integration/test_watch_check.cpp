@@ -295,6 +295,7 @@ TEST_CASE("check: the service's clock 10 minutes off is a failure - a 503 storm 
         const auto line = c.line("\u2718", "clock");
         CHECK(line.find("ahead of this VM's clock") != std::string::npos);
         CHECK(c.has("fix: sync the clock"));
+        CHECK(c.has("the cloud's own time source: the host's PTP clock"));  // azure::facts' time_source
     }
     SECTION("503 storm") {
         emulator_process emu;
