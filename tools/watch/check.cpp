@@ -167,16 +167,28 @@ inline std::string display_name(std::string_view cloud) {
     return cloud.empty() ? std::string("cloud") : std::string(cloud);
 }
 
-/// A URL's host and port as a firewall rule names them: "http://169.254.169.254/x" -> "169.254.169.254
-/// port 80" (the scheme's port when the URL names none).
-inline std::string host_and_port(std::string_view url) {
-    const bool tls = url.rfind("https://", 0) == 0;
+/// A URL's authority as its host ("[v6]" whole) and its port ("" when it names none).
+inline std::pair<std::string_view, std::string_view> host_and_port_of(std::string_view url) {
     if (const auto at = url.find("://"); at != std::string_view::npos) url.remove_prefix(at + 3);
     url = url.substr(0, url.find_first_of("/?#"));
     const auto colon = url.rfind(':');
-    if (colon != std::string_view::npos && url.find(']', colon) == std::string_view::npos)
-        return std::string(url.substr(0, colon)) + " port " + std::string(url.substr(colon + 1));
-    return std::string(url) + (tls ? " port 443" : " port 80");
+    if (colon == std::string_view::npos || url.find(']', colon) != std::string_view::npos) return {url, {}};
+    return {url.substr(0, colon), url.substr(colon + 1)};
+}
+
+/// The host of a URL: "http://metadata.example.internal." -> "metadata.example.internal".
+inline std::string host_of(std::string_view url) {
+    auto host = host_and_port_of(url).first;
+    while (!host.empty() && host.back() == '.') host.remove_suffix(1);
+    return std::string(host);
+}
+
+/// A URL's host and port as a firewall rule names them: "http://169.254.169.254/x" -> "169.254.169.254
+/// port 80" (the scheme's port when the URL names none).
+inline std::string host_and_port(std::string_view url) {
+    const auto [host, port] = host_and_port_of(url);
+    const char* by_scheme = url.rfind("https://", 0) == 0 ? "443" : "80";
+    return std::string(host) + " port " + (port.empty() ? std::string(by_scheme) : std::string(port));
 }
 
 /// `cloud_name` empty: `what` is not the metadata service (a webhook's receiver, etcd).
@@ -325,14 +337,6 @@ inline void proxies(report& rep) {
 }
 
 // ---- 2. reaching the service; 3. its handshake --------------------------------------------------
-
-/// The host of a URL: "http://metadata.example.internal." -> "metadata.example.internal".
-inline std::string host_of(std::string_view url) {
-    if (const auto at = url.find("://"); at != std::string_view::npos) url.remove_prefix(at + 3);
-    url = url.substr(0, url.find_first_of(":/"));
-    while (!url.empty() && url.back() == '.') url.remove_suffix(1);
-    return std::string(url);
-}
 
 /// One request to `endpoint`; where the cloud's default endpoint is a name with a fallback address
 /// (its facts' fallback_endpoint), a name that does not resolve or connect falls back to it, as the client does

@@ -192,8 +192,8 @@ FOREWARN_INLINE result<void> aws_autoscaling_call(forewarn::detail::function_ref
                             code == "ThrottlingException" || code == "RequestLimitExceeded");
     };
     auto r = policy.run(attempt, sleep, o.log, [] { return std::chrono::milliseconds(0); }, retryable);
-    if (!r && r.error().code == errc::cancelled && r.error().message == "cancelled while waiting to retry")
-        return error(errc::cancelled, what + ": cancelled while waiting to retry");
+    if (!r && r.error().code == errc::cancelled && r.error().message == retry_policy::cancelled_message)
+        return error(errc::cancelled, what + ": " + r.error().message);
     return r;
 }
 

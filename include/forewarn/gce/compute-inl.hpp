@@ -125,8 +125,9 @@ FOREWARN_INLINE result<void> gce_perform_maintenance(function_ref<result<http_re
         return e;
     };
     auto done = policy.run(attempt, sleep, log);
-    if (!done && done.error().code == errc::cancelled && done.error().message.rfind("Compute", 0) != 0)
-        return error(errc::cancelled, "Compute performMaintenance: cancelled while waiting to retry");
+    // A cancel, in a pause or in a try (whose transport's words the try passes on bare): one sentence.
+    if (!done && done.error().code == errc::cancelled)
+        return error(errc::cancelled, "Compute performMaintenance: " + std::string(retry_policy::cancelled_message));
     return done;
 }
 

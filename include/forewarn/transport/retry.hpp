@@ -117,6 +117,10 @@ class retry_policy {
 public:
     explicit retry_policy(retry_rules rules = retry_rules::azure, retry_options options = {});
 
+    /// The message of run()'s errc::cancelled when `sleep` was interrupted in a pause before a
+    /// retry (not a try's own cancel): a caller that names itself in its errors tells them apart by it.
+    static constexpr std::string_view cancelled_message = "cancelled while waiting to retry";
+
     const retry_options& options() const noexcept { return options_; }
     retry_rules rules() const noexcept { return rules_; }
     const std::shared_ptr<retry_budget>& budget() const noexcept { return budget_; }
@@ -188,7 +192,7 @@ public:
                 log(log_level::info,
                     detail::cat({"retry ", detail::num(tries), " in ", detail::num(delay.count()), " ms after ", e.describe()}),
                     e.url);
-            if (!sleep.sleep_for(delay)) return error(errc::cancelled, "cancelled while waiting to retry");
+            if (!sleep.sleep_for(delay)) return error(errc::cancelled, std::string(cancelled_message));
         }
     }
 

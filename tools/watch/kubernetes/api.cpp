@@ -90,7 +90,7 @@ result<api_answer> api_client::call(http_method method, const std::string& path,
     auto answer = policy.run(attempt, sleep_, {}, [&] { return server_wait; });
     if (answer) return answer;
     if (answer.error().code == errc::http_status && retried_answer) return std::move(*retried_answer);  // retries spent: the last answer
-    if (answer.error().code == errc::cancelled && answer.error().message.rfind(what, 0) != 0)
+    if (answer.error().code == errc::cancelled && answer.error().message == forewarn::retry_policy::cancelled_message)
         return error(errc::cancelled, what + ": stopped");  // during a pause
     return answer;
 }
